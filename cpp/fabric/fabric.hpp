@@ -1,0 +1,96 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fabric/xgft_shape.hpp"
+
+namespace daqnet::fabric {
+
+using NodeId = int32_t;
+using LinkId = int32_t;
+
+/// One port of a node. Ports are numbered from 1 (as on InfiniBand, where port 0 is the
+/// switch's management port); an unconnected port has peer == -1.
+struct Port {
+  NodeId peer = -1;
+  int32_t peer_port = 0;
+  LinkId out_link = -1;  ///< directed link leaving through this port
+  LinkId in_link = -1;   ///< directed link arriving on this port
+};
+
+/// A host (endpoint with a NIC) or a switch.
+struct Node {
+  std::string name;
+  bool is_host = false;
+  int32_t level = 0;     ///< 0 for hosts, 1 for leaf switches, 2 for spines, 3 for cores
+  int32_t position = 0;  ///< index among the nodes of its level, in cabling order
+  std::vector<Port> ports;  ///< ports[0] unused: ports are numbered from 1
+};
+
+/// A directed link. A cable is two links: 2c goes up (lower level to higher), 2c+1 comes down.
+struct Link {
+  NodeId src = -1;
+  NodeId dst = -1;
+  int32_t src_port = 0;
+  int32_t dst_port = 0;
+  double gbps = 0;             ///< capacity in 10^9 bit/s
+  double latency_seconds = 0;  ///< propagation + switching latency
+  int32_t tier = 0;            ///< level of the lower end: 0 host-leaf, 1 leaf-spine, 2 spine-core
+  bool up = true;              ///< direction: from the lower level to the higher
+};
+
+/// Hosts, switches with numbered ports, and directed links.
+/// Hosts are nodes 0..num_hosts()-1, switches follow; this is cabling (topology) order.
+class Fabric {
+public:
+  NodeId add_host(const std::string& name);
+  NodeId add_switch(const std::string& name, int32_t level, int32_t position, int32_t num_ports);
+  /// Connect port pa of a (lower level) to port pb of b with one cable (two directed links).
+  void connect(NodeId a, int32_t pa, NodeId b, int32_t pb, double gbps, double latency_seconds);
+
+  int32_t num_hosts() const { return num_hosts_; }
+  int32_t num_nodes() const { return static_cast<int32_t>(nodes_.size()); }
+  int32_t num_switches() const { return num_nodes() - num_hosts_; }
+  int32_t num_links() const { return static_cast<int32_t>(links_.size()); }
+  int32_t num_levels() const { return num_levels_; }
+
+  const Node& node(NodeId id) const { return nodes_.at(static_cast<size_t>(id)); }
+  const Link& link(LinkId id) const { return links_.at(static_cast<size_t>(id)); }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<Link>& links() const { return links_; }
+
+  /// The node with this name; throws daqnet::Error naming `what` if there is none.
+  std::optional<NodeId> find(const std::string& name) const;
+
+  /// The single link leaving host h (its NIC) and the switch it reaches.
+  LinkId host_uplink(NodeId h) const { return nodes_[static_cast<size_t>(h)].ports[1].out_link; }
+  NodeId host_switch(NodeId h) const { return nodes_[static_cast<size_t>(h)].ports[1].peer; }
+
+  /// Rename hosts (same count, names unique and non-empty), e.g. to model a cluster whose
+  /// hostnames do not follow the cabling order.
+  void rename_hosts(const std::vector<std::string>& names);
+
+  /// Set when the fabric is a generalized fat tree: the shape dmodk routing needs.
+  const std::optional<XgftShape>& xgft() const { return xgft_; }
+  void set_xgft(XgftShape shape) { xgft_ = std::move(shape); }
+
+  /// A one-line description for logs.
+  std::string describe() const { return description_; }
+  void set_description(std::string d) { description_ = std::move(d); }
+
+private:
+  std::vector<Node> nodes_;
+  std::vector<Link> links_;
+  std::unordered_map<std::string, NodeId> by_name_;
+  int32_t num_hosts_ = 0;
+  int32_t num_levels_ = 0;
+  std::optional<XgftShape> xgft_;
+  std::string description_;
+};
+
+}  // namespace daqnet::fabric

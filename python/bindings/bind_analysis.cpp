@@ -1,0 +1,113 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/vector.h>
+
+#include <span>
+
+#include "analysis/conflicts.hpp"
+#include "numpy_util.hpp"
+
+namespace daqnet::bindings {
+
+using namespace daqnet::analysis;
+
+namespace {
+
+std::span<const int32_t> as_span(const IntArray& a) { return {a.data(), a.shape(0)}; }
+
+}  // namespace
+
+void bind_analysis(nb::module_& m) {
+  nb::class_<ConflictResult>(m, "ConflictResult")
+      .def_ro("total_flows", &ConflictResult::total_flows)
+      .def_ro("total_conflicts", &ConflictResult::total_conflicts)
+      .def_ro("total_link_traversals", &ConflictResult::total_link_traversals)
+      .def_ro("max_link_load", &ConflictResult::max_link_load)
+      .def_ro("steps_total", &ConflictResult::steps_total)
+      .def_ro("interrupted", &ConflictResult::interrupted)
+      .def("step_table", [](const ConflictResult& r) {
+        std::vector<int64_t> step, flows, conflicts;
+        std::vector<int32_t> maxl, used, confl;
+        for (const auto& s : r.steps) {
+          step.push_back(s.step);
+          flows.push_back(s.flows);
+          conflicts.push_back(s.conflicts);
+          maxl.push_back(s.max_link_load);
+          used.push_back(s.links_used);
+          confl.push_back(s.conflicting_links);
+        }
+        nb::dict d;
+        d["step"] = to_numpy(std::move(step));
+        d["flows"] = to_numpy(std::move(flows));
+        d["conflicts"] = to_numpy(std::move(conflicts));
+        d["max_link_load"] = to_numpy(std::move(maxl));
+        d["links_used"] = to_numpy(std::move(used));
+        d["conflicting_links"] = to_numpy(std::move(confl));
+        return d;
+      })
+      .def("link_table", [](const ConflictResult& r) {
+        nb::dict d;
+        d["flows"] = to_numpy(std::vector<int64_t>(r.link_flows));
+        d["conflicts"] = to_numpy(std::vector<int64_t>(r.link_conflicts));
+        d["conflict_steps"] = to_numpy(std::vector<int64_t>(r.link_conflict_steps));
+        d["max_load"] = to_numpy(std::vector<int32_t>(r.link_max_load));
+        return d;
+      })
+      .def("load_histogram", [](const ConflictResult& r) {
+        nb::list out;
+        for (const auto& h : r.load_histogram) out.append(to_numpy(std::vector<int64_t>(h)));
+        return out;
+      }, "Per link class 2·tier + down: counts of (link, step) pairs by load");
+
+  m.def(
+      "analyze_conflicts",
+      [](const routing::Routing& routing, IntArray placement, const workload::Schedule& schedule,
+         nb::object progress, double period) {
+        // The loop runs without the GIL; the callback takes it back to report progress
+        // and to notice Ctrl-C, which then stops the run with what was measured so far.
+        bool keyboard_interrupt = false;
+        std::optional<nb::python_error> failure;
+        Progress cb = [&](int64_t done, int64_t total) -> bool {
+          nb::gil_scoped_acquire gil;
+          try {
+            if (PyErr_CheckSignals() != 0) throw nb::python_error();
+            if (!progress.is_none()) return nb::cast<bool>(progress(done, total));
+            return true;
+          } catch (nb::python_error& e) {
+            if (e.matches(PyExc_KeyboardInterrupt)) keyboard_interrupt = true;
+            else failure.emplace(std::move(e));
+            return false;
+          }
+        };
+        ConflictResult r;
+        {
+          nb::gil_scoped_release nogil;
+          r = analyze_conflicts(routing, as_span(placement), schedule, cb, period);
+        }
+        if (failure) throw std::move(*failure);
+        return nb::make_tuple(std::move(r), keyboard_interrupt);
+      },
+      nb::arg("routing"), nb::arg("placement"), nb::arg("schedule"), nb::arg("progress").none() = nb::none(),
+      nb::arg("period_seconds") = 0.25,
+      "Analyse every step; returns (ConflictResult, interrupted_by_ctrl_c)");
+
+  m.def(
+      "step_conflicts",
+      [](const routing::Routing& routing, IntArray placement, const workload::Schedule& schedule, int64_t step) {
+        nb::list out;
+        for (auto& c : step_conflicts(routing, as_span(placement), schedule, step)) {
+          std::vector<int32_t> flat;
+          for (const auto& f : c.flows) {
+            flat.push_back(f.src);
+            flat.push_back(f.dst);
+          }
+          const size_t n = c.flows.size();
+          out.append(nb::make_tuple(c.link, c.load, to_numpy_2d(std::move(flat), n, 2)));
+        }
+        return out;
+      },
+      nb::arg("routing"), nb::arg("placement"), nb::arg("schedule"), nb::arg("step"),
+      "Links with load >= 2 in one step: list of (link, load, flows as (n, 2) ranks)");
+}
+
+}  // namespace daqnet::bindings

@@ -1,0 +1,21 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+// daqnet._core: the compiled core. This file is the table of contents: one submodule
+// per area, each filled by bind_<area>() in bind_<area>.cpp.
+#include "common/error.hpp"
+#include "numpy_util.hpp"
+
+namespace nb = nanobind;
+
+NB_MODULE(_core, m) {
+  m.doc() = "daqnet compiled core (private; use the daqnet package)";
+  // Bad input from the core: a one-line message for the user, a ValueError in Python.
+  nb::exception<daqnet::Error>(m, "Error", PyExc_ValueError);
+  auto fabric = m.def_submodule("fabric", "Fabrics: hosts, switches, ports, links; fat-tree builder");
+  auto routing = m.def_submodule("routing", "Forwarding tables and route walking");
+  auto workload = m.def_submodule("workload", "Schedules: steps of flows between ranks");
+  auto analysis = m.def_submodule("analysis", "Static conflict analysis");
+  daqnet::bindings::bind_fabric(fabric);
+  daqnet::bindings::bind_routing(routing);
+  daqnet::bindings::bind_workload(workload);
+  daqnet::bindings::bind_analysis(analysis);
+}

@@ -1,0 +1,35 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <vector>
+
+namespace daqnet::bindings {
+
+namespace nb = nanobind;
+
+/// Hand a vector to numpy without copying: the array owns it through a capsule.
+template <class T>
+nb::ndarray<nb::numpy, T, nb::ndim<1>> to_numpy(std::vector<T>&& v) {
+  auto* p = new std::vector<T>(std::move(v));
+  nb::capsule owner(p, [](void* x) noexcept { delete static_cast<std::vector<T>*>(x); });
+  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(p->data(), {p->size()}, owner);
+}
+
+template <class T>
+nb::ndarray<nb::numpy, T, nb::ndim<2>> to_numpy_2d(std::vector<T>&& v, size_t rows, size_t cols) {
+  auto* p = new std::vector<T>(std::move(v));
+  nb::capsule owner(p, [](void* x) noexcept { delete static_cast<std::vector<T>*>(x); });
+  return nb::ndarray<nb::numpy, T, nb::ndim<2>>(p->data(), {rows, cols}, owner);
+}
+
+using IntArray = nb::ndarray<const int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+void bind_fabric(nb::module_& m);
+void bind_routing(nb::module_& m);
+void bind_workload(nb::module_& m);
+void bind_analysis(nb::module_& m);
+
+}  // namespace daqnet::bindings

@@ -1,0 +1,139 @@
+"""The ``daqnet`` command line: a thin layer over the Python API."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from . import __version__
+from .analysis import conflicts
+from .errors import USER_ERRORS
+from .scenario import Scenario
+
+__all__ = ["main"]
+
+
+def _detail_steps(text: str) -> int | None:
+    if text == "all":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a whole number or 'all'") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError("must be >= 0")
+    return n
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="daqnet", description="Plan, simulate and benchmark event-building networks.")
+    p.add_argument("--version", action="version", version=f"daqnet {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def scenario_args(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("scenario", help="scenario file (TOML)")
+        sp.add_argument(
+            "--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+            help="override a scenario key; the value is read as TOML, a bare word as a string (repeatable)",
+        )
+
+    c = sub.add_parser("conflicts", help="static conflicts per step: link loads, conflicting links",
+                       description="Route every flow of every step and count conflicts "
+                       "(Σ over directed links of max(0, flows − 1)).")
+    scenario_args(c)
+    c.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the summary")
+    c.add_argument("--csv", metavar="DIR", help="write steps.csv, links.csv, levels.csv, conflicts.csv into DIR")
+    c.add_argument("--plot", metavar="FILE", help="write a figure of conflicts per step (png, pdf, svg)")
+    c.add_argument("--detail-steps", type=_detail_steps, default=20, metavar="N|all",
+                   help="steps (most conflicts first) detailed in conflicts.csv (default 20)")
+
+    t = sub.add_parser("tables", help="write the scenario's forwarding tables as a routing table file")
+    scenario_args(t)
+    t.add_argument("-o", "--output", required=True, metavar="FILE", help="table file to write")
+    return p
+
+
+class _Progress:
+    """A live progress line on stderr, only on a terminal and only for runs over a second."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.start = time.monotonic()
+        self.shown = False
+        self.enabled = sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or time.monotonic() - self.start < 1.0:
+            return
+        self.shown = True
+        pct = 100.0 * done / max(1, total)
+        sys.stderr.write(f"\r{self.label}: step {done:,}/{total:,} ({pct:.0f}%)  ")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+
+
+def _cmd_conflicts(args: argparse.Namespace) -> int:
+    from .summary import conflict_summary
+
+    scenario = Scenario.load(args.scenario, args.overrides)
+    fabric, routing, placement, workload = scenario.build()
+    progress = _Progress("conflicts")
+    try:
+        report = conflicts(routing, placement, workload, progress)
+    finally:
+        progress.close()
+    if args.csv:
+        from .output import write_conflict_csv
+
+        write_conflict_csv(report, args.csv, args.detail_steps)
+    if args.plot:
+        from .plot import plot_conflicts
+
+        plot_conflicts(report, args.plot, title=f"{scenario.name}: {workload.describe()}")
+    if args.json:
+        out = {"scenario": args.scenario, "name": scenario.name, **report.summary()}
+        json.dump(out, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(conflict_summary(report, args.scenario))
+    if report.interrupted:
+        print(f"daqnet: interrupted after {report.steps_done} of {report.steps_total} steps; "
+              "partial results written", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _cmd_tables(args: argparse.Namespace) -> int:
+    scenario = Scenario.load(args.scenario, args.overrides)
+    fabric = scenario.build_fabric()
+    routing = scenario.build_routing(fabric)
+    routing.write_table(args.output)
+    print(f"wrote {args.output}: {routing.engine} tables for {fabric.describe()}", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    handlers = {"conflicts": _cmd_conflicts, "tables": _cmd_tables}
+    try:
+        return handlers[args.command](args)
+    except USER_ERRORS as err:
+        msg = str(err) if not isinstance(err, OSError) or not err.filename else f"{err.filename}: {err.strerror}"
+        print(f"daqnet: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("daqnet: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

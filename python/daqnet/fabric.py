@@ -1,0 +1,215 @@
+"""Fabrics: hosts with NICs, switches with numbered ports, directed links.
+
+A :class:`Fabric` wraps the compiled ``daqnet._core.fabric.Fabric``. Nodes are numbered
+hosts first, in cabling (topology) order, then switches level by level. Ports are
+numbered from 1, as on InfiniBand.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from . import _core
+from .errors import DaqnetError
+
+__all__ = ["NAMINGS", "Fabric", "fat_tree", "parse_taper"]
+
+#: Host naming schemes: how hostnames relate to the cabling order.
+NAMINGS = {
+    "cabling": "names follow the cabling order (prefix + zero-padded index)",
+    "shuffled": "the same names dealt to hosts in a seeded random order, as on a cluster "
+    "whose hostnames do not follow its cabling",
+    "file": "names read from naming_file, one per line, in cabling order",
+}
+
+_LEVEL_NAMES = {2: ("host", "leaf", "spine"), 3: ("host", "leaf", "spine", "core")}
+
+
+class Fabric:
+    """Hosts, switches and directed links, addressable by name and number."""
+
+    def __init__(self, core: _core.fabric.Fabric):
+        self._core = core
+        self._names = core.node_names()
+        self._index = {n: i for i, n in enumerate(self._names)}
+
+    # -- sizes -------------------------------------------------------------------------
+    @property
+    def num_hosts(self) -> int:
+        return self._core.num_hosts
+
+    @property
+    def num_switches(self) -> int:
+        return self._core.num_switches
+
+    @property
+    def num_links(self) -> int:
+        """Directed links (two per cable)."""
+        return self._core.num_links
+
+    @property
+    def levels(self) -> int:
+        return self._core.num_levels
+
+    def describe(self) -> str:
+        return self._core.describe()
+
+    # -- names -------------------------------------------------------------------------
+    @property
+    def host_names(self) -> list[str]:
+        """Hostnames in cabling order (host id i is the i-th)."""
+        return self._names[: self.num_hosts]
+
+    @property
+    def node_names(self) -> list[str]:
+        return list(self._names)
+
+    def name(self, node: int) -> str:
+        return self._names[node]
+
+    def node(self, name: str) -> int:
+        """Node id of a host or switch name."""
+        try:
+            return self._index[name]
+        except KeyError:
+            raise DaqnetError(f"no host or switch named '{name}' in the fabric") from None
+
+    def level_name(self, level: int) -> str:
+        names = _LEVEL_NAMES.get(self.levels, ())
+        return names[level] if level < len(names) else f"level{level}"
+
+    def ports(self, node: int | str) -> list[tuple[int, int, int, int]]:
+        """(port, peer node or -1, peer port, outgoing link or -1) for each port."""
+        return self._core.ports(self.node(node) if isinstance(node, str) else node)
+
+    # -- tables ------------------------------------------------------------------------
+    def nodes(self) -> dict[str, np.ndarray]:
+        """Per node: level (0 = host), position, ports, ports_used."""
+        return self._core.node_table()
+
+    def links(self) -> dict[str, np.ndarray]:
+        """Per directed link: src, src_port, dst, dst_port, tier, up, gbps, latency_seconds."""
+        return self._core.link_table()
+
+    def link_label(self, link: int, table: dict[str, np.ndarray] | None = None) -> str:
+        t = table if table is not None else self.links()
+        return (
+            f"{self._names[t['src'][link]]}:{t['src_port'][link]} -> "
+            f"{self._names[t['dst'][link]]}:{t['dst_port'][link]}"
+        )
+
+    def link_class_names(self) -> list[str]:
+        """Names of link classes 2·tier + down: host->leaf, leaf->host, leaf->spine, ..."""
+        out = []
+        for tier in range(self.levels):
+            lo, hi = self.level_name(tier), self.level_name(tier + 1)
+            out += [f"{lo}->{hi}", f"{hi}->{lo}"]
+        return out
+
+    @property
+    def xgft(self) -> dict | None:
+        """The generalized fat-tree shape (levels, down m_l, up w_l), or None."""
+        return self._core.xgft
+
+    def partial_leaves(self) -> list[tuple[str, int, int]]:
+        """Leaf switches with free host ports: (name, hosts cabled, host ports)."""
+        shape = self.xgft
+        if shape is None:
+            return []
+        per_leaf = shape["down"][0]
+        nodes = self.nodes()
+        out = []
+        for i in np.flatnonzero(nodes["level"] == 1):
+            hosts = sum(1 for _, peer, _, _ in self._core.ports(int(i)) if 0 <= peer < self.num_hosts)
+            if hosts < per_leaf:
+                out.append((self._names[i], hosts, per_leaf))
+        return out
+
+    def __repr__(self) -> str:
+        return f"<daqnet.Fabric: {self.describe()}>"
+
+
+def parse_taper(value: str | Sequence[str], levels: int, key: str = "fabric.taper") -> list[tuple[int, int]]:
+    """Parse "a:b" (leaf level) or a list of them (one per level below the top)."""
+    items = [value] if isinstance(value, str) else list(value)
+    out = []
+    for i, item in enumerate(items):
+        where = key if isinstance(value, str) else f"{key}[{i}]"
+        m = re.fullmatch(r"\s*(\d+)\s*:\s*(\d+)\s*", str(item)) if isinstance(item, str) else None
+        if m is None:
+            raise DaqnetError(f'{where} = {item!r}: expected a ratio such as "2:1" (down:up)')
+        out.append((int(m.group(1)), int(m.group(2))))
+    if len(out) > levels - 1:
+        raise DaqnetError(
+            f"{key}: {len(out)} ratios given, a {levels}-level tree has {levels - 1} tapered level(s)"
+        )
+    return out
+
+
+def _read_names(path: str | Path, count: int, key: str) -> list[str]:
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as err:
+        raise DaqnetError(f"{key}: cannot read {path}: {err.strerror}") from None
+    names, where = [], {}
+    for lineno, line in enumerate(lines, 1):
+        name = line.split("#", 1)[0].strip()
+        if not name:
+            continue
+        if len(name.split()) != 1:
+            raise DaqnetError(f"{path}:{lineno}: expected one hostname per line, got '{name}'")
+        if name in where:
+            raise DaqnetError(f"{path}:{lineno}: hostname '{name}' already on line {where[name]}")
+        where[name] = lineno
+        names.append(name)
+    if len(names) != count:
+        raise DaqnetError(f"{path}: {len(names)} hostnames for a fabric of {count} hosts")
+    return names
+
+
+def fat_tree(
+    radix: int = 36,
+    hosts: int = 540,
+    levels: int = 2,
+    taper: str | Sequence[str] = "1:1",
+    link_gbps: float = 100.0,
+    latency_seconds: float = 100e-9,
+    hosts_per_leaf: int | None = None,
+    spine_radix: int | None = None,
+    naming: str = "cabling",
+    naming_seed: int = 0,
+    naming_file: str | Path | None = None,
+    host_prefix: str = "node",
+) -> Fabric:
+    """A fat tree of 2 or 3 levels; leaves filled in cabling order, the last maybe partial.
+
+    ``taper`` ("a:b" down:up) removes up-links: at 2:1 a 36-port leaf keeps 18 hosts and
+    9 up-links. For 3 levels give a list to taper the next level too (["2:1", "2:1"]).
+    ``spine_radix`` lets the top level be director switches (e.g. 648 ports).
+    """
+    core = _core.fabric.build_fat_tree(
+        radix=radix,
+        hosts=hosts,
+        levels=levels,
+        taper=parse_taper(taper, levels) if levels in (2, 3) else [],
+        hosts_per_leaf=hosts_per_leaf or 0,
+        top_radix=spine_radix or 0,
+        link_gbps=link_gbps,
+        latency_seconds=latency_seconds,
+        host_prefix=host_prefix,
+    )
+    if naming not in NAMINGS:
+        raise DaqnetError(f"fabric.naming = {naming!r}: expected one of {', '.join(NAMINGS)}")
+    if naming == "shuffled":
+        names = core.node_names()[:hosts]
+        perm = _core.workload.random_permutation(hosts, naming_seed)
+        core.rename_hosts([names[i] for i in perm])
+    elif naming == "file":
+        if naming_file is None:
+            raise DaqnetError('fabric.naming = "file" needs fabric.naming_file')
+        core.rename_hosts(_read_names(naming_file, hosts, "fabric.naming_file"))
+    return Fabric(core)

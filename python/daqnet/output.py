@@ -1,0 +1,75 @@
+"""Writing results: tidy CSV tables (one row per step, link, class/load or conflict)."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from .analysis import ConflictReport
+from .errors import DaqnetError
+
+__all__ = ["write_conflict_csv"]
+
+
+def _write(path: Path, header: list[str], rows: Iterable[Iterable]) -> None:
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def _columns(table: dict) -> tuple[list[str], Iterable]:
+    header = list(table)
+    cols = [v.tolist() if isinstance(v, np.ndarray) else v for v in table.values()]
+    return header, zip(*cols, strict=True)
+
+
+def write_conflict_csv(report: ConflictReport, directory: str | Path, detail_steps: int | None = 20) -> list[Path]:
+    """Write steps.csv, links.csv, levels.csv and conflicts.csv into `directory`.
+
+    conflicts.csv lists, for the `detail_steps` steps with most conflicts (all steps when
+    None), every link with more than one flow and each flow on it.
+    """
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise DaqnetError(f"--csv {directory}: cannot create directory: {err.strerror}") from None
+    written = []
+
+    path = d / "steps.csv"
+    _write(path, *_columns(report.steps()))
+    written.append(path)
+
+    path = d / "links.csv"
+    _write(path, *_columns(report.links()))
+    written.append(path)
+
+    path = d / "levels.csv"
+    rows = []
+    for lv in report.levels():
+        for load, count in sorted(lv["histogram"].items()):
+            rows.append([lv["class"], load, count])
+    _write(path, ["class", "load", "link_steps"], rows)
+    written.append(path)
+
+    path = d / "conflicts.csv"
+    steps = report.worst_steps(report.steps_done if detail_steps is None else detail_steps)
+
+    def detail_rows():
+        for step in sorted(steps):
+            for c in report.step_details(step):
+                for f in c["flows"]:
+                    yield [step, c["link"], c["from"], c["from_port"], c["to"], c["to_port"], c["load"],
+                           f["src_rank"], f["dst_rank"], f["src_host"], f["dst_host"]]
+
+    _write(
+        path,
+        ["step", "link", "from", "from_port", "to", "to_port", "load", "src_rank", "dst_rank", "src_host", "dst_host"],
+        detail_rows(),
+    )
+    written.append(path)
+    return written

@@ -1,0 +1,124 @@
+"""Placement: which host runs which rank.
+
+Orders: ``topology`` (cabling order), ``hostname`` (sorted hostnames, numbers compared as
+numbers, as Slurm orders a node list), ``random`` (seeded), ``file`` (hostnames listed one
+per line, e.g. the output of ``scontrol show hostnames``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from . import _core
+from .errors import DaqnetError
+from .fabric import Fabric
+
+__all__ = ["ORDERS", "Placement", "build", "from_file", "hostname", "random", "topology"]
+
+ORDERS = {
+    "topology": "rank i on the i-th host in cabling order",
+    "hostname": "ranks in sorted hostname order (numbers compared as numbers), as Slurm does",
+    "random": "ranks on hosts in a seeded random order",
+    "file": "rank i on the host named on the i-th line of a file",
+}
+
+
+class Placement:
+    """Rank → host id, over a fabric."""
+
+    def __init__(self, fabric: Fabric, hosts: np.ndarray, order: str):
+        self.fabric = fabric
+        self.hosts = np.ascontiguousarray(hosts, dtype=np.int32)
+        self.order = order
+
+    @property
+    def ranks(self) -> int:
+        return len(self.hosts)
+
+    def host_names(self) -> list[str]:
+        names = self.fabric.host_names
+        return [names[h] for h in self.hosts]
+
+    def describe(self) -> str:
+        return f"{self.order} order, {self.ranks} ranks on {self.fabric.num_hosts} hosts"
+
+    def __repr__(self) -> str:
+        return f"<daqnet.Placement {self.describe()}>"
+
+
+def _count(fabric: Fabric, ranks: int | None) -> int:
+    n = fabric.num_hosts if ranks is None else ranks
+    if not 2 <= n <= fabric.num_hosts:
+        raise DaqnetError(f"placement.ranks = {n}: must be between 2 and the {fabric.num_hosts} hosts")
+    return n
+
+
+def topology(fabric: Fabric, ranks: int | None = None) -> Placement:
+    return Placement(fabric, np.arange(_count(fabric, ranks)), "topology")
+
+
+def natural_key(name: str) -> tuple:
+    """Sort key comparing digit runs as numbers: node2 < node10."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+
+
+def hostname(fabric: Fabric, ranks: int | None = None) -> Placement:
+    names = fabric.host_names
+    order = sorted(range(fabric.num_hosts), key=lambda h: natural_key(names[h]))
+    return Placement(fabric, np.array(order[: _count(fabric, ranks)]), "hostname")
+
+
+def random(fabric: Fabric, ranks: int | None = None, seed: int = 0) -> Placement:
+    perm = _core.workload.random_permutation(fabric.num_hosts, seed)
+    return Placement(fabric, perm[: _count(fabric, ranks)], "random")
+
+
+def from_file(fabric: Fabric, path: str | Path, ranks: int | None = None) -> Placement:
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as err:
+        raise DaqnetError(f"placement.file: cannot read {path}: {err.strerror}") from None
+    index = {n: i for i, n in enumerate(fabric.host_names)}
+    hosts, seen = [], {}
+    for lineno, line in enumerate(lines, 1):
+        name = line.split("#", 1)[0].strip()
+        if not name:
+            continue
+        if len(name.split()) != 1:
+            raise DaqnetError(f"{path}:{lineno}: expected one hostname per line, got '{name}'")
+        if name not in index:
+            raise DaqnetError(f"{path}:{lineno}: no host named '{name}' in the fabric")
+        if name in seen:
+            raise DaqnetError(f"{path}:{lineno}: host '{name}' already listed on line {seen[name]}")
+        seen[name] = lineno
+        hosts.append(index[name])
+    n = len(hosts) if ranks is None else ranks
+    if len(hosts) < n:
+        raise DaqnetError(f"{path}: lists {len(hosts)} hosts but placement.ranks = {n}")
+    if n < 2:
+        raise DaqnetError(f"{path}: lists {len(hosts)} host(s); at least 2 are needed")
+    return Placement(fabric, np.array(hosts[:n]), "file")
+
+
+def build(
+    fabric: Fabric,
+    order: str = "topology",
+    ranks: int | None = None,
+    seed: int = 0,
+    file: str | Path | None = None,
+) -> Placement:
+    """The placement named in a scenario's [placement] section."""
+    if order == "topology":
+        return topology(fabric, ranks)
+    if order == "hostname":
+        return hostname(fabric, ranks)
+    if order == "random":
+        return random(fabric, ranks, seed)
+    if order == "file":
+        if file is None:
+            raise DaqnetError('placement.order = "file" needs placement.file')
+        return from_file(fabric, file, ranks)
+    raise DaqnetError(f"placement.order = {order!r}: expected one of {', '.join(ORDERS)}")

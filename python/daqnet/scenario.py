@@ -1,0 +1,240 @@
+"""Scenario files: one TOML file describes fabric, routing, placement and workload.
+
+Every key is declared in :data:`SCHEMA` with its type and default, so an unknown key or a
+value of the wrong type is reported with the file and the key. ``--set section.key=value``
+overrides read the value as TOML, and a bare word that is not valid TOML as a string.
+Relative file paths in a scenario are relative to the scenario file.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import placement as _placement
+from . import routing as _routing
+from . import workload as _workload
+from .errors import DaqnetError
+from .fabric import NAMINGS, Fabric, fat_tree
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["SCHEMA", "Scenario", "parse_set"]
+
+
+@dataclass(frozen=True)
+class Key:
+    kind: str  # int, float, str, path, taper, int_list
+    default: Any = None
+    doc: str = ""
+    choices: tuple[str, ...] = ()
+    required: bool = False
+
+
+SCHEMA: dict[str, dict[str, Key]] = {
+    "fabric": {
+        "kind": Key("str", "fat-tree", "fabric family", ("fat-tree",)),
+        "radix": Key("int", 36, "ports per switch"),
+        "hosts": Key("int", None, "number of hosts (leaves filled in order)", required=True),
+        "levels": Key("int", 2, "switch levels: 2 or 3"),
+        "taper": Key("taper", "1:1", 'down:up ratio at the leaf level ("2:1"), or a list per level'),
+        "hosts_per_leaf": Key("int", None, "host ports per leaf (default radix/2)"),
+        "spine_radix": Key("int", None, "ports of top-level switches (default radix)"),
+        "link_gbps": Key("float", 100.0, "link rate in Gb/s (10^9 bit/s)"),
+        "latency_seconds": Key("float", 100e-9, "latency per link"),
+        "naming": Key("str", "cabling", "hostname scheme", tuple(NAMINGS)),
+        "naming_seed": Key("int", 0, "seed of the shuffled naming"),
+        "naming_file": Key("path", None, "hostnames in cabling order, one per line"),
+        "host_prefix": Key("str", "node", "hostname prefix"),
+    },
+    "routing": {
+        "engine": Key("str", "dmodk", "routing engine", tuple(_routing.ENGINES)),
+        "seed": Key("int", 0, "seed of the random engine"),
+        "file": Key("path", None, "forwarding tables for engine 'table'"),
+    },
+    "placement": {
+        "order": Key("str", "topology", "rank order", tuple(_placement.ORDERS)),
+        "ranks": Key("int", None, "ranks to place (default: all hosts, or all listed in file)"),
+        "seed": Key("int", 0, "seed of the random order"),
+        "file": Key("path", None, "hostnames, one per line, for order 'file'"),
+    },
+    "workload": {
+        "kind": Key("str", "event-building", "traffic pattern", tuple(_workload.KINDS)),
+        "schedule": Key("str", "barrel", "event-building order", tuple(_workload.SCHEDULES)),
+        "seed": Key("int", 0, "seed of the random schedule"),
+        "shifts": Key("int_list", [1], "shifts for kind 'shift'"),
+    },
+}
+_TOP_LEVEL = {"name": "str", "description": "str"}
+
+
+def parse_set(item: str) -> tuple[str, str, Any]:
+    """Parse one ``section.key=value`` override."""
+    if "=" not in item:
+        raise DaqnetError(f"--set {item}: expected section.key=value")
+    path, text = item.split("=", 1)
+    parts = path.strip().split(".")
+    if len(parts) != 2 or not all(parts):
+        raise DaqnetError(f"--set {item}: expected section.key=value (e.g. fabric.hosts=64)")
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text  # a bare word: taken as a string
+    return parts[0], parts[1], value
+
+
+class Scenario:
+    """A validated scenario: values with defaults filled in, and builders for each stage."""
+
+    def __init__(self, data: dict, source: str = "<scenario>", base_dir: str | Path = "."):
+        self.source = source
+        self.base_dir = Path(base_dir)
+        self.values = self._validate(data)
+
+    # -- loading -------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except OSError as err:
+            raise DaqnetError(f"cannot read scenario {path}: {err.strerror}") from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as err:
+            raise DaqnetError(f"{path}: not valid TOML: {err}") from None
+        for item in overrides:
+            section, key, value = parse_set(item)
+            if section not in SCHEMA:
+                raise DaqnetError(f"--set {item}: unknown section '{section}' (known: {', '.join(SCHEMA)})")
+            if key not in SCHEMA[section]:
+                raise DaqnetError(
+                    f"--set {item}: unknown key '{section}.{key}' (known: {', '.join(SCHEMA[section])})"
+                )
+            data.setdefault(section, {})[key] = value
+        return cls(data, str(path), path.parent)
+
+    def _validate(self, data: dict) -> dict:
+        out: dict[str, Any] = {}
+        for name, value in data.items():
+            if name in _TOP_LEVEL:
+                if not isinstance(value, str):
+                    raise DaqnetError(f"{self.source}: '{name}' must be a string")
+                out[name] = value
+            elif name not in SCHEMA:
+                raise DaqnetError(
+                    f"{self.source}: unknown section or key '{name}' (sections: {', '.join(SCHEMA)})"
+                )
+            elif not isinstance(value, dict):
+                raise DaqnetError(f"{self.source}: '{name}' must be a table ([{name}])")
+        for section, keys in SCHEMA.items():
+            given = data.get(section, {})
+            for key in given:
+                if key not in keys:
+                    raise DaqnetError(
+                        f"{self.source}: unknown key '{section}.{key}' (known: {', '.join(keys)})"
+                    )
+            vals = {}
+            for key, spec in keys.items():
+                if key in given:
+                    vals[key] = self._check(section, key, spec, given[key])
+                elif spec.required:
+                    raise DaqnetError(f"{self.source}: missing required key '{section}.{key}' ({spec.doc})")
+                else:
+                    vals[key] = copy.deepcopy(spec.default)
+            out[section] = vals
+        return out
+
+    def _check(self, section: str, key: str, spec: Key, value: Any) -> Any:
+        where = f"{self.source}: {section}.{key} = {value!r}"
+        ok = {
+            "int": isinstance(value, int) and not isinstance(value, bool),
+            "float": isinstance(value, (int, float)) and not isinstance(value, bool),
+            "str": isinstance(value, str),
+            "path": isinstance(value, str),
+            "taper": isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)),
+            "int_list": isinstance(value, list)
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value),
+        }[spec.kind]
+        if not ok:
+            expected = {
+                "int": "a whole number",
+                "float": "a number",
+                "str": "a string",
+                "path": "a file path (string)",
+                "taper": 'a ratio such as "2:1" or a list of them',
+                "int_list": "a list of whole numbers",
+            }[spec.kind]
+            raise DaqnetError(f"{where}: expected {expected}")
+        if spec.choices and value not in spec.choices:
+            raise DaqnetError(f"{where}: expected one of {', '.join(spec.choices)}")
+        if spec.kind == "float":
+            value = float(value)
+        if spec.kind == "path":
+            value = str(self.base_dir / value)
+        return value
+
+    def __getitem__(self, section: str) -> dict:
+        return self.values[section]
+
+    @property
+    def name(self) -> str:
+        return self.values.get("name", Path(self.source).stem)
+
+    # -- building the stages -----------------------------------------------------------
+    def _wrap(self, err: Exception) -> DaqnetError:
+        msg = str(err)
+        return DaqnetError(msg if msg.startswith(self.source) else f"{self.source}: {msg}")
+
+    def build_fabric(self) -> Fabric:
+        f = self["fabric"]
+        try:
+            return fat_tree(
+                radix=f["radix"],
+                hosts=f["hosts"],
+                levels=f["levels"],
+                taper=f["taper"],
+                link_gbps=f["link_gbps"],
+                latency_seconds=f["latency_seconds"],
+                hosts_per_leaf=f["hosts_per_leaf"],
+                spine_radix=f["spine_radix"],
+                naming=f["naming"],
+                naming_seed=f["naming_seed"],
+                naming_file=f["naming_file"],
+                host_prefix=f["host_prefix"],
+            )
+        except ValueError as err:
+            raise self._wrap(err) from None
+
+    def build_routing(self, fabric: Fabric) -> _routing.Routing:
+        r = self["routing"]
+        try:
+            return _routing.build(fabric, r["engine"], r["seed"], r["file"])
+        except ValueError as err:
+            raise self._wrap(err) from None
+
+    def build_placement(self, fabric: Fabric) -> _placement.Placement:
+        p = self["placement"]
+        try:
+            return _placement.build(fabric, p["order"], p["ranks"], p["seed"], p["file"])
+        except ValueError as err:
+            raise self._wrap(err) from None
+
+    def build_workload(self, ranks: int) -> _workload.Workload:
+        w = self["workload"]
+        try:
+            return _workload.build(ranks, w["kind"], w["schedule"], w["seed"], w["shifts"])
+        except ValueError as err:
+            raise self._wrap(err) from None
+
+    def build(self) -> tuple[Fabric, _routing.Routing, _placement.Placement, _workload.Workload]:
+        fabric = self.build_fabric()
+        routing = self.build_routing(fabric)
+        placement = self.build_placement(fabric)
+        return fabric, routing, placement, self.build_workload(placement.ranks)

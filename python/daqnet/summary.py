@@ -1,0 +1,66 @@
+"""Readable terminal summaries."""
+
+from __future__ import annotations
+
+from .analysis import ConflictReport
+
+__all__ = ["conflict_summary"]
+
+
+def conflict_summary(report: ConflictReport, source: str = "", details: int = 3) -> str:
+    f = report.fabric
+    lines = [f"daqnet conflicts — {source}" if source else "daqnet conflicts"]
+    partial = f.partial_leaves()
+    leaf_note = (
+        "all leaves full"
+        if not partial
+        else "partial leaves: " + ", ".join(f"{n} ({h}/{p} hosts)" for n, h, p in partial[:4])
+        + (" ..." if len(partial) > 4 else "")
+    )
+    lines += [
+        f"  fabric     {f.describe()} ({leaf_note})",
+        f"  routing    {report.routing.engine}, routes of up to {report.routing.max_hops} links",
+        f"  placement  {report.placement.describe()}",
+        f"  workload   {report.workload.describe()}",
+        "",
+    ]
+    done = report.steps_done
+    lines.append(
+        f"  {report.total_flows:,} flows, {report.total_conflicts:,} conflicts in "
+        f"{report.steps_with_conflicts:,} of {done:,} steps, max link load {report.max_link_load}"
+    )
+    if report.interrupted:
+        lines.append(f"  INTERRUPTED after {done:,} of {report.steps_total:,} steps: totals cover those steps")
+    worst = report.worst_steps(5)
+    if worst:
+        s = report.steps()
+        parts = []
+        for step in worst:
+            i = step - int(s["step"][0])
+            parts.append(f"{step} ({int(s['conflicts'][i])}, max load {int(s['max_link_load'][i])})")
+        lines.append("  worst steps: " + ", ".join(parts))
+    lines += ["", "  link class        links   busy   mean load  max load  conflicts  flows/link min-mean-max"]
+    for lv in report.levels():
+        lines.append(
+            f"  {lv['class']:<16} {lv['links']:>6} {100 * lv['busy_fraction']:>5.1f}%  {lv['mean_load']:>9.3f}"
+            f"  {lv['max_load']:>8}  {lv['conflicts']:>9,}  {lv['flows_per_link_min']}-"
+            f"{lv['flows_per_link_mean']:.1f}-{lv['flows_per_link_max']}"
+        )
+    top = report.worst_links(5)
+    if top:
+        lines += ["", "  most conflicting links (conflicts, steps with conflicts, max load):"]
+        for row in top:
+            lines.append(
+                f"    {row['from']}:{row['from_port']} -> {row['to']}:{row['to_port']}  ({row['class']})  "
+                f"{row['conflicts']:,}, {row['conflict_steps']:,}, {row['max_load']}"
+            )
+    for step in worst[:details]:
+        det = report.step_details(step)
+        lines += ["", f"  step {step}: {len(det)} link(s) with more than one flow"]
+        for c in det[:4]:
+            flows = ", ".join(f"{fl['src_host']}->{fl['dst_host']}" for fl in c["flows"][:4])
+            more = f" (+{len(c['flows']) - 4})" if len(c["flows"]) > 4 else ""
+            lines.append(f"    {c['from']}:{c['from_port']} -> {c['to']}:{c['to_port']}  load {c['load']}: {flows}{more}")
+        if len(det) > 4:
+            lines.append(f"    ... {len(det) - 4} more")
+    return "\n".join(lines)

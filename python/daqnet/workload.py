@@ -1,0 +1,93 @@
+"""Workloads: steps of flows between ranks, generated one step at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from . import _core
+from .errors import DaqnetError
+
+__all__ = ["KINDS", "SCHEDULES", "Workload", "all_to_all", "build", "event_building", "shifts"]
+
+KINDS = {
+    "event-building": "every rank sends a fragment to every other rank, in the order of 'schedule'",
+    "shift": "one step per entry of 'shifts': rank i sends to rank (i + k) mod N",
+    "all-to-all": "every ordered pair of ranks in one step",
+}
+
+SCHEDULES = {
+    "barrel": "step s = 1..N-1: rank i sends to rank (i + s) mod N",
+    "random": "N-1 seeded random derangements covering every ordered pair once",
+    "all-at-once": "every pair in one step",
+}
+
+
+class Workload:
+    """A schedule of steps; each step is an (n, 2) array of (source rank, destination rank)."""
+
+    def __init__(self, core: _core.workload.Schedule, kind: str):
+        self._core = core
+        self.kind = kind
+
+    @property
+    def ranks(self) -> int:
+        return self._core.ranks
+
+    @property
+    def num_steps(self) -> int:
+        return self._core.num_steps
+
+    def step(self, step: int) -> np.ndarray:
+        """Flows of step `step`, counted from 1 as in reports."""
+        if not 1 <= step <= self.num_steps:
+            raise DaqnetError(f"step {step} is out of range 1..{self.num_steps}")
+        return self._core.step(step - 1)
+
+    def steps(self) -> Iterator[np.ndarray]:
+        for s in range(self.num_steps):
+            yield self._core.step(s)
+
+    def describe(self) -> str:
+        return f"{self._core.describe()}, {self.num_steps} step{'s' if self.num_steps != 1 else ''}"
+
+    def __repr__(self) -> str:
+        return f"<daqnet.Workload {self.describe()}>"
+
+
+def event_building(ranks: int, schedule: str = "barrel", seed: int = 0) -> Workload:
+    if schedule == "barrel":
+        core = _core.workload.barrel(ranks)
+    elif schedule == "random":
+        core = _core.workload.random_order(ranks, seed)
+    elif schedule == "all-at-once":
+        core = _core.workload.all_at_once(ranks)
+    else:
+        raise DaqnetError(f"workload.schedule = {schedule!r}: expected one of {', '.join(SCHEDULES)}")
+    return Workload(core, "event-building")
+
+
+def shifts(ranks: int, shift_list: Sequence[int]) -> Workload:
+    return Workload(_core.workload.shifts(ranks, [int(k) for k in shift_list]), "shift")
+
+
+def all_to_all(ranks: int) -> Workload:
+    return Workload(_core.workload.all_at_once(ranks), "all-to-all")
+
+
+def build(
+    ranks: int,
+    kind: str = "event-building",
+    schedule: str = "barrel",
+    seed: int = 0,
+    shift_list: Sequence[int] = (1,),
+) -> Workload:
+    """The workload named in a scenario's [workload] section."""
+    if kind == "event-building":
+        return event_building(ranks, schedule, seed)
+    if kind == "shift":
+        return shifts(ranks, shift_list)
+    if kind == "all-to-all":
+        return all_to_all(ranks)
+    raise DaqnetError(f"workload.kind = {kind!r}: expected one of {', '.join(KINDS)}")
