@@ -47,6 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the summary")
     c.add_argument("--csv", metavar="DIR", help="write steps.csv, links.csv, levels.csv, conflicts.csv into DIR")
     c.add_argument("--plot", metavar="FILE", help="write a figure of conflicts per step (png, pdf, svg)")
+    c.add_argument("--progress", action="store_true",
+                   help="always show the progress line on stderr (default: only on a terminal)")
     c.add_argument("--detail-steps", type=_detail_steps, default=20, metavar="N|all",
                    help="steps (most conflicts first) detailed in conflicts.csv (default 20)")
 
@@ -59,14 +61,15 @@ def _parser() -> argparse.ArgumentParser:
 class _Progress:
     """A live progress line on stderr, only on a terminal and only for runs over a second."""
 
-    def __init__(self, label: str):
+    def __init__(self, label: str, always: bool = False):
         self.label = label
         self.start = time.monotonic()
         self.shown = False
-        self.enabled = sys.stderr.isatty()
+        self.always = always
+        self.enabled = always or sys.stderr.isatty()
 
     def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or time.monotonic() - self.start < 1.0:
+        if not self.enabled or (not self.always and time.monotonic() - self.start < 1.0):
             return
         self.shown = True
         pct = 100.0 * done / max(1, total)
@@ -83,7 +86,7 @@ def _cmd_conflicts(args: argparse.Namespace) -> int:
 
     scenario = Scenario.load(args.scenario, args.overrides)
     fabric, routing, placement, workload = scenario.build()
-    progress = _Progress("conflicts")
+    progress = _Progress("conflicts", args.progress)
     try:
         report = conflicts(routing, placement, workload, progress)
     finally:

@@ -1,0 +1,203 @@
+"""The command line as a user runs it: summaries, JSON, CSV, figures, --set, errors, Ctrl-C."""
+
+import csv
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from daqnet.cli import main
+from daqnet.scenario import Scenario, parse_set
+
+SCENARIO = """
+name = "t"
+[fabric]
+radix = 8
+hosts = 30
+naming = "shuffled"
+[routing]
+engine = "dmodk"
+[placement]
+order = "topology"
+[workload]
+schedule = "barrel"
+"""
+
+
+@pytest.fixture
+def scenario(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text(SCENARIO)
+    return p
+
+
+def read_csv(path):
+    with path.open() as fh:
+        return list(csv.DictReader(fh))
+
+
+def run_cli(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "daqnet", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_json_schema(scenario, capsys):
+    assert main(["conflicts", str(scenario), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("hosts", "total_flows", "total_conflicts", "max_link_load", "steps"):
+        assert key in out
+    assert out["hosts"] == 30 and out["total_flows"] == 30 * 29
+    assert len(out["steps"]) == 29
+    assert set(out["steps"][0]) >= {"step", "flows", "conflicts", "max_link_load"}
+    assert sum(s["conflicts"] for s in out["steps"]) == out["total_conflicts"]
+    assert max(s["max_link_load"] for s in out["steps"]) == out["max_link_load"]
+    assert not out["interrupted"]
+
+
+def test_set_overrides(scenario, capsys):
+    def total(*sets):
+        argv = ["conflicts", str(scenario), "--json"]
+        for s in sets:
+            argv += ["--set", s]
+        assert main(argv) == 0
+        return json.loads(capsys.readouterr().out)
+
+    base = total("fabric.hosts=32")
+    assert base["hosts"] == 32 and base["total_conflicts"] == 0
+    hostname = total("fabric.hosts=32", "placement.order=hostname")
+    assert hostname["total_conflicts"] > 0
+    tapered = total("fabric.hosts=32", 'fabric.taper="2:1"')
+    assert tapered["total_conflicts"] > 0 and "2-level" in tapered["fabric"]
+    assert total("fabric.hosts=32", "fabric.taper=2:1")["total_conflicts"] == tapered["total_conflicts"]
+
+
+def test_parse_set_values():
+    assert parse_set("fabric.hosts=64") == ("fabric", "hosts", 64)
+    assert parse_set("placement.order=random") == ("placement", "order", "random")
+    assert parse_set('fabric.taper="2:1"') == ("fabric", "taper", "2:1")
+    assert parse_set("fabric.taper=2:1") == ("fabric", "taper", "2:1")
+    assert parse_set("workload.shifts=[1, 2]") == ("workload", "shifts", [1, 2])
+    assert parse_set("fabric.link_gbps=200.5") == ("fabric", "link_gbps", 200.5)
+
+
+def test_summary_and_csv_and_plot(scenario, tmp_path, capsys):
+    out_dir = tmp_path / "csv"
+    fig = tmp_path / "c.png"
+    assert main(["conflicts", str(scenario), "--set", "placement.order=hostname", "--csv", str(out_dir),
+                 "--plot", str(fig)]) == 0
+    text = capsys.readouterr().out
+    assert "conflicts in" in text and "leaf->spine" in text and "most conflicting links" in text
+    steps = read_csv(out_dir / "steps.csv")
+    assert len(steps) == 29 and set(steps[0]) >= {"step", "flows", "conflicts", "max_link_load"}
+    links = read_csv(out_dir / "links.csv")
+    assert {"from", "from_port", "to", "to_port", "class", "flows", "conflicts"} <= set(links[0])
+    assert sum(int(r["conflicts"]) for r in links) == sum(int(r["conflicts"]) for r in steps)
+    levels = read_csv(out_dir / "levels.csv")
+    assert {r["class"] for r in levels} == {"host->leaf", "leaf->host", "leaf->spine", "spine->leaf"}
+    rows = read_csv(out_dir / "conflicts.csv")
+    assert rows and all(int(r["load"]) >= 2 for r in rows)
+    assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_tables_command_roundtrip(scenario, tmp_path, capsys):
+    table = tmp_path / "lft.txt"
+    assert main(["tables", str(scenario), "-o", str(table)]) == 0
+    assert main(["conflicts", str(scenario), "--json", "--set", "placement.order=random"]) == 0
+    a = json.loads(capsys.readouterr().out)
+    assert main(["conflicts", str(scenario), "--json", "--set", "placement.order=random", "--set", "routing.engine=table",
+                 "--set", f'routing.file="{table}"']) == 0
+    b = json.loads(capsys.readouterr().out)
+    assert a["steps"] == b["steps"] and a["total_conflicts"] == b["total_conflicts"]
+
+
+BAD = [
+    (["--set", "fabric.radix=35"], "fabric.radix = 35: must be an even number >= 4"),
+    (["--set", "fabric.radix=3"], "fabric.radix = 3"),
+    (["--set", "fabric.hosts=1000"], "fabric.hosts = 1000: a 2-level fat tree of 8-port switches with these settings holds at most 32 hosts"),
+    (["--set", "fabric.taper=3:1"], 'fabric.taper = "3:1" does not divide the 4 down-ports'),
+    (["--set", "routing.engine=ospf"], "routing.engine = 'ospf': expected one of dmodk, random, table"),
+    (["--set", "fabric.colour=red"], "unknown key 'fabric.colour'"),
+    (["--set", "network.x=1"], "unknown section 'network'"),
+    (["--set", "fabric.hosts=many"], "fabric.hosts = 'many': expected a whole number"),
+    (["--set", "routing.engine=table", "--set", "routing.file=nope.txt"], "cannot read routing table .*nope.txt"),
+    (["--set", "placement.order=file"], 'placement.order = "file" needs placement.file'),
+    (["--set", "fabric.levels=4"], "fabric.levels = 4: must be 2 or 3"),
+    (["--set", "workload.kind=broadcast"], "workload.kind = 'broadcast': expected one of"),
+    (["--set", "hosts=3"], "--set hosts=3: expected section.key=value"),
+]
+
+
+@pytest.mark.parametrize(("extra", "message"), BAD)
+def test_bad_input_one_line(scenario, extra, message):
+    r = run_cli("conflicts", scenario, *extra)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    assert re.search(message, lines[0]), lines[0]
+    assert lines[0].startswith("daqnet: error: ")
+
+
+def test_bad_scenario_files(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text("[fabric\nradix = 8\n")
+    r = run_cli("conflicts", p)
+    assert r.returncode == 2 and "bad.toml: not valid TOML" in r.stderr and "line 1" in r.stderr
+    p.write_text("[fabric]\nradix = 8\n")
+    r = run_cli("conflicts", p)
+    assert r.returncode == 2 and "missing required key 'fabric.hosts'" in r.stderr
+    r = run_cli("conflicts", tmp_path / "absent.toml")
+    assert r.returncode == 2 and "cannot read scenario" in r.stderr and "absent.toml" in r.stderr
+    p.write_text('[fabric]\nhosts = 8\nradix = 8\n[routing]\nengine = "table"\nfile = "t.txt"\n')
+    (tmp_path / "t.txt").write_text("leaf0 node1 1\nleaf0 node1 2 3\n")
+    r = run_cli("conflicts", p)
+    assert r.returncode == 2 and "t.txt:2: expected '<switch> <destination host> <output port>'" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_table_relative_to_scenario(tmp_path, capsys):
+    sub = tmp_path / "cluster"
+    sub.mkdir()
+    (sub / "s.toml").write_text('[fabric]\nhosts = 8\nradix = 4\n[routing]\nengine = "table"\nfile = "lft.txt"\n')
+    assert main(["tables", str(sub / "s.toml"), "--set", "routing.engine=dmodk", "-o", str(sub / "lft.txt")]) == 0
+    cwd = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        assert main(["conflicts", "cluster/s.toml", "--json"]) == 0
+    finally:
+        os.chdir(cwd)
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["routing"].endswith("lft.txt")
+
+
+def test_scenario_api(scenario):
+    sc = Scenario.load(scenario, ["fabric.hosts=16"])
+    fabric, rt, pl, wl = sc.build()
+    assert fabric.num_hosts == 16 and pl.ranks == 16 and wl.num_steps == 15
+    assert sc["routing"]["engine"] == "dmodk" and sc.name == "t"
+
+
+def test_ctrl_c_keeps_partial_results(tmp_path):
+    s = tmp_path / "big.toml"
+    # ~11,600 hosts: the analysis runs for several seconds on one core
+    s.write_text('[fabric]\nradix = 36\nhosts = 11000\nlevels = 3\n[placement]\norder = "random"\n')
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-m", "daqnet", "conflicts", str(s), "--json", "--progress",
+                          "--csv", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    buf = ""
+    while "step" not in buf and time.monotonic() < deadline:
+        buf += p.stderr.read(1)
+    p.send_signal(signal.SIGINT)
+    stdout, stderr = p.communicate(timeout=60)
+    assert p.returncode == 130, stderr
+    result = json.loads(stdout)
+    assert result["interrupted"] is True
+    assert 0 < result["steps_done"] < result["steps_total"] == 10999
+    assert len(result["steps"]) == result["steps_done"]
+    assert "interrupted after" in stderr and "Traceback" not in stderr
+    assert len(read_csv(out / "steps.csv")) == result["steps_done"]
