@@ -45,6 +45,27 @@ int64_t count_loads(const routing::Routing& routing, std::span<const int32_t> pl
 
 }  // namespace
 
+namespace {
+
+// Per-link state of the hot loop, in one cache line's worth: the load in the current step
+// (valid when stamp == the step's epoch, so nothing is reset between steps) and the
+// totals that change only when the link is used.
+struct LinkState {
+  uint32_t stamp = 0;
+  int32_t load = 0;
+  int64_t used_steps = 0;  // steps with load >= 1
+};
+
+// Totals that change only on a conflict (load >= 2), kept apart so that the hot array
+// stays small (16 bytes a link).
+struct LinkConflicts {
+  int64_t excess = 0;          // Σ max(0, load - 1)
+  int64_t conflict_steps = 0;  // steps with load >= 2
+  int32_t max_load = 0;
+};
+
+}  // namespace
+
 ConflictResult analyze_conflicts(const routing::Routing& routing, std::span<const int32_t> placement,
                                  const workload::Schedule& schedule, const Progress& progress,
                                  double progress_period_seconds) {
@@ -61,46 +82,76 @@ ConflictResult analyze_conflicts(const routing::Routing& routing, std::span<cons
 
   ConflictResult r;
   r.steps_total = schedule.num_steps();
-  r.link_flows.assign(L, 0);
-  r.link_conflicts.assign(L, 0);
-  r.link_conflict_steps.assign(L, 0);
-  r.link_max_load.assign(L, 0);
-  r.load_histogram.assign(static_cast<size_t>(classes), std::vector<int64_t>(2, 0));
   r.steps.reserve(static_cast<size_t>(r.steps_total));
+  // at_least[c][k]: (link, step) pairs of class c with load >= k, for k >= 3 (rare);
+  // k = 1 and 2 come from the per-link counters at the end.
+  std::vector<std::vector<int64_t>> at_least(static_cast<size_t>(classes));
 
-  std::vector<int32_t> load(L, 0);
-  std::vector<LinkId> touched;
-  touched.reserve(L);
+  std::vector<LinkState> state(L);
+  std::vector<LinkConflicts> cold(L);
+  const size_t H = static_cast<size_t>(f.num_hosts());
   std::vector<Flow> flows;
   using clock = std::chrono::steady_clock;
   auto next_report = clock::now() + std::chrono::duration<double>(progress_period_seconds);
 
   for (int64_t s = 0; s < r.steps_total; ++s) {
     schedule.step(s, flows);
-    touched.clear();
-    r.total_link_traversals += count_loads(routing, placement, flows, load, touched);
-
+    const auto epoch = static_cast<uint32_t>(s + 1);
+    int64_t traversals = 0, distinct = 0;
+    int32_t step_max = 0, conflicting = 0;
+    // A link already used in this step: a conflict (rare on good schedules, so out of line).
+    auto conflict = [&](LinkId l, LinkState& st) {
+      const int32_t k = ++st.load;
+      LinkConflicts& c = cold[static_cast<size_t>(l)];
+      ++c.excess;
+      if (k == 2) {
+        ++c.conflict_steps;
+        ++conflicting;
+      }
+      if (k > c.max_load) c.max_load = k;
+      if (k > step_max) step_max = k;
+      if (k >= 3) {
+        auto& a = at_least[static_cast<size_t>(klass[static_cast<size_t>(l)])];
+        if (a.size() <= static_cast<size_t>(k)) a.resize(static_cast<size_t>(k) + 1, 0);
+        ++a[static_cast<size_t>(k)];
+      }
+    };
+    // Raw pointers, so that the compiler keeps them in registers across the stores below.
+    LinkState* const hot = state.data();
+    const LinkId* const route_links = routing.cache_links();
+    const uint32_t* const offsets = routing.cache_offsets();
+    const int32_t* const edge = routing.edge_index();
+    const LinkId* const uplink = routing.uplinks();
+    const int32_t* const place = placement.data();
+    auto visit = [&](LinkId l) {
+      LinkState& st = hot[l];
+      if (st.stamp != epoch) [[likely]] {  // first flow on this link in this step
+        st.stamp = epoch;
+        st.load = 1;
+        ++st.used_steps;
+        ++distinct;
+      } else {
+        conflict(l, st);
+      }
+    };
+    for (const Flow& fl : flows) {
+      const int32_t a = place[fl.src];
+      const int32_t b = place[fl.dst];
+      if (a == b) continue;  // ranks on one host: no link
+      visit(uplink[a]);
+      const size_t k = static_cast<size_t>(edge[a]) * H + static_cast<size_t>(b);
+      const uint32_t first = offsets[k], last = offsets[k + 1];
+      for (uint32_t i = first; i < last; ++i) visit(route_links[i]);
+      traversals += 1 + (last - first);
+    }
     StepSummary st;
     st.step = s;
     st.flows = static_cast<int64_t>(flows.size());
-    st.links_used = static_cast<int32_t>(touched.size());
-    for (LinkId l : touched) {
-      const auto i = static_cast<size_t>(l);
-      const int32_t k = load[i];
-      load[i] = 0;
-      r.link_flows[i] += k;
-      if (k > r.link_max_load[i]) r.link_max_load[i] = k;
-      auto& h = r.load_histogram[static_cast<size_t>(klass[i])];
-      if (static_cast<size_t>(k) >= h.size()) h.resize(static_cast<size_t>(k) + 1, 0);
-      ++h[static_cast<size_t>(k)];
-      if (k > 1) {
-        st.conflicts += k - 1;
-        ++st.conflicting_links;
-        r.link_conflicts[i] += k - 1;
-        ++r.link_conflict_steps[i];
-      }
-      st.max_link_load = std::max(st.max_link_load, k);
-    }
+    st.links_used = static_cast<int32_t>(distinct);
+    st.conflicting_links = conflicting;
+    st.conflicts = traversals - distinct;  // Σ (load - 1) over used links
+    st.max_link_load = distinct > 0 ? std::max(step_max, 1) : 0;
+    r.total_link_traversals += traversals;
     r.total_flows += st.flows;
     r.total_conflicts += st.conflicts;
     r.max_link_load = std::max(r.max_link_load, st.max_link_load);
@@ -114,14 +165,34 @@ ConflictResult analyze_conflicts(const routing::Routing& routing, std::span<cons
       }
     }
   }
-  // Idle (link, step) pairs: every link of a class, every step done, minus the loaded ones.
-  std::vector<int64_t> per_class(static_cast<size_t>(classes), 0);
-  for (size_t l = 0; l < L; ++l) ++per_class[static_cast<size_t>(klass[l])];
+
   const auto done = static_cast<int64_t>(r.steps.size());
-  for (size_t c = 0; c < per_class.size(); ++c) {
-    int64_t loaded = 0;
-    for (size_t k = 1; k < r.load_histogram[c].size(); ++k) loaded += r.load_histogram[c][k];
-    r.load_histogram[c][0] = per_class[c] * done - loaded;
+  r.link_flows.resize(L);
+  r.link_conflicts.resize(L);
+  r.link_conflict_steps.resize(L);
+  r.link_max_load.resize(L);
+  std::vector<int64_t> links_in(static_cast<size_t>(classes), 0), ge1(links_in), ge2(links_in);
+  for (size_t l = 0; l < L; ++l) {
+    const auto& st = state[l];
+    const auto& cf = cold[l];
+    r.link_flows[l] = st.used_steps + cf.excess;
+    r.link_conflicts[l] = cf.excess;
+    r.link_conflict_steps[l] = cf.conflict_steps;
+    r.link_max_load[l] = st.used_steps > 0 ? std::max(cf.max_load, 1) : 0;
+    const auto c = static_cast<size_t>(klass[l]);
+    ++links_in[c];
+    ge1[c] += st.used_steps;
+    ge2[c] += cf.conflict_steps;
+  }
+  // Histogram of loads per class from the "load >= k" counts: h[k] = ge[k] - ge[k+1].
+  r.load_histogram.resize(static_cast<size_t>(classes));
+  for (size_t c = 0; c < static_cast<size_t>(classes); ++c) {
+    std::vector<int64_t> ge{links_in[c] * done, ge1[c], ge2[c]};
+    for (size_t k = 3; k < at_least[c].size(); ++k) ge.push_back(at_least[c][k]);
+    while (ge.size() > 2 && ge.back() == 0) ge.pop_back();
+    auto& h = r.load_histogram[c];
+    h.resize(ge.size());
+    for (size_t k = 0; k < ge.size(); ++k) h[k] = ge[k] - (k + 1 < ge.size() ? ge[k + 1] : 0);
   }
   if (progress && !r.interrupted) progress(done, r.steps_total);
   return r;

@@ -51,6 +51,13 @@ public:
   void path(NodeId src, NodeId dst, std::vector<LinkId>& out) const;
   LinkId uplink(NodeId src) const { return uplink_[static_cast<size_t>(src)]; }
 
+  /// Raw views of the route cache for hot loops: the links from edge switch e toward host
+  /// d are links()[offsets()[e·H + d] .. offsets()[e·H + d + 1]), e = edge_index()[src].
+  const LinkId* cache_links() const { return links_.data(); }
+  const uint32_t* cache_offsets() const { return offsets_.data(); }
+  const int32_t* edge_index() const { return edge_index_.data(); }
+  const LinkId* uplinks() const { return uplink_.data(); }
+
   /// Longest route in links (host to host).
   int32_t max_hops() const { return max_hops_; }
 
