@@ -49,7 +49,9 @@ def conflicts(routing, hosts, steps):
         load = Counter()
         for s, d in flows:
             p = trace(graph, table, fabric.num_hosts, int(hosts[s]), int(hosts[d]))
-            assert (not p) or (fabric.links()["src"][p[0]] == hosts[s] and fabric.links()["dst"][p[-1]] == hosts[d])
+            assert (not p) or (
+                fabric.links()["src"][p[0]] == hosts[s] and fabric.links()["dst"][p[-1]] == hosts[d]
+            )
             hops += len(p)
             load.update(p)
         c = sum(max(0, v - 1) for v in load.values())

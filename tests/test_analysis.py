@@ -2,14 +2,13 @@
 
 import itertools
 
+import daqnet
 import numpy as np
 import pytest
 import reference
+from daqnet import placement, routing, workload
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import daqnet
-from daqnet import placement, routing, workload
 
 
 @st.composite
@@ -21,15 +20,29 @@ def scenarios(draw):
     taper = [draw(st.sampled_from(tapers)) for _ in range(levels - 1)]
     capacity = half ** (levels - 1) * radix
     hosts = draw(st.integers(2, min(capacity, 40)))
-    fab = daqnet.fat_tree(radix=radix, hosts=hosts, levels=levels, taper=taper,
-                          naming="shuffled", naming_seed=draw(st.integers(0, 3)))
-    rt = routing.build(fab, draw(st.sampled_from(["dmodk", "random"])), seed=draw(st.integers(0, 9)))
+    fab = daqnet.fat_tree(
+        radix=radix,
+        hosts=hosts,
+        levels=levels,
+        taper=taper,
+        naming="shuffled",
+        naming_seed=draw(st.integers(0, 3)),
+    )
+    rt = routing.build(
+        fab, draw(st.sampled_from(["dmodk", "random"])), seed=draw(st.integers(0, 9))
+    )
     ranks = draw(st.integers(2, hosts))
-    pl = placement.build(fab, draw(st.sampled_from(["topology", "hostname", "random"])), ranks,
-                         seed=draw(st.integers(0, 9)))
+    pl = placement.build(
+        fab,
+        draw(st.sampled_from(["topology", "hostname", "random"])),
+        ranks,
+        seed=draw(st.integers(0, 9)),
+    )
     kind = draw(st.sampled_from(["barrel", "random", "all-at-once", "shift"]))
     if kind == "shift":
-        wl = workload.shifts(ranks, draw(st.lists(st.integers(1, ranks - 1), min_size=1, max_size=4)))
+        wl = workload.shifts(
+            ranks, draw(st.lists(st.integers(1, ranks - 1), min_size=1, max_size=4))
+        )
     else:
         wl = workload.event_building(ranks, kind, seed=draw(st.integers(0, 9)))
     return rt, pl, wl
@@ -46,7 +59,9 @@ def test_matches_brute_force(case):
     assert list(steps["conflicts"]) == [c for c, _, _ in per_step]
     assert list(steps["max_link_load"]) == [m for _, m, _ in per_step]
     assert list(steps["links_used"]) == [len(load) for _, _, load in per_step]
-    assert list(steps["conflicting_links"]) == [sum(v > 1 for v in load.values()) for _, _, load in per_step]
+    assert list(steps["conflicting_links"]) == [
+        sum(v > 1 for v in load.values()) for _, _, load in per_step
+    ]
     assert rep.total_conflicts == sum(c for c, _, _ in per_step)
     links = rep.links()
     assert {i: int(v) for i, v in enumerate(links["flows"]) if v} == dict(link_flows)
@@ -67,7 +82,9 @@ def test_matches_brute_force(case):
         for d in det:
             assert len(d["flows"]) == d["load"]
             for f in d["flows"]:
-                assert d["link"] in rt.path(int(pl.hosts[f["src_rank"]]), int(pl.hosts[f["dst_rank"]]))
+                assert d["link"] in rt.path(
+                    int(pl.hosts[f["src_rank"]]), int(pl.hosts[f["dst_rank"]])
+                )
 
 
 @pytest.mark.parametrize(("radix", "hosts"), [(36, 72), (36, 540), (48, 96), (48, 528)])
@@ -86,7 +103,9 @@ def test_barrel_conflict_free_on_full_leaves(radix, hosts):
 @pytest.mark.parametrize(("radix", "hosts"), [(36, 64), (36, 512), (48, 512)])
 def test_barrel_conflicts_with_partial_leaf(radix, hosts):
     fab = daqnet.fat_tree(radix=radix, hosts=hosts)
-    rep = daqnet.conflicts(routing.dmodk(fab), placement.topology(fab), workload.event_building(hosts, "barrel"))
+    rep = daqnet.conflicts(
+        routing.dmodk(fab), placement.topology(fab), workload.event_building(hosts, "barrel")
+    )
     assert rep.total_conflicts > 0
     assert [lv["conflicts"] for lv in rep.levels() if lv["class"] == "spine->leaf"] == [0]
 
@@ -130,15 +149,24 @@ def test_all_at_once_equals_sum_of_barrel_links():
 def test_subset_of_ranks_and_progress():
     fab = daqnet.fat_tree(radix=36, hosts=540)
     calls = []
-    rep = daqnet.conflicts(routing.dmodk(fab), placement.topology(fab, ranks=100),
-                           workload.event_building(100), progress=lambda d, t: calls.append((d, t)))
+    rep = daqnet.conflicts(
+        routing.dmodk(fab),
+        placement.topology(fab, ranks=100),
+        workload.event_building(100),
+        progress=lambda d, t: calls.append((d, t)),
+    )
     assert rep.placement.ranks == 100 and rep.steps_done == 99
     assert calls and calls[-1] == (99, 99)
     assert not rep.interrupted
 
 
 def test_placement_orders(tmp_path):
-    fab = daqnet.fat_tree(radix=8, hosts=12, naming="file", naming_file=_names(tmp_path, ["n10", "n9", "n2", "n1"] + [f"x{i}" for i in range(8)]))
+    fab = daqnet.fat_tree(
+        radix=8,
+        hosts=12,
+        naming="file",
+        naming_file=_names(tmp_path, ["n10", "n9", "n2", "n1"] + [f"x{i}" for i in range(8)]),
+    )
     assert placement.hostname(fab, ranks=4).host_names() == ["n1", "n2", "n9", "n10"]
     assert list(placement.topology(fab, ranks=3).hosts) == [0, 1, 2]
     r = placement.random(fab, seed=1)
@@ -153,7 +181,9 @@ def test_placement_orders(tmp_path):
     dup = _names(tmp_path, ["x3", "x3"], "dup.txt")
     with pytest.raises(ValueError, match=r"dup.txt:2: host 'x3' already listed on line 1"):
         placement.from_file(fab, dup)
-    with pytest.raises(ValueError, match="placement.ranks = 13: must be between 2 and the 12 hosts"):
+    with pytest.raises(
+        ValueError, match="placement.ranks = 13: must be between 2 and the 12 hosts"
+    ):
         placement.topology(fab, ranks=13)
 
 

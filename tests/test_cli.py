@@ -10,7 +10,6 @@ import sys
 import time
 
 import pytest
-
 from daqnet.cli import main
 from daqnet.scenario import Scenario, parse_set
 
@@ -42,8 +41,12 @@ def read_csv(path):
 
 
 def run_cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "daqnet", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "daqnet", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_json_schema(scenario, capsys):
@@ -73,7 +76,10 @@ def test_set_overrides(scenario, capsys):
     assert hostname["total_conflicts"] > 0
     tapered = total("fabric.hosts=32", 'fabric.taper="2:1"')
     assert tapered["total_conflicts"] > 0 and "2-level" in tapered["fabric"]
-    assert total("fabric.hosts=32", "fabric.taper=2:1")["total_conflicts"] == tapered["total_conflicts"]
+    assert (
+        total("fabric.hosts=32", "fabric.taper=2:1")["total_conflicts"]
+        == tapered["total_conflicts"]
+    )
 
 
 def test_parse_set_values():
@@ -88,8 +94,21 @@ def test_parse_set_values():
 def test_summary_and_csv_and_plot(scenario, tmp_path, capsys):
     out_dir = tmp_path / "csv"
     fig = tmp_path / "c.png"
-    assert main(["conflicts", str(scenario), "--set", "placement.order=hostname", "--csv", str(out_dir),
-                 "--plot", str(fig)]) == 0
+    assert (
+        main(
+            [
+                "conflicts",
+                str(scenario),
+                "--set",
+                "placement.order=hostname",
+                "--csv",
+                str(out_dir),
+                "--plot",
+                str(fig),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "conflicts in" in text and "leaf->spine" in text and "most conflicting links" in text
     steps = read_csv(out_dir / "steps.csv")
@@ -98,7 +117,12 @@ def test_summary_and_csv_and_plot(scenario, tmp_path, capsys):
     assert {"from", "from_port", "to", "to_port", "class", "flows", "conflicts"} <= set(links[0])
     assert sum(int(r["conflicts"]) for r in links) == sum(int(r["conflicts"]) for r in steps)
     levels = read_csv(out_dir / "levels.csv")
-    assert {r["class"] for r in levels} == {"host->leaf", "leaf->host", "leaf->spine", "spine->leaf"}
+    assert {r["class"] for r in levels} == {
+        "host->leaf",
+        "leaf->host",
+        "leaf->spine",
+        "spine->leaf",
+    }
     rows = read_csv(out_dir / "conflicts.csv")
     assert rows and all(int(r["load"]) >= 2 for r in rows)
     assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -109,8 +133,22 @@ def test_tables_command_roundtrip(scenario, tmp_path, capsys):
     assert main(["tables", str(scenario), "-o", str(table)]) == 0
     assert main(["conflicts", str(scenario), "--json", "--set", "placement.order=random"]) == 0
     a = json.loads(capsys.readouterr().out)
-    assert main(["conflicts", str(scenario), "--json", "--set", "placement.order=random", "--set", "routing.engine=table",
-                 "--set", f'routing.file="{table}"']) == 0
+    assert (
+        main(
+            [
+                "conflicts",
+                str(scenario),
+                "--json",
+                "--set",
+                "placement.order=random",
+                "--set",
+                "routing.engine=table",
+                "--set",
+                f'routing.file="{table}"',
+            ]
+        )
+        == 0
+    )
     b = json.loads(capsys.readouterr().out)
     assert a["steps"] == b["steps"] and a["total_conflicts"] == b["total_conflicts"]
 
@@ -118,13 +156,22 @@ def test_tables_command_roundtrip(scenario, tmp_path, capsys):
 BAD = [
     (["--set", "fabric.radix=35"], "fabric.radix = 35: must be an even number >= 4"),
     (["--set", "fabric.radix=3"], "fabric.radix = 3"),
-    (["--set", "fabric.hosts=1000"], "fabric.hosts = 1000: a 2-level fat tree of 8-port switches with these settings holds at most 32 hosts"),
+    (
+        ["--set", "fabric.hosts=1000"],
+        "fabric.hosts = 1000: a 2-level fat tree of 8-port switches with these settings holds at most 32 hosts",
+    ),
     (["--set", "fabric.taper=3:1"], 'fabric.taper = "3:1" does not divide the 4 down-ports'),
-    (["--set", "routing.engine=ospf"], "routing.engine = 'ospf': expected one of dmodk, random, table"),
+    (
+        ["--set", "routing.engine=ospf"],
+        "routing.engine = 'ospf': expected one of dmodk, random, table",
+    ),
     (["--set", "fabric.colour=red"], "unknown key 'fabric.colour'"),
     (["--set", "network.x=1"], "unknown section 'network'"),
     (["--set", "fabric.hosts=many"], "fabric.hosts = 'many': expected a whole number"),
-    (["--set", "routing.engine=table", "--set", "routing.file=nope.txt"], "cannot read routing table .*nope.txt"),
+    (
+        ["--set", "routing.engine=table", "--set", "routing.file=nope.txt"],
+        "cannot read routing table .*nope.txt",
+    ),
     (["--set", "placement.order=file"], 'placement.order = "file" needs placement.file'),
     (["--set", "fabric.levels=4"], "fabric.levels = 4: must be 2 or 3"),
     (["--set", "workload.kind=broadcast"], "workload.kind = 'broadcast': expected one of"),
@@ -156,15 +203,32 @@ def test_bad_scenario_files(tmp_path):
     p.write_text('[fabric]\nhosts = 8\nradix = 8\n[routing]\nengine = "table"\nfile = "t.txt"\n')
     (tmp_path / "t.txt").write_text("leaf0 node1 1\nleaf0 node1 2 3\n")
     r = run_cli("conflicts", p)
-    assert r.returncode == 2 and "t.txt:2: expected '<switch> <destination host> <output port>'" in r.stderr
+    assert (
+        r.returncode == 2
+        and "t.txt:2: expected '<switch> <destination host> <output port>'" in r.stderr
+    )
     assert len(r.stderr.strip().splitlines()) == 1
 
 
 def test_table_relative_to_scenario(tmp_path, capsys):
     sub = tmp_path / "cluster"
     sub.mkdir()
-    (sub / "s.toml").write_text('[fabric]\nhosts = 8\nradix = 4\n[routing]\nengine = "table"\nfile = "lft.txt"\n')
-    assert main(["tables", str(sub / "s.toml"), "--set", "routing.engine=dmodk", "-o", str(sub / "lft.txt")]) == 0
+    (sub / "s.toml").write_text(
+        '[fabric]\nhosts = 8\nradix = 4\n[routing]\nengine = "table"\nfile = "lft.txt"\n'
+    )
+    assert (
+        main(
+            [
+                "tables",
+                str(sub / "s.toml"),
+                "--set",
+                "routing.engine=dmodk",
+                "-o",
+                str(sub / "lft.txt"),
+            ]
+        )
+        == 0
+    )
     cwd = os.getcwd()
     try:
         os.chdir(tmp_path)
@@ -177,6 +241,7 @@ def test_table_relative_to_scenario(tmp_path, capsys):
 def test_scenario_api(scenario):
     sc = Scenario.load(scenario, ["fabric.hosts=16"])
     fabric, rt, pl, wl = sc.build()
+    assert rt.engine == "dmodk"
     assert fabric.num_hosts == 16 and pl.ranks == 16 and wl.num_steps == 15
     assert sc["routing"]["engine"] == "dmodk" and sc.name == "t"
 
@@ -186,8 +251,22 @@ def test_ctrl_c_keeps_partial_results(tmp_path):
     # ~11,600 hosts: the analysis runs for several seconds on one core
     s.write_text('[fabric]\nradix = 36\nhosts = 11000\nlevels = 3\n[placement]\norder = "random"\n')
     out = tmp_path / "out"
-    p = subprocess.Popen([sys.executable, "-m", "daqnet", "conflicts", str(s), "--json", "--progress",
-                          "--csv", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "daqnet",
+            "conflicts",
+            str(s),
+            "--json",
+            "--progress",
+            "--csv",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     buf = ""
     while "step" not in buf and time.monotonic() < deadline:

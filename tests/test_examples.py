@@ -10,13 +10,21 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from daqnet.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
-KEYS = ("hosts", "ranks", "switches", "links", "total_flows", "total_conflicts", "max_link_load",
-        "steps_total", "steps_with_conflicts")
+KEYS = (
+    "hosts",
+    "ranks",
+    "switches",
+    "links",
+    "total_flows",
+    "total_conflicts",
+    "max_link_load",
+    "steps_total",
+    "steps_with_conflicts",
+)
 
 
 def totals(path, capsys):

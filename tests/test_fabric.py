@@ -2,10 +2,9 @@
 
 import math
 
+import daqnet
 import numpy as np
 import pytest
-
-import daqnet
 from daqnet import DaqnetError
 
 
@@ -35,14 +34,16 @@ def test_switch_counts(radix, hosts, levels, taper, expected):
     assert fab.num_hosts == hosts
 
 
-@pytest.mark.parametrize(("radix", "hosts", "levels", "taper"), [(36, 540, 2, "1:1"), (12, 100, 3, ["2:1", "2:1"]),
-                                                                  (36, 500, 2, "2:1"), (10, 77, 3, "1:1")])
+@pytest.mark.parametrize(
+    ("radix", "hosts", "levels", "taper"),
+    [(36, 540, 2, "1:1"), (12, 100, 3, ["2:1", "2:1"]), (36, 500, 2, "2:1"), (10, 77, 3, "1:1")],
+)
 def test_ports_and_cables(radix, hosts, levels, taper):
     fab = daqnet.fat_tree(radix=radix, hosts=hosts, levels=levels, taper=taper)
     nodes = fab.nodes()
     lt = fab.links()
     # every switch within its radix, every host on exactly one cable
-    assert (nodes["ports"][fab.num_hosts:] <= radix).all()
+    assert (nodes["ports"][fab.num_hosts :] <= radix).all()
     assert (nodes["ports_used"][: fab.num_hosts] == 1).all()
     # two directed links per cable, the pair reversed
     assert fab.num_links % 2 == 0
@@ -79,7 +80,11 @@ def test_three_level_pods():
     # pod p: leaves 4p..4p+3 each connect to the pod's 4 spines only
     for leaf in range(16):
         pod = leaf // 4
-        peers = {fab.name(peer) for _, peer, _, _ in fab.ports(fab.node(f"leaf{leaf}")) if peer >= fab.num_hosts}
+        peers = {
+            fab.name(peer)
+            for _, peer, _, _ in fab.ports(fab.node(f"leaf{leaf}"))
+            if peer >= fab.num_hosts
+        }
         assert peers == {f"spine{pod * 4 + j}" for j in range(4)}
     # every core reaches every pod exactly once
     for c in range(16):

@@ -1,11 +1,10 @@
 """Routing engines: dmodk against an independent formula, random, table files and their errors."""
 
+import daqnet
 import numpy as np
 import pytest
-from reference import plain_graph, trace
-
-import daqnet
 from daqnet import routing
+from reference import plain_graph, trace
 
 
 def expected_dmodk_two_level(fab, m, w):
@@ -16,7 +15,7 @@ def expected_dmodk_two_level(fab, m, w):
     t = np.zeros((fab.num_switches, H), dtype=np.uint16)
     for sw in range(fab.num_switches):
         name = names[H + sw]
-        idx = int(name.lstrip("leafspine"))
+        idx = int(name.removeprefix("leaf").removeprefix("spine"))
         for d in range(H):
             if name.startswith("leaf"):
                 t[sw, d] = d % m + 1 if d // m == idx else m + d % w + 1
@@ -25,12 +24,17 @@ def expected_dmodk_two_level(fab, m, w):
     return t
 
 
-@pytest.mark.parametrize(("radix", "hosts", "taper"), [(36, 540, "1:1"), (36, 64, "1:1"), (12, 50, "2:1"), (8, 32, "1:1")])
+@pytest.mark.parametrize(
+    ("radix", "hosts", "taper"),
+    [(36, 540, "1:1"), (36, 64, "1:1"), (12, 50, "2:1"), (8, 32, "1:1")],
+)
 def test_dmodk_matches_formula_two_levels(radix, hosts, taper):
     fab = daqnet.fat_tree(radix=radix, hosts=hosts, taper=taper)
     m = radix // 2
     a, b = map(int, taper.split(":"))
-    np.testing.assert_array_equal(routing.dmodk(fab).table(), expected_dmodk_two_level(fab, m, m * b // a))
+    np.testing.assert_array_equal(
+        routing.dmodk(fab).table(), expected_dmodk_two_level(fab, m, m * b // a)
+    )
 
 
 def test_dmodk_three_levels_formula():
@@ -63,14 +67,21 @@ def route_lengths_ok(rt):
             np.testing.assert_array_equal(p, rt.path(s, d))
             if s == d:
                 continue
-            lca = next(level for level in range(1, fab.levels + 1) if s // int(np.prod(m[:level])) == d // int(np.prod(m[:level])))
+            lca = next(
+                level
+                for level in range(1, fab.levels + 1)
+                if s // int(np.prod(m[:level])) == d // int(np.prod(m[:level]))
+            )
             assert len(p) == 2 * lca
             peak = max(lv[fab.links()["dst"][x]] for x in p)
             assert peak == lca
 
 
 @pytest.mark.parametrize("engine", ["dmodk", "random"])
-@pytest.mark.parametrize(("radix", "hosts", "levels", "taper"), [(8, 30, 2, "1:1"), (8, 50, 3, "1:1"), (12, 70, 3, ["2:1", "2:1"])])
+@pytest.mark.parametrize(
+    ("radix", "hosts", "levels", "taper"),
+    [(8, 30, 2, "1:1"), (8, 50, 3, "1:1"), (12, 70, 3, ["2:1", "2:1"])],
+)
 def test_routes_minimal_and_complete(engine, radix, hosts, levels, taper):
     fab = daqnet.fat_tree(radix=radix, hosts=hosts, levels=levels, taper=taper)
     route_lengths_ok(routing.build(fab, engine, seed=5))
@@ -119,22 +130,35 @@ def _set_entry(lines, switch, dst, port):
 def test_table_loop(tmp_path, small):
     fab, rt = small
     # spine0 sends node7 back down to leaf0, which sends it up to spine0 again
-    p = write_table(tmp_path, fab, rt, lambda ls: _set_entry(_set_entry(ls, "spine0", "node7", 1), "leaf0", "node7", 3))
-    with pytest.raises(ValueError, match=r"routing \(table .*t.txt\): loop toward node7: leaf0 -> spine0 -> leaf0"):
+    p = write_table(
+        tmp_path,
+        fab,
+        rt,
+        lambda ls: _set_entry(_set_entry(ls, "spine0", "node7", 1), "leaf0", "node7", 3),
+    )
+    with pytest.raises(
+        ValueError, match=r"routing \(table .*t.txt\): loop toward node7: leaf0 -> spine0 -> leaf0"
+    ):
         routing.from_file(fab, p)
 
 
 def test_table_black_hole(tmp_path, small):
     fab, rt = small
-    p = write_table(tmp_path, fab, rt, lambda ls: [ln for ln in ls if not ln.startswith("spine1 node5 ")])
-    with pytest.raises(ValueError, match=r"black hole: switch spine1 has no route to node5 \(reached from leaf"):
+    p = write_table(
+        tmp_path, fab, rt, lambda ls: [ln for ln in ls if not ln.startswith("spine1 node5 ")]
+    )
+    with pytest.raises(
+        ValueError, match=r"black hole: switch spine1 has no route to node5 \(reached from leaf"
+    ):
         routing.from_file(fab, p)
 
 
 def test_table_misdelivery(tmp_path, small):
     fab, rt = small
     p = write_table(tmp_path, fab, rt, lambda ls: _set_entry(ls, "leaf2", "node5", 1))
-    with pytest.raises(ValueError, match="traffic for node5 is delivered to host node4 by switch leaf2"):
+    with pytest.raises(
+        ValueError, match="traffic for node5 is delivered to host node4 by switch leaf2"
+    ):
         routing.from_file(fab, p)
 
 
@@ -147,8 +171,14 @@ def test_table_misdelivery(tmp_path, small):
         ("leaf0 spine1 1\n", r"t.txt:\d+: destination 'spine1' is a switch, not a host"),
         ("leaf0 node1 9\n", r"t.txt:\d+: switch leaf0 has no port 9 \(ports 1..4\)"),
         ("leaf0 node1 x\n", r"t.txt:\d+: output port 'x' is not a whole number"),
-        ("leaf0 node1\n", r"t.txt:\d+: expected '<switch> <destination host> <output port>', got 2 fields"),
-        ("leaf0 node1 1\n", r"t.txt:\d+: second entry for switch leaf0 and destination node1 \(first at line \d+\)"),
+        (
+            "leaf0 node1\n",
+            r"t.txt:\d+: expected '<switch> <destination host> <output port>', got 2 fields",
+        ),
+        (
+            "leaf0 node1 1\n",
+            r"t.txt:\d+: second entry for switch leaf0 and destination node1 \(first at line \d+\)",
+        ),
     ],
 )
 def test_table_parse_errors(tmp_path, small, extra, message):
@@ -184,7 +214,9 @@ def test_from_ports_checks_loops(small):
 
 def test_engine_errors(small):
     fab, _ = small
-    with pytest.raises(ValueError, match="routing.engine = 'ecmp': expected one of dmodk, random, table"):
+    with pytest.raises(
+        ValueError, match="routing.engine = 'ecmp': expected one of dmodk, random, table"
+    ):
         routing.build(fab, "ecmp")
     with pytest.raises(ValueError, match='routing.engine = "table" needs routing.file'):
         routing.build(fab, "table")

@@ -23,7 +23,9 @@ __all__ = ["ConflictReport", "conflicts"]
 class ConflictReport:
     """Result of :func:`conflicts`: per step, per link and per link class."""
 
-    def __init__(self, routing: Routing, placement: Placement, workload: Workload, core, user_stop: bool):
+    def __init__(
+        self, routing: Routing, placement: Placement, workload: Workload, core, user_stop: bool
+    ):
         self.routing = routing
         self.fabric = routing.fabric
         self.placement = placement
@@ -98,7 +100,9 @@ class ConflictReport:
         klass = 2 * lt["tier"] + (1 - lt["up"].astype(np.int32))
         totals = self._core.link_table()["flows"]
         out = []
-        for c, (name, hist) in enumerate(zip(self.fabric.link_class_names(), self._core.load_histogram(), strict=False)):
+        for c, (name, hist) in enumerate(
+            zip(self.fabric.link_class_names(), self._core.load_histogram(), strict=False)
+        ):
             mask = klass == c
             n_links = int(mask.sum())
             link_steps = int(hist.sum())
@@ -135,7 +139,9 @@ class ConflictReport:
         for i in order[:n]:
             if t["conflicts"][i] == 0:
                 break
-            rows.append({k: (v[i].item() if isinstance(v, np.ndarray) else v[i]) for k, v in t.items()})
+            rows.append(
+                {k: (v[i].item() if isinstance(v, np.ndarray) else v[i]) for k, v in t.items()}
+            )
         return rows
 
     def step_details(self, step: int) -> list[dict]:
@@ -225,12 +231,16 @@ def conflicts(
     if placement.fabric is not routing.fabric:
         raise DaqnetError("placement and routing are over different fabrics")
     if workload.ranks > placement.ranks:
-        raise DaqnetError(f"the workload has {workload.ranks} ranks but only {placement.ranks} are placed")
+        raise DaqnetError(
+            f"the workload has {workload.ranks} ranks but only {placement.ranks} are placed"
+        )
 
     def report(done: int, total: int) -> bool:
         if progress is not None:
             progress(done, total)
         return True
 
-    core, user_stop = _core.analysis.analyze_conflicts(routing._core, placement.hosts, workload._core, report)
+    core, user_stop = _core.analysis.analyze_conflicts(
+        routing._core, placement.hosts, workload._core, report
+    )
     return ConflictReport(routing, placement, workload, core, user_stop)

@@ -29,30 +29,57 @@ def _detail_steps(text: str) -> int | None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="daqnet", description="Plan, simulate and benchmark event-building networks.")
+    p = argparse.ArgumentParser(
+        prog="daqnet", description="Plan, simulate and benchmark event-building networks."
+    )
     p.add_argument("--version", action="version", version=f"daqnet {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def scenario_args(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("scenario", help="scenario file (TOML)")
         sp.add_argument(
-            "--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+            "--set",
+            dest="overrides",
+            action="append",
+            default=[],
+            metavar="SECTION.KEY=VALUE",
             help="override a scenario key; the value is read as TOML, a bare word as a string (repeatable)",
         )
 
-    c = sub.add_parser("conflicts", help="static conflicts per step: link loads, conflicting links",
-                       description="Route every flow of every step and count conflicts "
-                       "(Σ over directed links of max(0, flows − 1)).")
+    c = sub.add_parser(
+        "conflicts",
+        help="static conflicts per step: link loads, conflicting links",
+        description="Route every flow of every step and count conflicts "
+        "(Σ over directed links of max(0, flows − 1)).",
+    )
     scenario_args(c)
-    c.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the summary")
-    c.add_argument("--csv", metavar="DIR", help="write steps.csv, links.csv, levels.csv, conflicts.csv into DIR")
-    c.add_argument("--plot", metavar="FILE", help="write a figure of conflicts per step (png, pdf, svg)")
-    c.add_argument("--progress", action="store_true",
-                   help="always show the progress line on stderr (default: only on a terminal)")
-    c.add_argument("--detail-steps", type=_detail_steps, default=20, metavar="N|all",
-                   help="steps (most conflicts first) detailed in conflicts.csv (default 20)")
+    c.add_argument(
+        "--json", action="store_true", help="print one JSON object on stdout instead of the summary"
+    )
+    c.add_argument(
+        "--csv",
+        metavar="DIR",
+        help="write steps.csv, links.csv, levels.csv, conflicts.csv into DIR",
+    )
+    c.add_argument(
+        "--plot", metavar="FILE", help="write a figure of conflicts per step (png, pdf, svg)"
+    )
+    c.add_argument(
+        "--progress",
+        action="store_true",
+        help="always show the progress line on stderr (default: only on a terminal)",
+    )
+    c.add_argument(
+        "--detail-steps",
+        type=_detail_steps,
+        default=20,
+        metavar="N|all",
+        help="steps (most conflicts first) detailed in conflicts.csv (default 20)",
+    )
 
-    t = sub.add_parser("tables", help="write the scenario's forwarding tables as a routing table file")
+    t = sub.add_parser(
+        "tables", help="write the scenario's forwarding tables as a routing table file"
+    )
     scenario_args(t)
     t.add_argument("-o", "--output", required=True, metavar="FILE", help="table file to write")
     return p
@@ -85,7 +112,7 @@ def _cmd_conflicts(args: argparse.Namespace) -> int:
     from .summary import conflict_summary
 
     scenario = Scenario.load(args.scenario, args.overrides)
-    fabric, routing, placement, workload = scenario.build()
+    _fabric, routing, placement, workload = scenario.build()
     progress = _Progress("conflicts", args.progress)
     try:
         report = conflicts(routing, placement, workload, progress)
@@ -106,8 +133,11 @@ def _cmd_conflicts(args: argparse.Namespace) -> int:
     else:
         print(conflict_summary(report, args.scenario))
     if report.interrupted:
-        print(f"daqnet: interrupted after {report.steps_done} of {report.steps_total} steps; "
-              "partial results written", file=sys.stderr)
+        print(
+            f"daqnet: interrupted after {report.steps_done} of {report.steps_total} steps; "
+            "partial results written",
+            file=sys.stderr,
+        )
         return 130
     return 0
 
@@ -127,7 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except USER_ERRORS as err:
-        msg = str(err) if not isinstance(err, OSError) or not err.filename else f"{err.filename}: {err.strerror}"
+        msg = (
+            str(err)
+            if not isinstance(err, OSError) or not err.filename
+            else f"{err.filename}: {err.strerror}"
+        )
         print(f"daqnet: error: {msg}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._core import Error as CoreError
 
-__all__ = ["CoreError", "DaqnetError", "USER_ERRORS"]
+__all__ = ["USER_ERRORS", "CoreError", "DaqnetError"]
 
 
 class DaqnetError(ValueError):

@@ -124,7 +124,9 @@ class Fabric:
         nodes = self.nodes()
         out = []
         for i in np.flatnonzero(nodes["level"] == 1):
-            hosts = sum(1 for _, peer, _, _ in self._core.ports(int(i)) if 0 <= peer < self.num_hosts)
+            hosts = sum(
+                1 for _, peer, _, _ in self._core.ports(int(i)) if 0 <= peer < self.num_hosts
+            )
             if hosts < per_leaf:
                 out.append((self._names[i], hosts, per_leaf))
         return out
@@ -133,7 +135,9 @@ class Fabric:
         return f"<daqnet.Fabric: {self.describe()}>"
 
 
-def parse_taper(value: str | Sequence[str], levels: int, key: str = "fabric.taper") -> list[tuple[int, int]]:
+def parse_taper(
+    value: str | Sequence[str], levels: int, key: str = "fabric.taper"
+) -> list[tuple[int, int]]:
     """Parse "a:b" (leaf level) or a list of them (one per level below the top)."""
     items = [value] if isinstance(value, str) else list(value)
     out = []

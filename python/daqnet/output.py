@@ -27,7 +27,9 @@ def _columns(table: dict) -> tuple[list[str], Iterable]:
     return header, zip(*cols, strict=True)
 
 
-def write_conflict_csv(report: ConflictReport, directory: str | Path, detail_steps: int | None = 20) -> list[Path]:
+def write_conflict_csv(
+    report: ConflictReport, directory: str | Path, detail_steps: int | None = 20
+) -> list[Path]:
     """Write steps.csv, links.csv, levels.csv and conflicts.csv into `directory`.
 
     conflicts.csv lists, for the `detail_steps` steps with most conflicts (all steps when
@@ -63,12 +65,35 @@ def write_conflict_csv(report: ConflictReport, directory: str | Path, detail_ste
         for step in sorted(steps):
             for c in report.step_details(step):
                 for f in c["flows"]:
-                    yield [step, c["link"], c["from"], c["from_port"], c["to"], c["to_port"], c["load"],
-                           f["src_rank"], f["dst_rank"], f["src_host"], f["dst_host"]]
+                    yield [
+                        step,
+                        c["link"],
+                        c["from"],
+                        c["from_port"],
+                        c["to"],
+                        c["to_port"],
+                        c["load"],
+                        f["src_rank"],
+                        f["dst_rank"],
+                        f["src_host"],
+                        f["dst_host"],
+                    ]
 
     _write(
         path,
-        ["step", "link", "from", "from_port", "to", "to_port", "load", "src_rank", "dst_rank", "src_host", "dst_host"],
+        [
+            "step",
+            "link",
+            "from",
+            "from_port",
+            "to",
+            "to_port",
+            "load",
+            "src_rank",
+            "dst_rank",
+            "src_host",
+            "dst_host",
+        ],
         detail_rows(),
     )
     written.append(path)

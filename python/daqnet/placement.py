@@ -52,7 +52,9 @@ class Placement:
 def _count(fabric: Fabric, ranks: int | None) -> int:
     n = fabric.num_hosts if ranks is None else ranks
     if not 2 <= n <= fabric.num_hosts:
-        raise DaqnetError(f"placement.ranks = {n}: must be between 2 and the {fabric.num_hosts} hosts")
+        raise DaqnetError(
+            f"placement.ranks = {n}: must be between 2 and the {fabric.num_hosts} hosts"
+        )
     return n
 
 

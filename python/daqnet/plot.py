@@ -21,14 +21,23 @@ def plot_conflicts(report: ConflictReport, path: str | Path, title: str | None =
 
     s = report.steps()
     fig, (ax, bx) = plt.subplots(2, 1, figsize=(10, 7), constrained_layout=True)
-    ax.plot(s["step"], s["conflicts"], drawstyle="steps-mid", color="tab:red", lw=1, label="conflicts")
+    ax.plot(
+        s["step"], s["conflicts"], drawstyle="steps-mid", color="tab:red", lw=1, label="conflicts"
+    )
     ax.set_xlabel("step")
     ax.set_ylabel("conflicts (Σ max(0, flows − 1) over links)")
     ax.set_xlim(0.5, max(1.5, s["step"][-1] + 0.5) if len(s["step"]) else 1.5)
     ax.set_ylim(bottom=0)
     ax2 = ax.twinx()
-    ax2.plot(s["step"], s["max_link_load"], drawstyle="steps-mid", color="tab:blue", lw=0.8, alpha=0.7,
-             label="max link load")
+    ax2.plot(
+        s["step"],
+        s["max_link_load"],
+        drawstyle="steps-mid",
+        color="tab:blue",
+        lw=0.8,
+        alpha=0.7,
+        label="max link load",
+    )
     ax2.set_ylabel("max flows on one link")
     ax2.set_ylim(bottom=0)
     lines = ax.get_lines() + ax2.get_lines()
@@ -40,8 +49,12 @@ def plot_conflicts(report: ConflictReport, path: str | Path, title: str | None =
     for i, lv in enumerate(levels):
         loads = np.array(sorted(lv["histogram"]))
         counts = np.array([lv["histogram"][k] for k in loads], dtype=float)
-        bx.bar(loads + (i - len(levels) / 2 + 0.5) * width, counts / max(1, lv["link_steps"]), width=width,
-               label=lv["class"])
+        bx.bar(
+            loads + (i - len(levels) / 2 + 0.5) * width,
+            counts / max(1, lv["link_steps"]),
+            width=width,
+            label=lv["class"],
+        )
     bx.set_xlabel("flows on a link in one step")
     bx.set_ylabel("fraction of (link, step) pairs")
     bx.set_yscale("log")

@@ -86,7 +86,9 @@ def from_ports(fabric: Fabric, ports: np.ndarray, engine: str = "array") -> Rout
     return Routing(fabric, _core.routing.from_ports(fabric._core, arr, engine))
 
 
-def build(fabric: Fabric, engine: str = "dmodk", seed: int = 0, file: str | Path | None = None) -> Routing:
+def build(
+    fabric: Fabric, engine: str = "dmodk", seed: int = 0, file: str | Path | None = None
+) -> Routing:
     """The engine named in a scenario's [routing] section."""
     if engine == "dmodk":
         return dmodk(fabric)

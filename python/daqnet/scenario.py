@@ -43,7 +43,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "radix": Key("int", 36, "ports per switch"),
         "hosts": Key("int", None, "number of hosts (leaves filled in order)", required=True),
         "levels": Key("int", 2, "switch levels: 2 or 3"),
-        "taper": Key("taper", "1:1", 'down:up ratio at the leaf level ("2:1"), or a list per level'),
+        "taper": Key(
+            "taper", "1:1", 'down:up ratio at the leaf level ("2:1"), or a list per level'
+        ),
         "hosts_per_leaf": Key("int", None, "host ports per leaf (default radix/2)"),
         "spine_radix": Key("int", None, "ports of top-level switches (default radix)"),
         "link_gbps": Key("float", 100.0, "link rate in Gb/s (10^9 bit/s)"),
@@ -112,7 +114,9 @@ class Scenario:
         for item in overrides:
             section, key, value = parse_set(item)
             if section not in SCHEMA:
-                raise DaqnetError(f"--set {item}: unknown section '{section}' (known: {', '.join(SCHEMA)})")
+                raise DaqnetError(
+                    f"--set {item}: unknown section '{section}' (known: {', '.join(SCHEMA)})"
+                )
             if key not in SCHEMA[section]:
                 raise DaqnetError(
                     f"--set {item}: unknown key '{section}.{key}' (known: {', '.join(SCHEMA[section])})"
@@ -145,7 +149,9 @@ class Scenario:
                 if key in given:
                     vals[key] = self._check(section, key, spec, given[key])
                 elif spec.required:
-                    raise DaqnetError(f"{self.source}: missing required key '{section}.{key}' ({spec.doc})")
+                    raise DaqnetError(
+                        f"{self.source}: missing required key '{section}.{key}' ({spec.doc})"
+                    )
                 else:
                     vals[key] = copy.deepcopy(spec.default)
             out[section] = vals
@@ -158,7 +164,8 @@ class Scenario:
             "float": isinstance(value, (int, float)) and not isinstance(value, bool),
             "str": isinstance(value, str),
             "path": isinstance(value, str),
-            "taper": isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)),
+            "taper": isinstance(value, str)
+            or (isinstance(value, list) and all(isinstance(v, str) for v in value)),
             "int_list": isinstance(value, list)
             and all(isinstance(v, int) and not isinstance(v, bool) for v in value),
         }[spec.kind]

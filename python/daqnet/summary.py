@@ -14,7 +14,8 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
     leaf_note = (
         "all leaves full"
         if not partial
-        else "partial leaves: " + ", ".join(f"{n} ({h}/{p} hosts)" for n, h, p in partial[:4])
+        else "partial leaves: "
+        + ", ".join(f"{n} ({h}/{p} hosts)" for n, h, p in partial[:4])
         + (" ..." if len(partial) > 4 else "")
     )
     lines += [
@@ -30,16 +31,23 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
         f"{report.steps_with_conflicts:,} of {done:,} steps, max link load {report.max_link_load}"
     )
     if report.interrupted:
-        lines.append(f"  INTERRUPTED after {done:,} of {report.steps_total:,} steps: totals cover those steps")
+        lines.append(
+            f"  INTERRUPTED after {done:,} of {report.steps_total:,} steps: totals cover those steps"
+        )
     worst = report.worst_steps(5)
     if worst:
         s = report.steps()
         parts = []
         for step in worst:
             i = step - int(s["step"][0])
-            parts.append(f"{step} ({int(s['conflicts'][i])}, max load {int(s['max_link_load'][i])})")
+            parts.append(
+                f"{step} ({int(s['conflicts'][i])}, max load {int(s['max_link_load'][i])})"
+            )
         lines.append("  worst steps: " + ", ".join(parts))
-    lines += ["", "  link class        links   busy   mean load  max load  conflicts  flows/link min-mean-max"]
+    lines += [
+        "",
+        "  link class        links   busy   mean load  max load  conflicts  flows/link min-mean-max",
+    ]
     for lv in report.levels():
         lines.append(
             f"  {lv['class']:<16} {lv['links']:>6} {100 * lv['busy_fraction']:>5.1f}%  {lv['mean_load']:>9.3f}"
@@ -60,7 +68,9 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
         for c in det[:4]:
             flows = ", ".join(f"{fl['src_host']}->{fl['dst_host']}" for fl in c["flows"][:4])
             more = f" (+{len(c['flows']) - 4})" if len(c["flows"]) > 4 else ""
-            lines.append(f"    {c['from']}:{c['from_port']} -> {c['to']}:{c['to_port']}  load {c['load']}: {flows}{more}")
+            lines.append(
+                f"    {c['from']}:{c['from_port']} -> {c['to']}:{c['to_port']}  load {c['load']}: {flows}{more}"
+            )
         if len(det) > 4:
             lines.append(f"    ... {len(det) - 4} more")
     return "\n".join(lines)

@@ -64,7 +64,9 @@ def event_building(ranks: int, schedule: str = "barrel", seed: int = 0) -> Workl
     elif schedule == "all-at-once":
         core = _core.workload.all_at_once(ranks)
     else:
-        raise DaqnetError(f"workload.schedule = {schedule!r}: expected one of {', '.join(SCHEDULES)}")
+        raise DaqnetError(
+            f"workload.schedule = {schedule!r}: expected one of {', '.join(SCHEDULES)}"
+        )
     return Workload(core, "event-building")
 
 
