@@ -72,6 +72,10 @@ def test_matches_brute_force(case):
     # load histograms count every (link, step) pair once
     for lv in rep.levels():
         assert lv["link_steps"] == lv["links"] * wl.num_steps
+    # full link loads of a step
+    s_mid = (wl.num_steps + 1) // 2
+    loads = rep.step_loads(s_mid)
+    assert {i: int(v) for i, v in enumerate(loads) if v} == dict(per_step[s_mid - 1][2])
     # the conflicting links of a step and the flows on them
     worst = rep.worst_steps(1)
     if worst:

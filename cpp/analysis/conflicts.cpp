@@ -198,12 +198,32 @@ ConflictResult analyze_conflicts(const routing::Routing& routing, std::span<cons
   return r;
 }
 
+namespace {
+
+void check_step(const workload::Schedule& schedule, int64_t step) {
+  if (step < 0 || step >= schedule.num_steps())
+    throw Error("analysis: step " + std::to_string(step + 1) + " is out of range (1.." +
+                std::to_string(schedule.num_steps()) + ")");
+}
+
+}  // namespace
+
+std::vector<int32_t> step_loads(const routing::Routing& routing, std::span<const int32_t> placement,
+                                const workload::Schedule& schedule, int64_t step) {
+  check_placement(routing, placement, schedule);
+  check_step(schedule, step);
+  std::vector<int32_t> load(static_cast<size_t>(routing.fabric().num_links()), 0);
+  std::vector<LinkId> touched;
+  std::vector<Flow> flows;
+  schedule.step(step, flows);
+  count_loads(routing, placement, flows, load, touched);
+  return load;
+}
+
 std::vector<LinkConflict> step_conflicts(const routing::Routing& routing, std::span<const int32_t> placement,
                                          const workload::Schedule& schedule, int64_t step) {
   check_placement(routing, placement, schedule);
-  if (step < 0 || step >= schedule.num_steps())
-    throw Error("analysis: step " + std::to_string(step) + " is out of range (0.." +
-                std::to_string(schedule.num_steps() - 1) + ")");
+  check_step(schedule, step);
   const size_t L = static_cast<size_t>(routing.fabric().num_links());
   std::vector<int32_t> load(L, 0);
   std::vector<LinkId> touched;

@@ -54,6 +54,10 @@ ConflictResult analyze_conflicts(const routing::Routing& routing, std::span<cons
                                  const workload::Schedule& schedule, const Progress& progress = {},
                                  double progress_period_seconds = 0.25);
 
+/// Load (flows) of every directed link in one step (0-based).
+std::vector<int32_t> step_loads(const routing::Routing& routing, std::span<const int32_t> placement,
+                                const workload::Schedule& schedule, int64_t step);
+
 /// The links of one step that carry more than one flow, and those flows.
 struct LinkConflict {
   LinkId link = -1;

@@ -92,6 +92,14 @@ void bind_analysis(nb::module_& m) {
       "Analyse every step; returns (ConflictResult, interrupted_by_ctrl_c)");
 
   m.def(
+      "step_loads",
+      [](const routing::Routing& routing, IntArray placement, const workload::Schedule& schedule, int64_t step) {
+        return to_numpy(step_loads(routing, as_span(placement), schedule, step));
+      },
+      nb::arg("routing"), nb::arg("placement"), nb::arg("schedule"), nb::arg("step"),
+      "Flows on every directed link in one step (0-based)");
+
+  m.def(
       "step_conflicts",
       [](const routing::Routing& routing, IntArray placement, const workload::Schedule& schedule, int64_t step) {
         nb::list out;

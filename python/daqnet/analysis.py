@@ -144,10 +144,20 @@ class ConflictReport:
             )
         return rows
 
-    def step_details(self, step: int) -> list[dict]:
-        """Links of one step (counted from 1) carrying more than one flow, with the flows."""
+    def step_loads(self, step: int) -> np.ndarray:
+        """Flows on every directed link in one step (counted from 1); index = link id."""
+        self._check_step(step)
+        return _core.analysis.step_loads(
+            self.routing._core, self.placement.hosts, self.workload._core, step - 1
+        )
+
+    def _check_step(self, step: int) -> None:
         if not 1 <= step <= self.workload.num_steps:
             raise DaqnetError(f"step {step} is out of range 1..{self.workload.num_steps}")
+
+    def step_details(self, step: int) -> list[dict]:
+        """Links of one step (counted from 1) carrying more than one flow, with the flows."""
+        self._check_step(step)
         lt = self.fabric.links()
         names = self.fabric.node_names
         hosts = self.placement.hosts

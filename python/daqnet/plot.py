@@ -18,6 +18,7 @@ def plot_conflicts(report: ConflictReport, path: str | Path, title: str | None =
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     s = report.steps()
     fig, (ax, bx) = plt.subplots(2, 1, figsize=(10, 7), constrained_layout=True)
@@ -40,6 +41,8 @@ def plot_conflicts(report: ConflictReport, path: str | Path, title: str | None =
     )
     ax2.set_ylabel("max flows on one link")
     ax2.set_ylim(bottom=0)
+    ax2.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     lines = ax.get_lines() + ax2.get_lines()
     ax.legend(lines, [ln.get_label() for ln in lines], loc="upper right")
     ax.set_title(title or f"{report.workload.describe()} — {report.total_conflicts} conflicts")
@@ -55,6 +58,7 @@ def plot_conflicts(report: ConflictReport, path: str | Path, title: str | None =
             width=width,
             label=lv["class"],
         )
+    bx.xaxis.set_major_locator(MaxNLocator(integer=True))
     bx.set_xlabel("flows on a link in one step")
     bx.set_ylabel("fraction of (link, step) pairs")
     bx.set_yscale("log")
