@@ -139,7 +139,7 @@ def test_naming_file(tmp_path):
     with pytest.raises(DaqnetError, match=r"names.txt: 2 hostnames for a fabric of 10 hosts"):
         daqnet.fat_tree(radix=8, hosts=10, naming="file", naming_file=f)
     f.write_text("a\na\n")
-    with pytest.raises(DaqnetError, match=r"names.txt:2: hostname 'a' already on line 1"):
+    with pytest.raises(DaqnetError, match=r"names.txt:2: host 'a' already listed on line 1"):
         daqnet.fat_tree(radix=8, hosts=2, naming="file", naming_file=f)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _core
 from .errors import DaqnetError
+from .hostlist import read_hostnames
 
 __all__ = ["NAMINGS", "Fabric", "fat_tree", "parse_taper"]
 
@@ -155,21 +156,7 @@ def parse_taper(
 
 
 def _read_names(path: str | Path, count: int, key: str) -> list[str]:
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as err:
-        raise DaqnetError(f"{key}: cannot read {path}: {err.strerror}") from None
-    names, where = [], {}
-    for lineno, line in enumerate(lines, 1):
-        name = line.split("#", 1)[0].strip()
-        if not name:
-            continue
-        if len(name.split()) != 1:
-            raise DaqnetError(f"{path}:{lineno}: expected one hostname per line, got '{name}'")
-        if name in where:
-            raise DaqnetError(f"{path}:{lineno}: hostname '{name}' already on line {where[name]}")
-        where[name] = lineno
-        names.append(name)
+    names = [name for name, _ in read_hostnames(path, key)]
     if len(names) != count:
         raise DaqnetError(f"{path}: {len(names)} hostnames for a fabric of {count} hosts")
     return names

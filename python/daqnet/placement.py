@@ -15,6 +15,7 @@ import numpy as np
 from . import _core
 from .errors import DaqnetError
 from .fabric import Fabric
+from .hostlist import read_hostnames
 
 __all__ = ["ORDERS", "Placement", "build", "from_file", "hostname", "random", "topology"]
 
@@ -79,23 +80,11 @@ def random(fabric: Fabric, ranks: int | None = None, seed: int = 0) -> Placement
 
 
 def from_file(fabric: Fabric, path: str | Path, ranks: int | None = None) -> Placement:
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as err:
-        raise DaqnetError(f"placement.file: cannot read {path}: {err.strerror}") from None
     index = {n: i for i, n in enumerate(fabric.host_names)}
-    hosts, seen = [], {}
-    for lineno, line in enumerate(lines, 1):
-        name = line.split("#", 1)[0].strip()
-        if not name:
-            continue
-        if len(name.split()) != 1:
-            raise DaqnetError(f"{path}:{lineno}: expected one hostname per line, got '{name}'")
+    hosts = []
+    for name, lineno in read_hostnames(path, "placement.file"):
         if name not in index:
             raise DaqnetError(f"{path}:{lineno}: no host named '{name}' in the fabric")
-        if name in seen:
-            raise DaqnetError(f"{path}:{lineno}: host '{name}' already listed on line {seen[name]}")
-        seen[name] = lineno
         hosts.append(index[name])
     n = len(hosts) if ranks is None else ranks
     if len(hosts) < n:
