@@ -154,7 +154,7 @@ def test_tables_command_roundtrip(scenario, tmp_path, capsys):
 
 
 BAD = [
-    (["--set", "fabric.radix=35"], "fabric.radix = 35: must be an even number >= 4"),
+    (["--set", "fabric.radix=35"], "fabric.radix = 35: must be an even number from 4 to 4096"),
     (["--set", "fabric.radix=3"], "fabric.radix = 3"),
     (
         ["--set", "fabric.hosts=1000"],
@@ -176,6 +176,46 @@ BAD = [
     (["--set", "fabric.levels=4"], "fabric.levels = 4: must be 2 or 3"),
     (["--set", "workload.kind=broadcast"], "workload.kind = 'broadcast': expected one of"),
     (["--set", "hosts=3"], "--set hosts=3: expected section.key=value"),
+    (
+        ["--set", "routing.engine=random", "--set", "routing.seed=-1"],
+        "routing.seed = -1: a seed must be from 0 to 2",
+    ),
+    (
+        ["--set", "routing.seed=99999999999999999999999"],
+        "routing.seed = .*: a seed must be from 0 to 2",
+    ),
+    (["--set", "placement.seed=-5"], "placement.seed = -5: a seed must be"),
+    (["--set", "fabric.naming_seed=-1"], "fabric.naming_seed = -1: a seed must be"),
+    (["--set", "fabric.hosts=99999999999"], "fabric.hosts = 99999999999: must be from"),
+    (["--set", "fabric.taper=99999999999:1"], "ratio terms must be at most 65535"),
+    (
+        ["--set", "workload.kind=shift", "--set", "workload.shifts=[99999999999999999999]"],
+        "workload.shifts = .*: expected a list of whole numbers up to",
+    ),
+    (
+        ["--set", "fabric.radix=100000", "--set", "fabric.hosts=2"],
+        "fabric.radix = 100000: must be an even number from 4 to 4096",
+    ),
+    (["--set", "fabric.spine_radix=5000"], "fabric.spine_radix = 5000: must be from 2 to 4096"),
+    (
+        ["--set", "fabric.radix=4096", "--set", "fabric.levels=3"],
+        "switch ports .* is more than daqnet builds",
+    ),
+    (
+        ["--set", "fabric.latency_seconds=-1e-6"],
+        "fabric.latency_seconds must be a finite number >= 0",
+    ),
+    (["--set", "fabric.link_gbps=inf"], "fabric.link_gbps = inf: must be a finite number"),
+    (["--set", "fabric.hosts_per_leaf=0"], "fabric.hosts_per_leaf = 0: must be from 1 to"),
+    (["--set", 'fabric.host_prefix="a b"'], "fabric.host_prefix = 'a b': use letters, digits"),
+    (["--set", "fabric.host_prefix=leaf"], "fabric.host_prefix = 'leaf': .*not a switch prefix"),
+    (["--set", "placement.ranks=1"], "placement.ranks = 1: must be between 2 and the 30 hosts"),
+    (["--plot", "out.foo"], "--plot out.foo: unknown figure format 'foo'"),
+    (
+        ["--plot", "/nonexistent/dir/c.png"],
+        "--plot /nonexistent/dir/c.png: directory /nonexistent/dir does not exist",
+    ),
+    (["--csv", ""], "--csv: empty directory name"),
 ]
 
 
@@ -208,6 +248,60 @@ def test_bad_scenario_files(tmp_path):
         and "t.txt:2: expected '<switch> <destination host> <output port>'" in r.stderr
     )
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_set_on_a_section_that_is_not_a_table(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text("fabric = 5\n")
+    r = run_cli("conflicts", p, "--set", "fabric.hosts=8")
+    assert (
+        r.returncode == 2 and "'fabric' must be a table" in r.stderr and "Traceback" not in r.stderr
+    )
+
+
+def test_set_path_is_relative_to_working_directory(scenario, tmp_path, capsys, monkeypatch):
+    # scenario lives in tmp_path; the table is written into a sub-directory of the cwd
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert main(["tables", str(scenario), "-o", "lft.txt"]) == 0
+    assert (
+        main(
+            [
+                "conflicts",
+                str(scenario),
+                "--json",
+                "--set",
+                "routing.engine=table",
+                "--set",
+                "routing.file=lft.txt",
+            ]
+        )
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["routing"] == f"table {work / 'lft.txt'}"
+
+
+def test_broken_pipe_is_quiet(scenario):
+    r = subprocess.run(
+        f"{sys.executable} -m daqnet conflicts {scenario} --set placement.order=hostname | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.stdout.startswith("daqnet conflicts") and r.stderr == ""
+
+
+def test_all_to_all_details_stay_small(capsys):
+    # one step with every pair of 540 ranks: the summary shows a few links and flows only
+    from pathlib import Path
+
+    lhcb = Path(__file__).resolve().parents[1] / "examples" / "lhcb-540.toml"
+    assert main(["conflicts", str(lhcb), "--set", "workload.kind=all-to-all"]) == 0
+    text = capsys.readouterr().out
+    assert "most loaded first" in text and "more" in text
+    assert len(text.splitlines()) < 60
 
 
 def test_table_relative_to_scenario(tmp_path, capsys):

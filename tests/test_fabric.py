@@ -92,10 +92,30 @@ def test_three_level_pods():
         assert sorted(int(n[5:]) // 4 for n in peers) == [0, 1, 2, 3]
 
 
-def test_partial_leaf_reported():
+def test_partial_subtrees_reported():
     fab = daqnet.fat_tree(radix=36, hosts=64)
-    assert fab.partial_leaves() == [("leaf3", 10, 18)]
-    assert daqnet.fat_tree(radix=36, hosts=72).partial_leaves() == []
+    assert fab.partial_subtrees() == [
+        {"level": "leaf", "switches": ["leaf3"], "hosts": 10, "capacity": 18}
+    ]
+    assert daqnet.fat_tree(radix=36, hosts=72).partial_subtrees() == []
+    # 3 levels, radix 8: pods of 16 hosts served by 4 spines; 120 hosts = 7 pods + 8 hosts
+    fab = daqnet.fat_tree(radix=8, hosts=120, levels=3)
+    assert fab.partial_subtrees() == [
+        {
+            "level": "spine",
+            "switches": [f"spine{i}" for i in range(28, 32)],
+            "hosts": 8,
+            "capacity": 16,
+        }
+    ]
+    # each of those spines really reaches only the last pod's two leaves
+    for name in ("spine28", "spine31"):
+        leaves = {
+            fab.name(p)
+            for _, p, _, _ in fab.ports(name)
+            if p >= 0 and fab.name(p).startswith("leaf")
+        }
+        assert leaves == {"leaf28", "leaf29"}
 
 
 def test_capacity_closed_form():
@@ -146,7 +166,7 @@ def test_naming_file(tmp_path):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"radix": 35}, "fabric.radix = 35: must be an even number >= 4"),
+        ({"radix": 35}, "fabric.radix = 35: must be an even number from 4 to 4096"),
         ({"radix": 2}, "fabric.radix = 2"),
         ({"levels": 4}, "fabric.levels = 4: must be 2 or 3"),
         ({"hosts": 1}, "fabric.hosts = 1"),
@@ -157,7 +177,7 @@ def test_naming_file(tmp_path):
         ({"taper": ["2:1", "2:1"]}, "fabric.taper: 2 ratios given, a 2-level tree has 1"),
         ({"levels": 3, "taper": ["1:1", "5:1"]}, r'fabric.taper\[1\] = "5:1" does not divide'),
         ({"hosts_per_leaf": 24}, "needs 48 ports on a 36-port leaf"),
-        ({"link_gbps": 0}, "fabric.link_gbps must be > 0"),
+        ({"link_gbps": 0}, "fabric.link_gbps must be a finite number > 0"),
         ({"naming": "alphabet"}, "fabric.naming = 'alphabet': expected one of"),
     ],
 )

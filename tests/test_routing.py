@@ -204,6 +204,28 @@ def test_table_unreadable_and_empty(tmp_path, small):
         routing.from_file(fab, tmp_path / "e.txt")
 
 
+def test_table_bom_directory_and_huge_port(tmp_path, small):
+    fab, rt = small
+    p = write_table(tmp_path, fab, rt)
+    p.write_bytes(b"\xef\xbb\xbf" + p.read_bytes())
+    np.testing.assert_array_equal(routing.from_file(fab, p).table(), rt.table())
+    with pytest.raises(ValueError, match="is a directory"):
+        routing.from_file(fab, tmp_path)
+    with pytest.raises(ValueError, match=r"t.txt:\d+: output port '99999999999' is out of range"):
+        routing.from_file(fab, write_table(tmp_path, fab, rt, extra="leaf0 node1 99999999999\n"))
+
+
+def test_port_lookup_bounds(small):
+    fab, rt = small
+    assert rt.port("leaf0", "node7") in (3, 4)
+    with pytest.raises(ValueError, match="is not a switch"):
+        rt.port(0, 0)
+    with pytest.raises(ValueError, match="is not a switch"):
+        rt._core.port(99999, 0)
+    with pytest.raises(ValueError, match="from 0 \\(no entry\\) to 65535"):
+        routing.from_ports(fab, rt.table().astype(np.int64) + 65536)
+
+
 def test_from_ports_checks_loops(small):
     fab, rt = small
     t = rt.table().copy()

@@ -23,24 +23,17 @@ void check_placement(const routing::Routing& routing, std::span<const int32_t> p
 
 namespace {
 
-// Route every flow of one step, counting flows per link; `touched` lists links with load > 0.
-// Returns the number of link traversals.
-int64_t count_loads(const routing::Routing& routing, std::span<const int32_t> placement,
-                    const std::vector<Flow>& flows, std::vector<int32_t>& load, std::vector<LinkId>& touched) {
-  int64_t hops = 0;
-  auto bump = [&](LinkId l) {
-    if (load[static_cast<size_t>(l)]++ == 0) touched.push_back(l);
-  };
+// Route every flow of one step, counting flows per link (not the hot loop of analyze_conflicts).
+void count_loads(const routing::Routing& routing, std::span<const int32_t> placement, const std::vector<Flow>& flows,
+                 std::vector<int32_t>& load) {
+  auto bump = [&](LinkId l) { ++load[static_cast<size_t>(l)]; };
   for (const Flow& f : flows) {
     const int32_t a = placement[static_cast<size_t>(f.src)];
     const int32_t b = placement[static_cast<size_t>(f.dst)];
     if (a == b) continue;  // ranks on one host: no link
     bump(routing.uplink(a));
-    const auto t = routing.tail(a, b);
-    for (LinkId l : t) bump(l);
-    hops += 1 + static_cast<int64_t>(t.size());
+    for (LinkId l : routing.tail(a, b)) bump(l);
   }
-  return hops;
 }
 
 }  // namespace
@@ -213,37 +206,44 @@ std::vector<int32_t> step_loads(const routing::Routing& routing, std::span<const
   check_placement(routing, placement, schedule);
   check_step(schedule, step);
   std::vector<int32_t> load(static_cast<size_t>(routing.fabric().num_links()), 0);
-  std::vector<LinkId> touched;
   std::vector<Flow> flows;
   schedule.step(step, flows);
-  count_loads(routing, placement, flows, load, touched);
+  count_loads(routing, placement, flows, load);
   return load;
 }
 
 std::vector<LinkConflict> step_conflicts(const routing::Routing& routing, std::span<const int32_t> placement,
-                                         const workload::Schedule& schedule, int64_t step) {
+                                         const workload::Schedule& schedule, int64_t step, size_t max_links,
+                                         size_t max_flows_per_link) {
   check_placement(routing, placement, schedule);
   check_step(schedule, step);
   const size_t L = static_cast<size_t>(routing.fabric().num_links());
   std::vector<int32_t> load(L, 0);
-  std::vector<LinkId> touched;
   std::vector<Flow> flows;
   schedule.step(step, flows);
-  count_loads(routing, placement, flows, load, touched);
+  count_loads(routing, placement, flows, load);
 
+  // The most loaded links first (ties: lower link id), at most max_links of them.
+  std::vector<LinkId> hot;
+  for (size_t l = 0; l < L; ++l)
+    if (load[l] > 1) hot.push_back(static_cast<LinkId>(l));
+  std::stable_sort(hot.begin(), hot.end(),
+                   [&](LinkId a, LinkId b) { return load[static_cast<size_t>(a)] > load[static_cast<size_t>(b)]; });
+  if (hot.size() > max_links) hot.resize(max_links);
   std::vector<int32_t> slot(L, -1);
   std::vector<LinkConflict> out;
-  std::sort(touched.begin(), touched.end());
-  for (LinkId l : touched)
-    if (load[static_cast<size_t>(l)] > 1) {
-      slot[static_cast<size_t>(l)] = static_cast<int32_t>(out.size());
-      out.push_back({l, load[static_cast<size_t>(l)], {}});
-    }
+  for (LinkId l : hot) {
+    slot[static_cast<size_t>(l)] = static_cast<int32_t>(out.size());
+    out.push_back({l, load[static_cast<size_t>(l)], {}});
+  }
   std::vector<LinkId> path;
   for (const Flow& fl : flows) {
     routing.path(placement[static_cast<size_t>(fl.src)], placement[static_cast<size_t>(fl.dst)], path);
     for (LinkId l : path)
-      if (slot[static_cast<size_t>(l)] >= 0) out[static_cast<size_t>(slot[static_cast<size_t>(l)])].flows.push_back(fl);
+      if (const int32_t k = slot[static_cast<size_t>(l)]; k >= 0) {
+        auto& c = out[static_cast<size_t>(k)];
+        if (c.flows.size() < max_flows_per_link) c.flows.push_back(fl);
+      }
   }
   return out;
 }

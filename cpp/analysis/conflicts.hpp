@@ -58,14 +58,17 @@ ConflictResult analyze_conflicts(const routing::Routing& routing, std::span<cons
 std::vector<int32_t> step_loads(const routing::Routing& routing, std::span<const int32_t> placement,
                                 const workload::Schedule& schedule, int64_t step);
 
-/// The links of one step that carry more than one flow, and those flows.
+/// The links of one step that carry more than one flow, and those flows: the `max_links`
+/// most loaded links, each with its first `max_flows_per_link` flows (load gives the count),
+/// so that details of a huge all-to-all step stay small.
 struct LinkConflict {
   LinkId link = -1;
   int32_t load = 0;
   std::vector<Flow> flows;
 };
 std::vector<LinkConflict> step_conflicts(const routing::Routing& routing, std::span<const int32_t> placement,
-                                         const workload::Schedule& schedule, int64_t step);
+                                         const workload::Schedule& schedule, int64_t step, size_t max_links,
+                                         size_t max_flows_per_link);
 
 /// Check a placement against the fabric and schedule; throws daqnet::Error.
 void check_placement(const routing::Routing& routing, std::span<const int32_t> placement,

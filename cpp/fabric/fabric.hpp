@@ -64,7 +64,7 @@ public:
   const std::vector<Node>& nodes() const { return nodes_; }
   const std::vector<Link>& links() const { return links_; }
 
-  /// The node with this name; throws daqnet::Error naming `what` if there is none.
+  /// The node with this name, if there is one.
   std::optional<NodeId> find(const std::string& name) const;
 
   /// The single link leaving host h (its NIC) and the switch it reaches.

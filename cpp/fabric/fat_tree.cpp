@@ -1,6 +1,8 @@
 // daqnet — plan, simulate and benchmark event-building networks.
 #include "fabric/fat_tree.hpp"
 
+#include <cmath>
+
 #include "common/error.hpp"
 
 namespace daqnet::fabric {
@@ -26,18 +28,21 @@ std::string plural(const std::string& kind, int64_t n) {
 
 XgftShape fat_tree_shape(const FatTreeSpec& spec) {
   const int32_t r = spec.radix;
-  if (r < 4 || r % 2 != 0)
-    throw Error("fabric.radix = " + std::to_string(r) + ": must be an even number >= 4");
+  if (r < 4 || r % 2 != 0 || r > kMaxRadix)
+    throw Error("fabric.radix = " + std::to_string(r) + ": must be an even number from 4 to " +
+                std::to_string(kMaxRadix));
   if (spec.levels != 2 && spec.levels != 3)
     throw Error("fabric.levels = " + std::to_string(spec.levels) + ": must be 2 or 3");
   if (spec.hosts < 2) throw Error("fabric.hosts = " + std::to_string(spec.hosts) + ": must be >= 2");
   if (static_cast<int32_t>(spec.taper.size()) > spec.levels - 1)
     throw Error("fabric.taper: " + std::to_string(spec.taper.size()) + " ratios given, a " +
                 std::to_string(spec.levels) + "-level tree takes at most " + std::to_string(spec.levels - 1));
-  const int32_t top = spec.top_radix == 0 ? r : spec.top_radix;
-  if (top < 2) throw Error("fabric.spine_radix = " + std::to_string(top) + ": must be >= 2");
-  if (!(spec.link_gbps > 0)) throw Error("fabric.link_gbps must be > 0");
-  if (!(spec.latency_seconds >= 0)) throw Error("fabric.latency_seconds must be >= 0");
+  const int32_t top = spec.top_radix == -1 ? r : spec.top_radix;
+  if (top < 2 || top > kMaxRadix)
+    throw Error("fabric.spine_radix = " + std::to_string(top) + ": must be from 2 to " + std::to_string(kMaxRadix));
+  if (!(spec.link_gbps > 0) || !std::isfinite(spec.link_gbps)) throw Error("fabric.link_gbps must be a finite number > 0");
+  if (!(spec.latency_seconds >= 0) || !std::isfinite(spec.latency_seconds))
+    throw Error("fabric.latency_seconds must be a finite number >= 0");
 
   XgftShape s;
   s.levels = spec.levels;
@@ -49,7 +54,7 @@ XgftShape fat_tree_shape(const FatTreeSpec& spec) {
       break;
     }
     int32_t m = r / 2;
-    if (l == 1 && spec.hosts_per_leaf != 0) {
+    if (l == 1 && spec.hosts_per_leaf != -1) {
       m = spec.hosts_per_leaf;
       if (m < 1 || m >= r)
         throw Error("fabric.hosts_per_leaf = " + std::to_string(m) + ": must be between 1 and radix-1");
@@ -70,11 +75,17 @@ XgftShape fat_tree_shape(const FatTreeSpec& spec) {
     s.down.push_back(m);
     s.up.push_back(w);
   }
+  // With radix <= kMaxRadix and 3 levels these products stay far below 2^63.
   const int64_t capacity = s.hosts_below(s.levels);
   if (spec.hosts > capacity)
     throw Error("fabric.hosts = " + std::to_string(spec.hosts) + ": a " + std::to_string(spec.levels) +
                 "-level fat tree of " + std::to_string(r) + "-port switches with these settings holds at most " +
                 std::to_string(capacity) + " hosts");
+  int64_t ports = 0;
+  for (int32_t l = 1; l <= s.levels; ++l) ports += s.switches_at(l) * (s.down_ports(l) + s.up_ports(l));
+  if (ports > kMaxSwitchPorts)
+    throw Error("fabric: " + std::to_string(ports) + " switch ports (radix " + std::to_string(r) + ", spine_radix " +
+                std::to_string(top) + ") is more than daqnet builds (" + std::to_string(kMaxSwitchPorts) + ")");
   return s;
 }
 

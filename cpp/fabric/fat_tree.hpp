@@ -22,12 +22,18 @@ struct FatTreeSpec {
   int32_t hosts = 0;
   int32_t levels = 2;
   std::vector<std::pair<int32_t, int32_t>> taper;  ///< per level below the top; missing = 1:1
-  int32_t hosts_per_leaf = 0;                      ///< 0: radix/2
-  int32_t top_radix = 0;                           ///< 0: radix
+  int32_t hosts_per_leaf = -1;                     ///< -1: radix/2
+  int32_t top_radix = -1;                          ///< -1: radix
   double link_gbps = 100.0;
   double latency_seconds = 100e-9;
   std::string host_prefix = "node";
 };
+
+/// Largest switch radix accepted (real switches have at most a few hundred ports; director
+/// switches 648 or 754) and largest fabric built, in switch ports, to fail early and clearly
+/// rather than exhaust memory.
+inline constexpr int32_t kMaxRadix = 4096;
+inline constexpr int64_t kMaxSwitchPorts = int64_t{1} << 26;
 
 /// Build the fat tree; throws daqnet::Error naming the offending parameter.
 /// Hosts are named host_prefix + zero-padded cabling index; switches leafN, spineN, coreN.

@@ -12,7 +12,11 @@ Routing::Routing(std::shared_ptr<const Fabric> fabric, std::string engine)
   if (fabric_->num_hosts() < 1 || fabric_->num_switches() < 1) throw Error("routing: the fabric has no hosts or no switches");
   for (const auto& n : fabric_->nodes())
     if (n.ports.size() > std::numeric_limits<uint16_t>::max()) throw Error("routing: switch " + n.name + " has too many ports");
-  table_.assign(static_cast<size_t>(fabric_->num_switches()) * static_cast<size_t>(fabric_->num_hosts()), 0);
+  const auto entries = static_cast<uint64_t>(fabric_->num_switches()) * static_cast<uint64_t>(fabric_->num_hosts());
+  if (entries > (uint64_t{1} << 32))
+    throw Error("routing: " + std::to_string(fabric_->num_switches()) + " switches x " +
+                std::to_string(fabric_->num_hosts()) + " hosts is more forwarding entries than daqnet holds (2^32)");
+  table_.assign(entries, 0);
 }
 
 void Routing::set_port(NodeId sw, NodeId dst_host, int32_t port) {

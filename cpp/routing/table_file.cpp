@@ -2,6 +2,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -31,9 +32,11 @@ std::vector<std::string_view> split_words(std::string_view line) {
 std::shared_ptr<Routing> read_table_file(std::shared_ptr<const Fabric> fabric, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read routing table " + path + ": " + std::strerror(errno));
+  if (std::filesystem::is_directory(path)) throw Error("cannot read routing table " + path + ": is a directory");
   std::stringstream buf;
   buf << in.rdbuf();
-  const std::string text = buf.str();
+  std::string text = buf.str();
+  if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);  // a UTF-8 byte-order mark from some editors
 
   const auto& f = *fabric;
   auto r = std::make_shared<Routing>(fabric, "table " + path);
@@ -65,6 +68,8 @@ std::shared_ptr<Routing> read_table_file(std::shared_ptr<const Fabric> fabric, c
     if (!f.node(*dst).is_host) throw Error(at + "destination '" + std::string(w[1]) + "' is a switch, not a host");
     int32_t port = 0;
     const auto [p, ec] = std::from_chars(w[2].data(), w[2].data() + w[2].size(), port);
+    if (ec == std::errc::result_out_of_range)
+      throw Error(at + "output port '" + std::string(w[2]) + "' is out of range");
     if (ec != std::errc() || p != w[2].data() + w[2].size())
       throw Error(at + "output port '" + std::string(w[2]) + "' is not a whole number");
     const auto& n = f.node(*sw);

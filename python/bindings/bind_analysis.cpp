@@ -2,6 +2,7 @@
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
 #include <span>
 
 #include "analysis/conflicts.hpp"
@@ -101,9 +102,10 @@ void bind_analysis(nb::module_& m) {
 
   m.def(
       "step_conflicts",
-      [](const routing::Routing& routing, IntArray placement, const workload::Schedule& schedule, int64_t step) {
+      [](const routing::Routing& routing, IntArray placement, const workload::Schedule& schedule, int64_t step,
+         size_t max_links, size_t max_flows) {
         nb::list out;
-        for (auto& c : step_conflicts(routing, as_span(placement), schedule, step)) {
+        for (auto& c : step_conflicts(routing, as_span(placement), schedule, step, max_links, max_flows)) {
           std::vector<int32_t> flat;
           for (const auto& f : c.flows) {
             flat.push_back(f.src);
@@ -115,7 +117,8 @@ void bind_analysis(nb::module_& m) {
         return out;
       },
       nb::arg("routing"), nb::arg("placement"), nb::arg("schedule"), nb::arg("step"),
-      "Links with load >= 2 in one step: list of (link, load, flows as (n, 2) ranks)");
+      nb::arg("max_links") = SIZE_MAX, nb::arg("max_flows_per_link") = SIZE_MAX,
+      "Links with load >= 2 in one step, most loaded first: list of (link, load, flows as (n, 2) ranks)");
 }
 
 }  // namespace daqnet::bindings

@@ -97,7 +97,7 @@ void bind_fabric(nb::module_& m) {
           return std::make_shared<Fabric>(build_fat_tree(s));
         },
         nb::arg("radix"), nb::arg("hosts"), nb::arg("levels") = 2, nb::arg("taper") = std::vector<std::pair<int32_t, int32_t>>{},
-        nb::arg("hosts_per_leaf") = 0, nb::arg("top_radix") = 0, nb::arg("link_gbps") = 100.0,
+        nb::arg("hosts_per_leaf") = -1, nb::arg("top_radix") = -1, nb::arg("link_gbps") = 100.0,
         nb::arg("latency_seconds") = 100e-9, nb::arg("host_prefix") = "node");
 }
 

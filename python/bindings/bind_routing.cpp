@@ -15,7 +15,12 @@ void bind_routing(nb::module_& m) {
       .def_prop_ro("engine", &Routing::engine)
       .def_prop_ro("fabric", &Routing::fabric_ptr)
       .def_prop_ro("max_hops", &Routing::max_hops)
-      .def("port", &Routing::port, nb::arg("switch"), nb::arg("dst_host"))
+      .def("port", [](const Routing& r, NodeId sw, NodeId dst) {
+        const auto& f = r.fabric();
+        if (sw < f.num_hosts() || sw >= f.num_nodes()) throw Error("routing: node " + std::to_string(sw) + " is not a switch");
+        if (dst < 0 || dst >= f.num_hosts()) throw Error("routing: node " + std::to_string(dst) + " is not a host");
+        return r.port(sw, dst);
+      }, nb::arg("switch"), nb::arg("dst_host"))
       .def("path", [](const Routing& r, NodeId src, NodeId dst) {
         std::vector<LinkId> p;
         r.path(src, dst, p);

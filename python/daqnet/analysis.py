@@ -155,15 +155,25 @@ class ConflictReport:
         if not 1 <= step <= self.workload.num_steps:
             raise DaqnetError(f"step {step} is out of range 1..{self.workload.num_steps}")
 
-    def step_details(self, step: int) -> list[dict]:
-        """Links of one step (counted from 1) carrying more than one flow, with the flows."""
+    def step_details(
+        self, step: int, max_links: int | None = None, max_flows_per_link: int | None = None
+    ) -> list[dict]:
+        """Links of one step (counted from 1) carrying more than one flow, most loaded first,
+        with the flows on them; at most `max_links` links and `max_flows_per_link` flows each
+        (``load`` always gives the full count)."""
         self._check_step(step)
+        big = 2**62
         lt = self.fabric.links()
         names = self.fabric.node_names
         hosts = self.placement.hosts
         out = []
         for link, load, flows in _core.analysis.step_conflicts(
-            self.routing._core, hosts, self.workload._core, step - 1
+            self.routing._core,
+            hosts,
+            self.workload._core,
+            step - 1,
+            big if max_links is None else max_links,
+            big if max_flows_per_link is None else max_flows_per_link,
         ):
             out.append(
                 {

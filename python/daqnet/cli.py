@@ -7,10 +7,11 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 from . import __version__
 from .analysis import conflicts
-from .errors import USER_ERRORS
+from .errors import USER_ERRORS, DaqnetError
 from .scenario import Scenario
 
 __all__ = ["main"]
@@ -76,6 +77,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N|all",
         help="steps (most conflicts first) detailed in conflicts.csv (default 20)",
     )
+    c.add_argument(
+        "--detail-flows",
+        type=_detail_steps,
+        default=100,
+        metavar="N|all",
+        help="flows listed per conflicting link in conflicts.csv (default 100; 'load' gives the count)",
+    )
 
     t = sub.add_parser(
         "tables", help="write the scenario's forwarding tables as a routing table file"
@@ -108,9 +116,27 @@ class _Progress:
             sys.stderr.write("\n")
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Fail on unusable output paths before a long analysis, not after it."""
+    if args.csv is not None:
+        if not args.csv:
+            raise DaqnetError("--csv: empty directory name")
+        try:
+            Path(args.csv).mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise DaqnetError(
+                f"--csv {args.csv}: cannot create directory: {err.strerror}"
+            ) from None
+    if args.plot is not None:
+        from .plot import check_plot_path
+
+        check_plot_path(args.plot)
+
+
 def _cmd_conflicts(args: argparse.Namespace) -> int:
     from .summary import conflict_summary
 
+    _check_outputs(args)
     scenario = Scenario.load(args.scenario, args.overrides)
     _fabric, routing, placement, workload = scenario.build()
     progress = _Progress("conflicts", args.progress)
@@ -118,20 +144,22 @@ def _cmd_conflicts(args: argparse.Namespace) -> int:
         report = conflicts(routing, placement, workload, progress)
     finally:
         progress.close()
-    if args.csv:
-        from .output import write_conflict_csv
-
-        write_conflict_csv(report, args.csv, args.detail_steps)
-    if args.plot:
-        from .plot import plot_conflicts
-
-        plot_conflicts(report, args.plot, title=f"{scenario.name}: {workload.describe()}")
+    # Results first, so that a failing file write cannot lose them.
     if args.json:
         out = {"scenario": args.scenario, "name": scenario.name, **report.summary()}
         json.dump(out, sys.stdout)
         sys.stdout.write("\n")
     else:
         print(conflict_summary(report, args.scenario))
+    sys.stdout.flush()
+    if args.csv:
+        from .output import write_conflict_csv
+
+        write_conflict_csv(report, args.csv, args.detail_steps, args.detail_flows)
+    if args.plot:
+        from .plot import plot_conflicts
+
+        plot_conflicts(report, args.plot, title=f"{scenario.name}: {workload.describe()}")
     if report.interrupted:
         print(
             f"daqnet: interrupted after {report.steps_done} of {report.steps_total} steps; "
@@ -156,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {"conflicts": _cmd_conflicts, "tables": _cmd_tables}
     try:
         return handlers[args.command](args)
+    except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except USER_ERRORS as err:
         msg = (
             str(err)
@@ -167,9 +198,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("daqnet: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
 
 
 if __name__ == "__main__":  # pragma: no cover

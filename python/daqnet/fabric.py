@@ -116,20 +116,36 @@ class Fabric:
         """The generalized fat-tree shape (levels, down m_l, up w_l), or None."""
         return self._core.xgft
 
-    def partial_leaves(self) -> list[tuple[str, int, int]]:
-        """Leaf switches with free host ports: (name, hosts cabled, host ports)."""
+    def partial_subtrees(self) -> list[dict]:
+        """Subtrees below the top level that are not full: the last leaf, the last pod...
+
+        One row per partial subtree: level name, the switches that serve it, hosts cabled
+        and host capacity. Partial subtrees break the symmetry that makes shift patterns
+        conflict-free under D-mod-K.
+        """
         shape = self.xgft
         if shape is None:
             return []
-        per_leaf = shape["down"][0]
         nodes = self.nodes()
         out = []
-        for i in np.flatnonzero(nodes["level"] == 1):
-            hosts = sum(
-                1 for _, peer, _, _ in self._core.ports(int(i)) if 0 <= peer < self.num_hosts
+        hosts_below, parallel = 1, 1  # M_l and W_l of the XGFT shape
+        for level in range(1, shape["levels"]):
+            hosts_below *= shape["down"][level - 1]
+            parallel *= shape["up"][level - 1]
+            if self.num_hosts % hosts_below == 0:
+                continue
+            last = self.num_hosts // hosts_below
+            ids = np.flatnonzero(
+                (nodes["level"] == level) & (nodes["position"] // parallel == last)
             )
-            if hosts < per_leaf:
-                out.append((self._names[i], hosts, per_leaf))
+            out.append(
+                {
+                    "level": self.level_name(level),
+                    "switches": [self._names[i] for i in ids],
+                    "hosts": self.num_hosts - last * hosts_below,
+                    "capacity": hosts_below,
+                }
+            )
         return out
 
     def __repr__(self) -> str:
@@ -147,7 +163,10 @@ def parse_taper(
         m = re.fullmatch(r"\s*(\d+)\s*:\s*(\d+)\s*", str(item)) if isinstance(item, str) else None
         if m is None:
             raise DaqnetError(f'{where} = {item!r}: expected a ratio such as "2:1" (down:up)')
-        out.append((int(m.group(1)), int(m.group(2))))
+        a, b = int(m.group(1)), int(m.group(2))
+        if max(a, b) > 65535:
+            raise DaqnetError(f'{where} = "{item}": ratio terms must be at most 65535')
+        out.append((a, b))
     if len(out) > levels - 1:
         raise DaqnetError(
             f"{key}: {len(out)} ratios given, a {levels}-level tree has {levels - 1} tapered level(s)"
@@ -182,19 +201,41 @@ def fat_tree(
     9 up-links. For 3 levels give a list to taper the next level too (["2:1", "2:1"]).
     ``spine_radix`` lets the top level be director switches (e.g. 648 ports).
     """
+    if naming not in NAMINGS:
+        raise DaqnetError(f"fabric.naming = {naming!r}: expected one of {', '.join(NAMINGS)}")
+    for key, value in (
+        ("radix", radix),
+        ("hosts", hosts),
+        ("levels", levels),
+        ("hosts_per_leaf", hosts_per_leaf),
+        ("spine_radix", spine_radix),
+    ):
+        if value is not None and not -(2**31) <= value < 2**31:
+            raise DaqnetError(f"fabric.{key} = {value}: out of range")
+    if hosts_per_leaf is not None and hosts_per_leaf < 1:
+        raise DaqnetError(f"fabric.hosts_per_leaf = {hosts_per_leaf}: must be >= 1")
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]+", host_prefix) or host_prefix in (
+        "leaf",
+        "spine",
+        "core",
+    ):
+        raise DaqnetError(
+            f"fabric.host_prefix = {host_prefix!r}: use letters, digits, '_', '.', '-', "
+            "and not a switch prefix (leaf, spine, core)"
+        )
+    if not 0 <= naming_seed < 2**64:
+        raise DaqnetError(f"fabric.naming_seed = {naming_seed}: a seed must be from 0 to 2^64-1")
     core = _core.fabric.build_fat_tree(
         radix=radix,
         hosts=hosts,
         levels=levels,
         taper=parse_taper(taper, levels) if levels in (2, 3) else [],
-        hosts_per_leaf=hosts_per_leaf or 0,
-        top_radix=spine_radix or 0,
+        hosts_per_leaf=-1 if hosts_per_leaf is None else hosts_per_leaf,
+        top_radix=-1 if spine_radix is None else spine_radix,
         link_gbps=link_gbps,
         latency_seconds=latency_seconds,
         host_prefix=host_prefix,
     )
-    if naming not in NAMINGS:
-        raise DaqnetError(f"fabric.naming = {naming!r}: expected one of {', '.join(NAMINGS)}")
     if naming == "shuffled":
         names = core.node_names()[:hosts]
         perm = _core.workload.random_permutation(hosts, naming_seed)

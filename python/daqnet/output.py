@@ -28,12 +28,16 @@ def _columns(table: dict) -> tuple[list[str], Iterable]:
 
 
 def write_conflict_csv(
-    report: ConflictReport, directory: str | Path, detail_steps: int | None = 20
+    report: ConflictReport,
+    directory: str | Path,
+    detail_steps: int | None = 20,
+    detail_flows: int | None = 100,
 ) -> list[Path]:
     """Write steps.csv, links.csv, levels.csv and conflicts.csv into `directory`.
 
     conflicts.csv lists, for the `detail_steps` steps with most conflicts (all steps when
-    None), every link with more than one flow and each flow on it.
+    None), every link with more than one flow and up to `detail_flows` of the flows on it
+    (all when None; the load column always gives the full count).
     """
     d = Path(directory)
     try:
@@ -63,7 +67,7 @@ def write_conflict_csv(
 
     def detail_rows():
         for step in sorted(steps):
-            for c in report.step_details(step):
+            for c in report.step_details(step, max_flows_per_link=detail_flows):
                 for f in c["flows"]:
                     yield [
                         step,

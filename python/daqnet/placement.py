@@ -90,7 +90,10 @@ def from_file(fabric: Fabric, path: str | Path, ranks: int | None = None) -> Pla
     if len(hosts) < n:
         raise DaqnetError(f"{path}: lists {len(hosts)} hosts but placement.ranks = {n}")
     if n < 2:
-        raise DaqnetError(f"{path}: lists {len(hosts)} host(s); at least 2 are needed")
+        what = (
+            f"placement.ranks = {n}" if ranks is not None else f"{path} lists {len(hosts)} host(s)"
+        )
+        raise DaqnetError(f"{what}: at least 2 ranks are needed")
     return Placement(fabric, np.array(hosts[:n]), "file")
 
 

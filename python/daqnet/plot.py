@@ -9,7 +9,24 @@ import numpy as np
 from .analysis import ConflictReport
 from .errors import DaqnetError
 
-__all__ = ["plot_conflicts"]
+__all__ = ["check_plot_path", "plot_conflicts"]
+
+
+def check_plot_path(path: str | Path) -> None:
+    """A writable file name with an extension matplotlib can write, or DaqnetError."""
+    from matplotlib.figure import Figure
+
+    p = Path(path)
+    formats = Figure().canvas.get_supported_filetypes()
+    ext = p.suffix.lstrip(".").lower()
+    if not p.name or (p.name.startswith(".") and not p.stem.lstrip(".")):
+        raise DaqnetError(f"--plot {path!s}: give a file name, e.g. conflicts.png")
+    if ext not in formats:
+        raise DaqnetError(
+            f"--plot {path!s}: unknown figure format '{ext}' (use one of {', '.join(sorted(formats))})"
+        )
+    if not p.parent.is_dir():
+        raise DaqnetError(f"--plot {path!s}: directory {p.parent} does not exist")
 
 
 def plot_conflicts(report: ConflictReport, path: str | Path, title: str | None = None) -> Path:

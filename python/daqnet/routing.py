@@ -82,6 +82,9 @@ def from_file(fabric: Fabric, path: str | Path) -> Routing:
 
 def from_ports(fabric: Fabric, ports: np.ndarray, engine: str = "array") -> Routing:
     """Tables from an array of output ports (switches × hosts, 0 = no entry), checked."""
+    ports = np.asarray(ports)
+    if ports.size and (ports.min() < 0 or ports.max() > 65535):
+        raise DaqnetError("routing: output ports must be from 0 (no entry) to 65535")
     arr = np.ascontiguousarray(ports, dtype=np.uint16)
     return Routing(fabric, _core.routing.from_ports(fabric._core, arr, engine))
 

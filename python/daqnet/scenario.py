@@ -9,6 +9,7 @@ Relative file paths in a scenario are relative to the scenario file.
 from __future__ import annotations
 
 import copy
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,13 +29,18 @@ else:  # pragma: no cover
 __all__ = ["SCHEMA", "Scenario", "parse_set"]
 
 
+INT32_MAX = 2**31 - 1
+SEED_MAX = 2**64 - 1
+
+
 @dataclass(frozen=True)
 class Key:
-    kind: str  # int, float, str, path, taper, int_list
+    kind: str  # int, seed, float, str, path, taper, int_list
     default: Any = None
     doc: str = ""
     choices: tuple[str, ...] = ()
     required: bool = False
+    minimum: int | None = None
 
 
 SCHEMA: dict[str, dict[str, Key]] = {
@@ -46,30 +52,30 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "taper": Key(
             "taper", "1:1", 'down:up ratio at the leaf level ("2:1"), or a list per level'
         ),
-        "hosts_per_leaf": Key("int", None, "host ports per leaf (default radix/2)"),
+        "hosts_per_leaf": Key("int", None, "host ports per leaf (default radix/2)", minimum=1),
         "spine_radix": Key("int", None, "ports of top-level switches (default radix)"),
         "link_gbps": Key("float", 100.0, "link rate in Gb/s (10^9 bit/s)"),
         "latency_seconds": Key("float", 100e-9, "latency per link"),
         "naming": Key("str", "cabling", "hostname scheme", tuple(NAMINGS)),
-        "naming_seed": Key("int", 0, "seed of the shuffled naming"),
+        "naming_seed": Key("seed", 0, "seed of the shuffled naming"),
         "naming_file": Key("path", None, "hostnames in cabling order, one per line"),
         "host_prefix": Key("str", "node", "hostname prefix"),
     },
     "routing": {
         "engine": Key("str", "dmodk", "routing engine", tuple(_routing.ENGINES)),
-        "seed": Key("int", 0, "seed of the random engine"),
+        "seed": Key("seed", 0, "seed of the random engine"),
         "file": Key("path", None, "forwarding tables for engine 'table'"),
     },
     "placement": {
         "order": Key("str", "topology", "rank order", tuple(_placement.ORDERS)),
         "ranks": Key("int", None, "ranks to place (default: all hosts, or all listed in file)"),
-        "seed": Key("int", 0, "seed of the random order"),
+        "seed": Key("seed", 0, "seed of the random order"),
         "file": Key("path", None, "hostnames, one per line, for order 'file'"),
     },
     "workload": {
         "kind": Key("str", "event-building", "traffic pattern", tuple(_workload.KINDS)),
         "schedule": Key("str", "barrel", "event-building order", tuple(_workload.SCHEDULES)),
-        "seed": Key("int", 0, "seed of the random schedule"),
+        "seed": Key("seed", 0, "seed of the random schedule"),
         "shifts": Key("int_list", [1], "shifts for kind 'shift'"),
     },
 }
@@ -121,7 +127,15 @@ class Scenario:
                 raise DaqnetError(
                     f"--set {item}: unknown key '{section}.{key}' (known: {', '.join(SCHEMA[section])})"
                 )
-            data.setdefault(section, {})[key] = value
+            if not isinstance(data.setdefault(section, {}), dict):
+                raise DaqnetError(
+                    f"{path}: '{section}' must be a table ([{section}]) to take --set {item}"
+                )
+            if SCHEMA[section][key].kind == "path" and isinstance(value, str):
+                value = str(
+                    Path(value).absolute()
+                )  # a path typed on the command line is relative to here
+            data[section][key] = value
         return cls(data, str(path), path.parent)
 
     def _validate(self, data: dict) -> dict:
@@ -159,26 +173,39 @@ class Scenario:
 
     def _check(self, section: str, key: str, spec: Key, value: Any) -> Any:
         where = f"{self.source}: {section}.{key} = {value!r}"
+        is_int = isinstance(value, int) and not isinstance(value, bool)
         ok = {
-            "int": isinstance(value, int) and not isinstance(value, bool),
+            "int": is_int,
+            "seed": is_int,
             "float": isinstance(value, (int, float)) and not isinstance(value, bool),
             "str": isinstance(value, str),
             "path": isinstance(value, str),
             "taper": isinstance(value, str)
             or (isinstance(value, list) and all(isinstance(v, str) for v in value)),
             "int_list": isinstance(value, list)
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in value),
+            and all(
+                isinstance(v, int) and not isinstance(v, bool) and abs(v) <= INT32_MAX
+                for v in value
+            ),
         }[spec.kind]
         if not ok:
             expected = {
                 "int": "a whole number",
+                "seed": "a whole number",
                 "float": "a number",
                 "str": "a string",
                 "path": "a file path (string)",
                 "taper": 'a ratio such as "2:1" or a list of them',
-                "int_list": "a list of whole numbers",
+                "int_list": f"a list of whole numbers up to {INT32_MAX} in size",
             }[spec.kind]
             raise DaqnetError(f"{where}: expected {expected}")
+        if spec.kind == "seed" and not 0 <= value <= SEED_MAX:
+            raise DaqnetError(f"{where}: a seed must be from 0 to 2^64-1")
+        lowest = -INT32_MAX - 1 if spec.minimum is None else spec.minimum
+        if spec.kind == "int" and not lowest <= value <= INT32_MAX:
+            raise DaqnetError(f"{where}: must be from {lowest} to {INT32_MAX}")
+        if spec.kind == "float" and not math.isfinite(value):
+            raise DaqnetError(f"{where}: must be a finite number")
         if spec.choices and value not in spec.choices:
             raise DaqnetError(f"{where}: expected one of {', '.join(spec.choices)}")
         if spec.kind == "float":

@@ -10,13 +10,17 @@ __all__ = ["conflict_summary"]
 def conflict_summary(report: ConflictReport, source: str = "", details: int = 3) -> str:
     f = report.fabric
     lines = [f"daqnet conflicts — {source}" if source else "daqnet conflicts"]
-    partial = f.partial_leaves()
+    partial = f.partial_subtrees()
+
+    def subtree(p: dict) -> str:
+        sw = p["switches"]
+        where = sw[0] if len(sw) == 1 else f"the pod of {sw[0]}..{sw[-1]}"
+        return f"{where} holds {p['hosts']}/{p['capacity']} hosts"
+
     leaf_note = (
-        "all leaves full"
+        "all leaves and pods full"
         if not partial
-        else "partial leaves: "
-        + ", ".join(f"{n} ({h}/{p} hosts)" for n, h, p in partial[:4])
-        + (" ..." if len(partial) > 4 else "")
+        else "partial: " + "; ".join(map(subtree, partial))
     )
     lines += [
         f"  fabric     {f.describe()} ({leaf_note})",
@@ -62,15 +66,20 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
                 f"    {row['from']}:{row['from_port']} -> {row['to']}:{row['to_port']}  ({row['class']})  "
                 f"{row['conflicts']:,}, {row['conflict_steps']:,}, {row['max_load']}"
             )
+    s = report.steps()
     for step in worst[:details]:
-        det = report.step_details(step)
-        lines += ["", f"  step {step}: {len(det)} link(s) with more than one flow"]
-        for c in det[:4]:
-            flows = ", ".join(f"{fl['src_host']}->{fl['dst_host']}" for fl in c["flows"][:4])
-            more = f" (+{len(c['flows']) - 4})" if len(c["flows"]) > 4 else ""
+        n_links = int(s["conflicting_links"][step - int(s["step"][0])])
+        det = report.step_details(step, max_links=4, max_flows_per_link=4)
+        lines += [
+            "",
+            f"  step {step}: {n_links:,} link(s) with more than one flow, most loaded first",
+        ]
+        for c in det:
+            flows = ", ".join(f"{fl['src_host']}->{fl['dst_host']}" for fl in c["flows"])
+            more = f" (+{c['load'] - len(c['flows'])})" if c["load"] > len(c["flows"]) else ""
             lines.append(
                 f"    {c['from']}:{c['from_port']} -> {c['to']}:{c['to_port']}  load {c['load']}: {flows}{more}"
             )
-        if len(det) > 4:
-            lines.append(f"    ... {len(det) - 4} more")
+        if n_links > len(det):
+            lines.append(f"    ... {n_links - len(det):,} more")
     return "\n".join(lines)
