@@ -36,13 +36,9 @@ void count_loads(const routing::Routing& routing, std::span<const int32_t> place
   }
 }
 
-}  // namespace
-
-namespace {
-
-// Per-link state of the hot loop, in one cache line's worth: the load in the current step
-// (valid when stamp == the step's epoch, so nothing is reset between steps) and the
-// totals that change only when the link is used.
+// Per-link state of the hot loop (16 bytes): the load in the current step, valid when
+// stamp == the step's epoch so that nothing is reset between steps, and the number of
+// steps that used the link.
 struct LinkState {
   uint32_t stamp = 0;
   int32_t load = 0;

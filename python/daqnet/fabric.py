@@ -96,13 +96,6 @@ class Fabric:
         """Per directed link: src, src_port, dst, dst_port, tier, up, gbps, latency_seconds."""
         return self._core.link_table()
 
-    def link_label(self, link: int, table: dict[str, np.ndarray] | None = None) -> str:
-        t = table if table is not None else self.links()
-        return (
-            f"{self._names[t['src'][link]]}:{t['src_port'][link]} -> "
-            f"{self._names[t['dst'][link]]}:{t['dst_port'][link]}"
-        )
-
     def link_class_names(self) -> list[str]:
         """Names of link classes 2·tier + down: host->leaf, leaf->host, leaf->spine, ..."""
         out = []
