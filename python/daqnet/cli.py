@@ -90,6 +90,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     scenario_args(t)
     t.add_argument("-o", "--output", required=True, metavar="FILE", help="table file to write")
+
+    b = sub.add_parser(
+        "bench",
+        help="run the real event builder (EM/RU/BU over MPI or TCP) and measure it",
+        description="Launch daqnet-evb with mpiexec (or srun in a Slurm job) as the scenario's "
+        "[bench] section says, show progress, and gather the results.",
+    )
+    scenario_args(b)
+    b.add_argument("--out", metavar="DIR", help="directory for run.cfg, per-rank files, result.json, units.csv, timeseries.csv (default: a new temporary directory)")
+    b.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the summary")
+    b.add_argument("--baseline", choices=["none", "alltoall", "p2p"], help="also time MPI_Alltoall or point-to-point pairs among the same ranks (overrides bench.baseline)")
+    b.add_argument("--progress", action="store_true", help="always show the progress line on stderr (default: only on a terminal)")
+    b.add_argument("--prepare", action="store_true", help="only write DIR/run.cfg and print the launch command (for srun/mpirun by hand; then daqnet collect DIR)")
+
+    g = sub.add_parser(
+        "collect",
+        help="gather the results of a daqnet-evb run started by hand",
+        description="Read DIR/rank-N.json and rank-N.csv written by daqnet-evb; write result.json, units.csv, timeseries.csv.",
+    )
+    g.add_argument("out", metavar="DIR")
+    g.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the summary")
     return p
 
 
@@ -179,9 +200,76 @@ def _cmd_tables(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_exit(result: dict, as_json: bool, label: str) -> int:
+    from .bench_results import _clean, summary
+
+    if as_json:
+        json.dump(_clean(result), sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(summary(result, label))
+        if result.get("out_dir"):
+            print(f"  results      {result['out_dir']}/result.json, units.csv, timeseries.csv")
+    sys.stdout.flush()
+    if result["interrupted"]:
+        print("daqnet: interrupted; what was measured is written", file=sys.stderr)
+        return 130
+    bad = result["lost_fragments"] + result["duplicate_fragments"] + result["corrupt_fragments"]
+    if result["status"] != "finished" or bad:
+        why = "; ".join(result["errors"]) or f"{bad} lost, duplicate or corrupt fragments"
+        print(f"daqnet: bench failed: {why}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    import shlex
+
+    from . import bench
+
+    scenario = Scenario.load(args.scenario, args.overrides)
+    if args.prepare:
+        from .bench_config import bench_ranks, run_config, write_run_config
+
+        out = Path(args.out or "daqnet-bench")
+        out.mkdir(parents=True, exist_ok=True)
+        write_run_config(run_config(scenario, args.baseline), out / "run.cfg", scenario.source)
+        argv = [bench.executable(), str(out / "run.cfg"), "--out", str(out)]
+        n = bench_ranks(scenario)
+        print(f"wrote {out}/run.cfg; run it with, e.g.:", file=sys.stderr)
+        print(shlex.join(["srun", f"--ntasks={n}", *argv]))
+        print(shlex.join(["mpiexec", "-n", str(n), *argv]))
+        print(f"then: daqnet collect {out}", file=sys.stderr)
+        return 0
+    show = args.progress or sys.stderr.isatty()
+    shown = False
+
+    def progress(text: str) -> None:
+        nonlocal shown
+        shown = True
+        sys.stderr.write(f"\rbench: {text}  ")
+        sys.stderr.flush()
+
+    try:
+        result = bench.run(scenario, args.out, args.baseline, progress if show else None)
+    finally:
+        if shown:
+            sys.stderr.write("\n")
+    return _bench_exit(result, args.json, scenario.name)
+
+
+def _cmd_collect(args: argparse.Namespace) -> int:
+    from .bench_results import collect, write_tables
+
+    result = collect(args.out)
+    result["out_dir"] = args.out
+    write_tables(result, args.out)
+    return _bench_exit(result, args.json, args.out)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handlers = {"conflicts": _cmd_conflicts, "tables": _cmd_tables}
+    handlers = {"conflicts": _cmd_conflicts, "tables": _cmd_tables, "bench": _cmd_bench, "collect": _cmd_collect}
     try:
         return handlers[args.command](args)
     except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading

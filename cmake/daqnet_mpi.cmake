@@ -1,0 +1,56 @@
+# Finds MPI for daqnet-evb and defines the target daqnet_mpi plus DAQNET_MPI_KIND
+# ("system" or "wheel") and DAQNET_MPIEXEC (the launcher that matches the library).
+#
+# DAQNET_MPI=auto (default) uses the system's MPI when CMake finds one (mpicxx on PATH or
+# MPI_HOME), as on every cluster, and otherwise the `mpich` wheel from PyPI that pip installs
+# into the build environment (and, as a run-time dependency, next to daqnet).
+set(DAQNET_MPI "auto" CACHE STRING "MPI to build daqnet-evb against: auto, system or wheel")
+set_property(CACHE DAQNET_MPI PROPERTY STRINGS auto system wheel)
+
+set(_wheel_prefix "")
+if(Python_EXECUTABLE OR DAQNET_PYTHON_EXECUTABLE)
+  if(NOT Python_EXECUTABLE)
+    set(Python_EXECUTABLE ${DAQNET_PYTHON_EXECUTABLE})
+  endif()
+  execute_process(
+    COMMAND "${Python_EXECUTABLE}" -c "import sysconfig; print(sysconfig.get_path('data'))"
+    OUTPUT_VARIABLE _wheel_prefix OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT EXISTS "${_wheel_prefix}/include/mpi.h" OR NOT EXISTS "${_wheel_prefix}/lib/libmpi.so")
+    set(_wheel_prefix "")
+  endif()
+endif()
+
+set(DAQNET_MPI_KIND "")
+if(NOT DAQNET_MPI STREQUAL "wheel")
+  # Look for a system MPI only: the wheel's wrappers in the build environment do not count.
+  if(_wheel_prefix)
+    list(APPEND CMAKE_IGNORE_PATH "${_wheel_prefix}/bin" "${_wheel_prefix}/include" "${_wheel_prefix}/lib")
+  endif()
+  find_package(MPI COMPONENTS CXX QUIET)
+  if(MPI_CXX_FOUND)
+    set(DAQNET_MPI_KIND "system")
+    add_library(daqnet_mpi INTERFACE)
+    target_link_libraries(daqnet_mpi INTERFACE MPI::MPI_CXX)
+    set(DAQNET_MPIEXEC "${MPIEXEC_EXECUTABLE}")
+  elseif(DAQNET_MPI STREQUAL "system")
+    message(FATAL_ERROR "DAQNET_MPI=system but CMake found no MPI (set MPI_HOME or put mpicxx on PATH)")
+  endif()
+endif()
+
+if(NOT DAQNET_MPI_KIND)
+  if(NOT _wheel_prefix)
+    message(FATAL_ERROR
+      "daqnet-evb needs MPI: none found on the system and no mpich wheel in ${Python_EXECUTABLE}'s "
+      "prefix (pip install mpich, or configure with -DDAQNET_EVB=OFF)")
+  endif()
+  set(DAQNET_MPI_KIND "wheel")
+  add_library(daqnet_mpi INTERFACE)
+  target_include_directories(daqnet_mpi INTERFACE "${_wheel_prefix}/include")
+  # Link by file name of the ABI-stable soname; at run time the wheel installed next to daqnet
+  # is found through the executable's RPATH.
+  target_link_libraries(daqnet_mpi INTERFACE "${_wheel_prefix}/lib/libmpi.so")
+  set(CMAKE_INSTALL_RPATH "\$ORIGIN/../lib")
+  set(CMAKE_BUILD_RPATH "${_wheel_prefix}/lib")
+  set(DAQNET_MPIEXEC "")
+endif()
+message(STATUS "daqnet-evb: MPI from ${DAQNET_MPI_KIND} ${DAQNET_MPIEXEC}")

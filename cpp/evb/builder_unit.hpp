@@ -1,0 +1,58 @@
+// A builder unit (BU): gathers one fragment of an event from every readout unit into one of
+// its slots (one per credit), checks each fragment, and reports the built event to the EM.
+#pragma once
+
+#include <vector>
+
+#include "evb/node.hpp"
+
+namespace daqnet::evb {
+
+class BuilderUnit final : public Unit {
+public:
+    BuilderUnit(Node& node, int index);
+    UnitKind kind() const override { return UnitKind::bu; }
+    int index() const override { return index_; }
+    void start() override;
+    void on_command(const Command& cmd, int from_rank) override;
+    void on_completion(const Completion& c) override;
+    void pump() override;
+    bool finished() const override { return finished_; }
+    std::uint64_t lost() const override;
+    void report(JsonObject& out) const override;
+
+private:
+    struct Slot {
+        bool busy = false;
+        std::uint64_t event = 0;
+        double started = 0;
+        std::vector<int> order;      // RUs in gather order
+        std::size_t next = 0;        // next position of order to post
+        int outstanding = 0;         // fragments posted and not complete
+        int complete = 0;            // fragments complete
+        std::uint64_t bytes = 0;
+        std::vector<unsigned char> data, meta;  // R fragments of max size, R meta blocks
+        std::vector<std::uint8_t> parts;        // per RU: bit 1 = meta in, bit 2 = data in
+    };
+    void begin(std::uint32_t slot, std::uint64_t event);
+    void post(std::uint32_t slot, int ru);
+    void fragment_done(std::uint32_t slot, int ru);
+    bool check_fragment(Slot& s, int ru, std::size_t received);
+    bool check_meta(Slot& s, int ru, std::size_t received);
+    void event_built(std::uint32_t slot);
+    void grant(std::uint32_t slot, std::uint64_t frame);
+    void maybe_finish();
+    std::size_t data_offset(int ru) const { return offsets_[ru]; }
+
+    int index_;
+    int rus_;
+    std::vector<std::size_t> offsets_;
+    std::vector<Slot> slots_;
+    std::uint64_t gathers_ = 0;
+    bool fin_em_ = false, finished_ = false;
+    std::uint64_t last_frame_ = ~0ULL;  // time frames with barrier: frames after it never start
+    std::uint64_t corrupt_ = 0, duplicate_ = 0;
+    LatencyHistogram latency_;
+};
+
+}  // namespace daqnet::evb

@@ -1,0 +1,129 @@
+// daqnet-evb: the real event builder. Launched by mpiexec or srun:
+//   mpiexec -n 4 daqnet-evb RUN.cfg --out DIR
+// RUN.cfg is written by `daqnet bench` from a scenario (see docs/bench.md). Every rank
+// writes DIR/rank-N.json (a snapshot, replaced every report period) and appends to
+// DIR/rank-N.csv, so a crash or Ctrl-C keeps what was measured; `daqnet bench` gathers them.
+#include <mpi.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "evb/baselines.hpp"
+#include "evb/config.hpp"
+#include "evb/layout.hpp"
+#include "evb/mpi_transport.hpp"
+#include "evb/node.hpp"
+#include "evb/stats.hpp"
+#include "evb/tcp_transport.hpp"
+#include "evb/wait_mode.hpp"
+
+using namespace daqnet::evb;
+
+namespace {
+
+std::vector<std::string> gather_hostnames(MPI_Comm comm) {
+    int size = 0;
+    MPI_Comm_size(comm, &size);
+    char name[MPI_MAX_PROCESSOR_NAME] = {};
+    int len = 0;
+    MPI_Get_processor_name(name, &len);
+    std::vector<char> all(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME);
+    MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
+    std::vector<std::string> out;
+    for (int r = 0; r < size; ++r) out.emplace_back(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+    return out;
+}
+
+int usage() {
+    std::fprintf(stderr, "usage: daqnet-evb RUN.cfg --out DIR   (under mpiexec or srun)\n");
+    return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    std::string cfg_path, out_dir = ".";
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
+        else if (cfg_path.empty() && a[0] != '-') cfg_path = a;
+        else { if (!rank) usage(); MPI_Finalize(); return 2; }
+    }
+    if (cfg_path.empty()) { if (!rank) usage(); MPI_Finalize(); return 2; }
+
+    Config config;
+    Layout layout;
+    std::vector<std::string> hosts;
+    try {
+        config = Config::read(cfg_path);
+        hosts = gather_hostnames(MPI_COMM_WORLD);
+        layout = make_layout(config, rank, hosts);
+        parse_wait_mode(config.progress);
+    } catch (const std::exception& e) {
+        if (!rank) std::fprintf(stderr, "daqnet-evb: %s\n", e.what());
+        MPI_Finalize();
+        return 2;
+    }
+    mkdir(out_dir.c_str(), 0777);
+
+    std::unique_ptr<Transport> transport;
+    try {
+        WaitMode wait = parse_wait_mode(config.progress);
+        if (config.transport == "tcp")
+            transport = std::make_unique<TcpTransport>(MPI_COMM_WORLD, wait,
+                                                       TcpOptions{config.tcp_address, config.tcp_interface, config.tcp_socket_buffer_bytes});
+        else
+            transport = std::make_unique<MpiTransport>(MPI_COMM_WORLD, wait);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "daqnet-evb rank %d: %s\n", rank, e.what());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (!rank) {
+        char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+        int len = 0;
+        MPI_Get_library_version(version, &len);
+        std::string first(version, strcspn(version, "\n"));
+        write_atomically(out_dir + "/launch.json",
+                         JsonObject().add("ranks", size).add("mpi_library", first).add("transport", transport->name()).str());
+    }
+
+    MPI_Barrier(MPI_COMM_WORLD);  // a common start for every rank's clock
+    int status = 0;
+    {
+        Node node(config, layout, *transport, out_dir, hosts[rank]);
+        status = node.run();
+    }
+    if (status != 0) {
+        if (status != 130) std::fprintf(stderr, "daqnet-evb rank %d: run failed (see %s/rank-%d.json)\n", rank, out_dir.c_str(), rank);
+        std::fflush(stderr);
+        // Peers may be waiting for this rank: end them all now rather than let them time out.
+        MPI_Abort(MPI_COMM_WORLD, status);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    try {
+        if (config.baseline == "alltoall" || config.baseline == "p2p") {
+            auto bytes = static_cast<std::size_t>(config.fragment_bytes + 7) / 8 * 8;
+            BaselineResult r = config.baseline == "alltoall"
+                                   ? alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds)
+                                   : p2p_baseline(MPI_COMM_WORLD, *transport, layout, bytes,
+                                                  std::max(1, config.in_flight * config.credits), config.baseline_seconds);
+            if (!rank) write_atomically(out_dir + "/baseline.json", r.json());
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "daqnet-evb rank %d: baseline failed: %s\n", rank, e.what());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    transport.reset();
+    MPI_Finalize();
+    return 0;
+}

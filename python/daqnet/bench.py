@@ -1,0 +1,189 @@
+"""``daqnet bench``: launch the real event builder (daqnet-evb) and gather its results.
+
+Locally the ranks are started with ``mpiexec``: the system MPI's when daqnet-evb was built
+against it, otherwise the one of the ``mpich`` wheel installed with daqnet. Inside a Slurm
+job ``srun`` is used. This process supervises the run: it shows a progress line from the
+ranks' snapshots, forwards Ctrl-C, stops a run whose ranks no longer report, and always
+collects what was measured.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from .bench_config import bench_ranks, run_config, write_run_config
+from .bench_results import collect, write_tables
+from .errors import DaqnetError
+from .scenario import Scenario
+
+__all__ = ["executable", "launch_command", "run"]
+
+
+def executable() -> str:
+    """daqnet-evb installed next to this Python's scripts, else the one on PATH."""
+    here = Path(sysconfig.get_path("scripts")) / "daqnet-evb"
+    if here.exists():
+        return str(here)
+    found = shutil.which("daqnet-evb")
+    if not found:
+        raise DaqnetError("daqnet-evb is not installed (build daqnet with its event builder: pip install .)")
+    return found
+
+
+def _mpiexec() -> str:
+    try:
+        from . import _evb_build
+    except ImportError:  # pragma: no cover - a build without the event builder
+        raise DaqnetError("daqnet was built without daqnet-evb") from None
+    if _evb_build.MPI_KIND == "system" and _evb_build.MPIEXEC and Path(_evb_build.MPIEXEC).exists():
+        return _evb_build.MPIEXEC
+    if _evb_build.MPI_KIND == "wheel":
+        wheel = Path(sysconfig.get_path("scripts")) / "mpiexec"
+        if wheel.exists():
+            return str(wheel)
+    found = shutil.which("mpiexec")
+    if not found:
+        raise DaqnetError("no mpiexec found (the mpich wheel installs one: pip install mpich)")
+    return found
+
+
+def launch_command(launcher: str, ranks: int, extra: str, argv: list[str]) -> tuple[list[str], dict]:
+    """The command line that starts `ranks` copies of argv, and environment additions."""
+    if launcher == "auto":
+        launcher = "srun" if os.environ.get("SLURM_JOB_ID") and shutil.which("srun") else "mpiexec"
+    env: dict[str, str] = {}
+    if launcher == "srun":
+        if not shutil.which("srun"):
+            raise DaqnetError("bench.launcher = 'srun' but srun is not on PATH")
+        return ["srun", f"--ntasks={ranks}", *shlex.split(extra), *argv], env
+    mpiexec = _mpiexec()
+    cmd = [mpiexec, "-n", str(ranks)]
+    if "Open MPI" in _version(mpiexec):
+        cmd.append("--oversubscribe")  # more ranks than cores is the normal case on one machine
+    return [*cmd, *shlex.split(extra), *argv], env
+
+
+def _version(mpiexec: str) -> str:
+    try:
+        return subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _progress_line(out_dir: Path) -> tuple[str, float]:
+    """A one-line view of the EM's latest snapshot, and the newest snapshot time."""
+    from .bench_results import _read_json
+
+    newest, text = 0.0, ""
+    for path in out_dir.glob("rank-*.json"):
+        try:
+            newest = max(newest, path.stat().st_mtime)
+        except OSError:
+            continue
+        doc = _read_json(path)
+        if not doc:
+            continue
+        for u in doc["units"]:
+            if u["unit"] == "em":
+                secs = max(doc["time_seconds"] - u["window_start_seconds"], 1e-9)
+                gbps = u["window_bytes"] * 8 / secs / 1e9 if doc["time_seconds"] > u["window_start_seconds"] else 0.0
+                text = f"t={doc['time_seconds']:6.1f} s  events {u['window_events']:,}  {gbps:8.2f} Gb/s"
+    return text, newest
+
+
+def run(
+    scenario: Scenario,
+    out_dir: str | Path | None = None,
+    baseline: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
+    """Run the benchmark of a scenario; returns the result document (also written to out_dir)."""
+    cfg = run_config(scenario, baseline)
+    ranks = bench_ranks(scenario)
+    b = scenario["bench"]
+    out = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="daqnet-bench-"))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for old in [*out.glob("rank-*.json"), *out.glob("rank-*.csv"), out / "baseline.json", out / "result.json"]:
+            old.unlink(missing_ok=True)
+        write_run_config(cfg, out / "run.cfg", scenario.source)
+    except OSError as err:
+        raise DaqnetError(f"--out {out}: {err.strerror}") from None
+    cmd, env = launch_command(b["launcher"], ranks, b["launcher_args"], [executable(), str(out / "run.cfg"), "--out", str(out)])
+    (out / "command.txt").write_text(shlex.join(cmd) + "\n")
+
+    # Never longer than the run plus generous margins: a hung launcher cannot hang daqnet.
+    quiet_limit = 20 + 3 * b["report_seconds"] + b["stall_seconds"] + b["drain_timeout_seconds"] + 3 * b["baseline_seconds"]
+    interrupted = False
+    with open(out / "launcher.log", "w") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **env}, start_new_session=True)
+        last_change = time.monotonic()
+        last_seen = 0.0
+        try:
+            while proc.poll() is None:
+                time.sleep(0.2)
+                text, newest = _progress_line(out)
+                if newest != last_seen:
+                    last_seen, last_change = newest, time.monotonic()
+                if progress and text:
+                    progress(text)
+                if time.monotonic() - last_change > quiet_limit:
+                    _stop(proc)
+                    raise_later = f"the ranks stopped reporting for {quiet_limit:.0f} s; the run was killed"
+                    result = _finish(out, ranks, [raise_later])
+                    return result
+        except KeyboardInterrupt:
+            interrupted = True
+            _stop(proc, signal.SIGINT)
+    notes = []
+    if proc.returncode not in (0, None) and not interrupted:
+        tail = (out / "launcher.log").read_text(errors="replace").strip().splitlines()[-3:]
+        notes.append(f"launcher exited with status {proc.returncode}" + (": " + " | ".join(tail) if tail else ""))
+    result = _finish(out, ranks, notes)
+    if interrupted:
+        result["status"], result["interrupted"] = "interrupted", True
+        write_tables(result, out)
+    return result
+
+
+def _stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+    """Signal the launcher's process group; escalate to SIGKILL if it lingers."""
+    for s, wait in ((sig, 10.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, s)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+        except KeyboardInterrupt:  # a second Ctrl-C: stop waiting politely
+            continue
+
+
+def _finish(out: Path, ranks: int, notes: list[str]) -> dict:
+    try:
+        result = collect(out, ranks)
+    except DaqnetError:
+        # Nothing measured at all (e.g. the launcher failed): say why, keep the log.
+        log = (out / "launcher.log").read_text(errors="replace").strip()
+        raise DaqnetError(
+            "daqnet-evb produced no results" + (f": {log.splitlines()[-1]}" if log else "") + f" (see {out}/launcher.log)"
+        ) from None
+    result["errors"] += notes
+    if notes and result["status"] == "finished":
+        result["status"] = "failed"
+    result["out_dir"] = str(out)
+    write_tables(result, out)
+    return result

@@ -1,0 +1,143 @@
+"""From a scenario to the run description daqnet-evb reads (``run.cfg``).
+
+All checks a user can get wrong happen here, before anything is launched, with one message
+naming the scenario key.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .errors import DaqnetError
+from .hostlist import read_hostnames
+from .scenario import Scenario
+
+__all__ = ["bench_ranks", "run_config", "write_run_config"]
+
+DEFAULT_RANKS = 4
+DEFAULT_SECONDS = 5.0
+# Test hooks, never in a scenario: DAQNET_EVB_FAULTS="fault_corrupt_every=5,fault_duplicate_every=7"
+FAULT_KEYS = ("fault_corrupt_every", "fault_duplicate_every")
+
+
+def bench_ranks(scenario: Scenario) -> int:
+    b = scenario["bench"]
+    if b["mode"] == "time-frames":
+        return b["ranks"] or b["senders"] + b["receivers"]
+    return b["ranks"] or DEFAULT_RANKS
+
+
+def run_config(scenario: Scenario, baseline: str | None = None) -> dict[str, object]:
+    """The key/value pairs of run.cfg, checked."""
+    b = scenario["bench"]
+    src = scenario.source
+    ranks = bench_ranks(scenario)
+
+    def bad(key: str, why: str) -> DaqnetError:
+        return DaqnetError(f"{src}: bench.{key} = {b[key]!r}: {why}")
+
+    if scenario["workload"]["kind"] != "event-building":
+        raise DaqnetError(
+            f"{src}: workload.kind = {scenario['workload']['kind']!r}: daqnet bench runs event building only"
+        )
+    if b["processes_per_node"] not in (1, 2):
+        raise bad("processes_per_node", "must be 1 (RU and BU in one process) or 2")
+    if b["mode"] == "time-frames":
+        if b["senders"] < 1 or b["receivers"] < 1:
+            raise DaqnetError(f"{src}: bench.mode = 'time-frames' needs bench.senders ≥ 1 and bench.receivers ≥ 1")
+        if b["senders"] + b["receivers"] != ranks:
+            raise DaqnetError(
+                f"{src}: bench.senders + bench.receivers = {b['senders'] + b['receivers']} units but bench.ranks = {ranks}: one unit per rank"
+            )
+        if b["protocol"] != "push":
+            raise bad("protocol", "time-frames mode pushes frames to the receiver that granted them; use push")
+    else:
+        if b["senders"] or b["receivers"] or b["barrier"]:
+            raise DaqnetError(f"{src}: bench.senders, bench.receivers and bench.barrier belong to mode = 'time-frames'")
+        if ranks % b["processes_per_node"]:
+            raise bad("ranks", f"cannot be split into nodes of {b['processes_per_node']} processes (one RU and one BU per node)")
+        if b["processes_per_node"] == 2 and ranks < 2:
+            raise bad("ranks", "processes_per_node = 2 needs at least 2 ranks")
+    if b["credits"] > 8192:
+        raise bad("credits", "must be at most 8192")
+    if 0 < b["meta_bytes"] < 64:
+        raise bad("meta_bytes", "must be 0 (no meta-data messages) or at least 64")
+    if b["events"] and b["seconds"]:
+        raise DaqnetError(f"{src}: give bench.events or bench.seconds, not both")
+    max_fragment = max([b["fragment_bytes"], *b["fragment_bytes_per_ru"]])
+    spread = 1 + 8 * b["fragment_sigma"] if b["fragment_distribution"] != "fixed" else 1
+    if max_fragment * spread > 2**31 - 1:
+        raise bad("fragment_bytes", "fragments (with their spread) must stay below 2 GiB")
+
+    p = scenario["placement"]
+    cfg: dict[str, object] = {
+        "mode": b["mode"],
+        "protocol": b["protocol"],
+        "transport": b["transport"],
+        "progress": b["progress"],
+        "processes_per_node": b["processes_per_node"],
+        "credits": b["credits"],
+        "in_flight": b["in_flight"],
+        "max_in_flight": b["max_in_flight"],
+        "schedule": scenario["workload"]["schedule"],
+        "schedule_seed": scenario["workload"]["seed"],
+        "fragment_bytes": b["fragment_bytes"],
+        "fragment_distribution": b["fragment_distribution"],
+        "fragment_sigma": b["fragment_sigma"],
+        "events_per_fragment": b["events_per_fragment"],
+        "meta_bytes": b["meta_bytes"],
+        "command_bytes": b["command_bytes"],
+        "rate_hz": b["rate_hz"],
+        "warmup_seconds": b["warmup_seconds"],
+        "seed": b["seed"],
+        "checksum": b["checksum"],
+        "report_seconds": b["report_seconds"],
+        "drain_timeout_seconds": b["drain_timeout_seconds"],
+        "stall_seconds": b["stall_seconds"],
+        "placement": p["order"],
+        "placement_seed": p["seed"],
+        "baseline": baseline or b["baseline"],
+        "baseline_seconds": b["baseline_seconds"],
+        "tcp_socket_buffer_bytes": b["tcp_socket_buffer_bytes"],
+    }
+    if b["events"]:
+        cfg["events"] = b["events"]
+    else:
+        cfg["seconds"] = b["seconds"] or DEFAULT_SECONDS
+    if b["mode"] == "time-frames":
+        cfg.update(senders=b["senders"], receivers=b["receivers"], barrier=b["barrier"])
+    if b["fragment_bytes_per_ru"]:
+        cfg["fragment_bytes_per_ru"] = ",".join(f"{v:g}" for v in b["fragment_bytes_per_ru"])
+    if p["order"] == "file":
+        if not p["file"]:
+            raise DaqnetError(f"{src}: placement.order = 'file' needs placement.file")
+        cfg["placement_hosts"] = ",".join(name for name, _ in read_hostnames(p["file"], "placement.file"))
+    for key in ("tcp_address", "tcp_interface"):
+        if b[key]:
+            cfg[key] = b[key]
+    cfg.update(_faults())
+    return cfg
+
+
+def _faults() -> dict[str, int]:
+    text = os.environ.get("DAQNET_EVB_FAULTS", "")
+    out = {}
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        key, _, value = item.partition("=")
+        if key not in FAULT_KEYS or not value.isdigit():
+            raise DaqnetError(f"DAQNET_EVB_FAULTS: '{item}' (known: {', '.join(k + '=N' for k in FAULT_KEYS)})")
+        out[key] = int(value)
+    return out
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def write_run_config(cfg: dict[str, object], path: Path, source: str) -> None:
+    lines = [f"# daqnet-evb run description, written by daqnet bench from {source}"]
+    lines += [f"{key} = {_text(value)}" for key, value in cfg.items()]
+    path.write_text("\n".join(lines) + "\n")

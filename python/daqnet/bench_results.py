@@ -1,0 +1,238 @@
+"""Gather what the ranks of daqnet-evb wrote into one result: JSON, CSV tables, a summary.
+
+Every rank leaves ``rank-N.json`` (its latest snapshot) and ``rank-N.csv`` (one row per unit
+per report period). This module works on whatever is there, so a crashed or interrupted
+run still gives its partial result.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+from .errors import DaqnetError
+
+__all__ = ["collect", "latency_percentiles", "summary", "write_tables"]
+
+
+def _merge_histograms(hists: list[dict]) -> tuple[dict[int, int], float, float, float]:
+    buckets: dict[int, int] = {}
+    base = growth = 0.0
+    peak = 0.0
+    for h in hists:
+        base, growth = h["base_seconds"], h["growth"]
+        peak = max(peak, h["max_seconds"])
+        for k, n in h["buckets"]:
+            buckets[k] = buckets.get(k, 0) + n
+    return buckets, base, growth, peak
+
+
+def latency_percentiles(hists: list[dict]) -> dict[str, float | None]:
+    """p50, p99 (to the 1 % width of a bucket: its geometric middle) and the exact max."""
+    buckets, base, growth, peak = _merge_histograms(hists)
+    total = sum(buckets.values())
+    out: dict[str, float | None] = {"p50": None, "p99": None, "max": peak if total else None}
+    if not total:
+        return out
+    for name, q in (("p50", 0.5), ("p99", 0.99)):
+        rank = math.ceil(q * total)
+        seen = 0
+        for k in sorted(buckets):
+            seen += buckets[k]
+            if seen >= rank:
+                out[name] = min(peak, base * growth ** (k + 0.5))
+                break
+    return out
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _timeseries(out_dir: Path) -> list[dict]:
+    """Gb/s and events/s per report period, from the builders' cumulative counters."""
+    per_period: dict[int, dict] = {}
+    for path in sorted(out_dir.glob("rank-*.csv")):
+        last: dict[tuple[str, str], tuple[float, int, int]] = {}
+        period: dict[tuple[str, str], int] = {}
+        with path.open() as f:
+            for row in csv.DictReader(f):
+                try:
+                    key = (row["unit"], row["index"])
+                    t = float(row["time_seconds"])
+                    b, e = int(row["bytes_in"]), int(row["events_built"])
+                except (KeyError, ValueError):
+                    continue  # a line cut short by a crash
+                n = period.get(key, 0)
+                period[key] = n + 1
+                if row["unit"] != "bu":
+                    continue
+                t0, b0, e0 = last.get(key, (0.0, 0, 0))
+                last[key] = (t, b, e)
+                slot = per_period.setdefault(n, {"period": n + 1, "time_seconds": t, "bytes": 0, "events": 0, "seconds": 0.0})
+                slot["time_seconds"] = max(slot["time_seconds"], t)
+                slot["bytes"] += b - b0
+                slot["events"] += e - e0
+                slot["seconds"] = max(slot["seconds"], t - t0)
+    rows = []
+    for n in sorted(per_period):
+        s = per_period[n]
+        dt = s["seconds"] or math.nan
+        rows.append(
+            {
+                "period": s["period"],
+                "time_seconds": round(s["time_seconds"], 6),
+                "throughput_gbps": s["bytes"] * 8 / dt / 1e9,
+                "events_per_second": s["events"] / dt,
+                "bytes": s["bytes"],
+                "events": s["events"],
+            }
+        )
+    return rows
+
+
+def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
+    """The result document of a run directory (complete or not)."""
+    out_dir = Path(out_dir)
+    ranks = {}
+    for path in out_dir.glob("rank-*.json"):
+        doc = _read_json(path)
+        if doc is not None:
+            ranks[doc["rank"]] = doc
+    if not ranks:
+        raise DaqnetError(f"{out_dir}: no rank results (rank-N.json) to collect")
+    n = expected_ranks or len(ranks)
+    launch = _read_json(out_dir / "launch.json") or {}
+    em = next((u | {"rank": r} for r, d in ranks.items() for u in d["units"] if u["unit"] == "em"), None)
+
+    units, bu_hists = [], []
+    lost = duplicate = corrupt = 0
+    for r in sorted(ranks):
+        d = ranks[r]
+        shared = len(d["units"]) > 1
+        for u in d["units"]:
+            w = u.get("window")
+            secs = u.get("window_seconds") or math.nan
+            row = {
+                "rank": r,
+                "host": d["host"],
+                "unit": u["unit"],
+                "index": u["index"],
+                "status": d["status"],
+                "gbps_in": w["bytes_in"] * 8 / secs / 1e9 if w else None,
+                "gbps_out": w["bytes_out"] * 8 / secs / 1e9 if w else None,
+                "bytes_in": u["counters"]["bytes_in"],
+                "bytes_out": u["counters"]["bytes_out"],
+                "fragments_in": u["counters"]["fragments_in"],
+                "fragments_out": u["counters"]["fragments_out"],
+                "events_built": u["counters"]["events_built"],
+                "events_per_second": w["events_built"] / secs if w else None,
+                "cpu_seconds": d["cpu_seconds"],
+                "cpu_shared_with": ",".join(x["unit"] for x in d["units"] if x is not u) if shared else "",
+            }
+            if u["unit"] == "bu":
+                lost += u["lost_fragments"]
+                duplicate += u["duplicate_fragments"]
+                corrupt += u["corrupt_fragments"]
+                bu_hists.append(u["latency_histogram"])
+                row["latency_p50_seconds"] = latency_percentiles([u["latency_histogram"]])["p50"]
+            units.append(row)
+
+    statuses = {r: ranks[r]["status"] for r in ranks}
+    missing = sorted(set(range(n)) - set(ranks))
+    errors = [f"rank {r}: {ranks[r]['error']}" for r in sorted(ranks) if ranks[r]["status"] == "error"]
+    errors += [f"rank {r}: no result file" for r in missing]
+    if any(s == "interrupted" for s in statuses.values()):
+        status = "interrupted"
+    elif errors or any(s != "finished" for s in statuses.values()):
+        status = "failed"
+    else:
+        status = "finished"
+
+    result: dict = {
+        "status": status,
+        "interrupted": status == "interrupted",
+        "errors": errors,
+        "ranks": n,
+        "transport": launch.get("transport"),
+        "mpi_library": launch.get("mpi_library"),
+    }
+    if em is not None:
+        seconds = em["window_end_seconds"] - em["window_start_seconds"]
+        seconds = seconds if seconds > 0 else math.nan
+        result.update(
+            throughput_gbps=em["window_bytes"] * 8 / seconds / 1e9,
+            bytes_per_second=em["window_bytes"] / seconds,
+            events_built=em["window_events"],
+            events_per_second=em["window_events"] / seconds,
+            measured_seconds=seconds,
+            warmup_seconds=em["window_start_seconds"],
+            latency_seconds=latency_percentiles([em["latency_histogram"]]),
+            events_assigned=em["events_assigned"],
+        )
+    else:
+        result.update(throughput_gbps=None, events_built=0, latency_seconds={"p50": None, "p99": None, "max": None})
+    result.update(lost_fragments=lost, duplicate_fragments=duplicate, corrupt_fragments=corrupt)
+    result["builder_latency_seconds"] = latency_percentiles(bu_hists)
+    base = _read_json(out_dir / "baseline.json")
+    if base:
+        ratio = result["throughput_gbps"] / base["throughput_gbps"] if result.get("throughput_gbps") and base["throughput_gbps"] else None
+        result["baseline"] = {**base, "ratio": ratio}
+    result["units"] = units
+    result["timeseries"] = _timeseries(out_dir)
+    return result
+
+
+def _clean(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def write_tables(result: dict, out_dir: str | Path) -> None:
+    """result.json plus units.csv and timeseries.csv."""
+    out_dir = Path(out_dir)
+    result = _clean(result)
+    (out_dir / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+    for name, rows in (("units", result["units"]), ("timeseries", result["timeseries"])):
+        keys = list(rows[0]) if rows else []
+        for row in rows:
+            keys += [k for k in row if k not in keys]
+        with (out_dir / f"{name}.csv").open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=keys)
+            w.writeheader()
+            w.writerows(rows)
+
+
+def _fmt(v: float | None, unit: str = "", scale: float = 1.0, digits: int = 2) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v * scale:,.{digits}f}{unit}"
+
+
+def summary(result: dict, name: str = "") -> str:
+    lat = result["latency_seconds"]
+    lines = [
+        f"{name}: {result['status']}, {result['ranks']} ranks, transport {result['transport']}",
+        f"  throughput   {_fmt(result.get('throughput_gbps'), ' Gb/s')} "
+        f"({_fmt(result.get('bytes_per_second'), ' GB/s', 1e-9)}) built-event payload, all builders",
+        f"  events       {result.get('events_built', 0):,} built in {_fmt(result.get('measured_seconds'), ' s')} "
+        f"({_fmt(result.get('events_per_second'), '/s', 1, 0)}) after {_fmt(result.get('warmup_seconds'), ' s')} warm-up",
+        f"  latency      p50 {_fmt(lat['p50'], ' ms', 1e3, 3)}  p99 {_fmt(lat['p99'], ' ms', 1e3, 3)}  max {_fmt(lat['max'], ' ms', 1e3, 3)}",
+        f"  integrity    lost {result['lost_fragments']}, duplicate {result['duplicate_fragments']}, corrupt {result['corrupt_fragments']}",
+    ]
+    if "baseline" in result:
+        b = result["baseline"]
+        lines.append(
+            f"  baseline     {b['name']}: {_fmt(b['throughput_gbps'], ' Gb/s')}; event builder / baseline = {_fmt(b['ratio'], '×')}"
+        )
+    for err in result["errors"]:
+        lines.append(f"  error        {err}")
+    return "\n".join(lines)
