@@ -77,8 +77,14 @@ void BuilderUnit::on_command(const Command& cmd, int) {
         if (node_.config().mode == Mode::time_frames && node_.config().barrier) {
             // Frames after the last released one never start: nothing of them is on the way.
             last_frame_ = cmd.event;
-            for (auto& s : slots_)
-                if (s.busy && s.event > last_frame_) s.busy = false;
+            for (auto& s : slots_) {
+                if (!s.busy || s.event <= last_frame_) continue;
+                s.busy = false;
+                for (std::size_t k = 0; k < s.next; ++k) {
+                    std::uint8_t got = s.parts[s.order[k]];
+                    abandoned_ += !(got & 2) + (node_.config().meta_bytes > 0 && !(got & 1));
+                }
+            }
         }
         maybe_finish();
         break;

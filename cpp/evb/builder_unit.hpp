@@ -20,6 +20,7 @@ public:
     bool finished() const override { return finished_; }
     std::uint64_t lost() const override;
     void report(JsonObject& out) const override;
+    std::size_t abandoned_receives() const override { return abandoned_; }
 
 private:
     struct Slot {
@@ -52,6 +53,7 @@ private:
     bool fin_em_ = false, finished_ = false;
     std::uint64_t last_frame_ = ~0ULL;  // time frames with barrier: frames after it never start
     std::uint64_t corrupt_ = 0, duplicate_ = 0;
+    std::size_t abandoned_ = 0;
     LatencyHistogram latency_;
 };
 

@@ -127,6 +127,12 @@ void Node::dispatch(const Completion& c) {
         if (u->kind() == k) u->on_completion(c);
 }
 
+std::size_t Node::abandoned() const {
+    std::size_t n = 0;
+    for (auto& u : units_) n += u->abandoned_receives();
+    return n;
+}
+
 bool Node::all_finished() const {
     return std::all_of(units_.begin(), units_.end(), [](auto& u) { return u->finished(); });
 }
@@ -210,7 +216,7 @@ int Node::run() {
                 write_snapshot("running", "");
                 next_report += config_.report_seconds;
             }
-            if (all_finished() && transport_.pending() == cmd_recv_.size()) break;
+            if (all_finished() && transport_.pending() == cmd_recv_.size() + abandoned()) break;
             if (stop_seconds_ >= 0 && t - last_activity > config_.drain_timeout_seconds) {
                 status = "error";
                 error = "the end of the run did not complete within drain_timeout_seconds = " +

@@ -31,6 +31,8 @@ public:
     virtual void pump() {}                 // start whatever may start now
     virtual bool finished() const = 0;     // nothing more to do, to send or to receive
     virtual std::uint64_t lost() const { return 0; }  // fragments still missing
+    // Receives left posted for parts that will never come (cancelled at the end).
+    virtual std::size_t abandoned_receives() const { return 0; }
     virtual void report(JsonObject&) const {}         // unit-specific result fields
     Counters counters;
 
@@ -69,6 +71,7 @@ private:
     void post_command_receive(std::size_t i);
     void write_snapshot(const std::string& status, const std::string& error);
     bool all_finished() const;
+    std::size_t abandoned() const;
 
     const Config& config_;
     const Layout& layout_;

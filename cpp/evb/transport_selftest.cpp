@@ -341,7 +341,7 @@ int main(int argc, char** argv) {
     std::string kind = argc > 1 ? argv[1] : "";
     WaitMode wait = WaitMode::sleep;
     TcpOptions options;
-    bool loop = false;
+    double seconds = 1.0;  // of the bandwidth phase
     std::unique_ptr<Transport> transport;
     MPI_Comm comm = MPI_COMM_NULL;
     try {
@@ -350,7 +350,8 @@ int main(int argc, char** argv) {
         for (int i = 2; i < argc; ++i) {
             std::string arg = argv[i];
             auto value = [&](const char* key) { return arg.rfind(key, 0) == 0 ? arg.substr(std::strlen(key)) : ""; };
-            if (arg == "loop") loop = true;
+            if (arg == "loop") seconds = 30;
+            else if (!value("--seconds=").empty()) seconds = std::stod(value("--seconds="));
             else if (!value("--address=").empty()) options.address = value("--address=");
             else if (!value("--interface=").empty()) options.interface_name = value("--interface=");
             else if (!value("--buffer=").empty()) options.socket_buffer_bytes = std::stoi(value("--buffer="));
@@ -371,7 +372,7 @@ int main(int argc, char** argv) {
         test.large();
         test.self();
         test.zero_bytes();
-        test.bandwidth(loop ? 30.0 : 1.0);
+        test.bandwidth(seconds);
     } catch (const std::exception& e) {
         fail(e.what());
     }

@@ -147,6 +147,11 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
     missing = sorted(set(range(n)) - set(ranks))
     errors = [f"rank {r}: {ranks[r]['error']}" for r in sorted(ranks) if ranks[r]["status"] == "error"]
     errors += [f"rank {r}: no result file" for r in missing]
+    errors += [
+        f"rank {r}: stopped without finishing (last report at {ranks[r]['time_seconds']:.1f} s)"
+        for r in sorted(ranks)
+        if ranks[r]["status"] == "running"
+    ]
     if any(s == "interrupted" for s in statuses.values()):
         status = "interrupted"
     elif errors or any(s != "finished" for s in statuses.values()):

@@ -1,0 +1,271 @@
+"""End-to-end tests of `daqnet bench`: the real event builder on loopback with 2–4 ranks.
+
+Runs are short (fractions of a second of measurement, 64 KiB fragments) so the whole file
+takes about a minute; timing never decides a test, only counts and consistency do.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+EXAMPLE = Path(__file__).parent.parent / "examples" / "bench-local.toml"
+QUICK = [
+    "bench.seconds=0.6",
+    "bench.warmup_seconds=0.1",
+    "bench.fragment_bytes=65536",
+    "bench.report_seconds=0.2",
+]
+RESULT_KEYS = {
+    "throughput_gbps",
+    "events_built",
+    "lost_fragments",
+    "duplicate_fragments",
+    "corrupt_fragments",
+    "latency_seconds",
+}
+
+
+def daqnet(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "daqnet", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def bench(tmp_path: Path, *sets: str, env: dict | None = None, extra: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess, dict]:
+    args = ["bench", str(EXAMPLE), "--json", "--out", str(tmp_path / "out")]
+    for s in [*QUICK, *sets]:
+        args += ["--set", s]
+    p = daqnet(*args, *extra, env=env)
+    return p, (json.loads(p.stdout) if p.stdout.strip() else {})
+
+
+def check_consistent(r: dict, readout_units: int, fragment_bytes: int = 65536) -> None:
+    assert RESULT_KEYS <= r.keys()
+    assert set(r["latency_seconds"]) == {"p50", "p99", "max"}
+    assert r["events_built"] > 0
+    assert 0 < r["latency_seconds"]["p50"] <= r["latency_seconds"]["p99"] * 1.0000001 <= r["latency_seconds"]["max"] * 1.02
+    # Throughput, event count and window agree: every event is R fixed-size fragments.
+    expect = r["events_built"] * readout_units * fragment_bytes * 8 / r["measured_seconds"] / 1e9
+    assert r["throughput_gbps"] == pytest.approx(expect, rel=1e-6)
+    # Every built event went through a builder: their counts cover the EM's window.
+    built = sum(u["events_built"] for u in r["units"] if u["unit"] == "bu")
+    assert built >= r["events_built"]
+    assert sum(row["events"] for row in r["timeseries"]) == built
+    # What the RUs sent is what the BUs received (data and meta-data), with nothing lost.
+    out = sum(u["fragments_out"] for u in r["units"] if u["unit"] == "ru")
+    into = sum(u["fragments_in"] for u in r["units"] if u["unit"] == "bu")
+    assert out == into == built * readout_units
+
+
+@pytest.mark.parametrize(
+    ("sets", "rus"),
+    [
+        (("bench.protocol=push", "workload.schedule=barrel"), 4),
+        (("bench.protocol=pull", "workload.schedule=barrel"), 4),
+        (("bench.protocol=push", "workload.schedule=random"), 4),
+        (("bench.protocol=pull", "workload.schedule=all-at-once"), 4),
+        (("bench.protocol=push", "bench.transport=tcp"), 4),
+        (("bench.protocol=pull", "bench.transport=tcp", "workload.schedule=random"), 4),
+        (("bench.processes_per_node=2", "bench.protocol=pull"), 2),
+        (("bench.ranks=2", "bench.in_flight=1", "bench.max_in_flight=1", "bench.credits=3"), 2),
+        (("bench.mode=time-frames", "bench.senders=2", "bench.receivers=2"), 2),
+        (("bench.mode=time-frames", "bench.senders=3", "bench.receivers=1", "bench.barrier=true"), 3),
+        (("bench.mode=time-frames", "bench.senders=2", "bench.receivers=2", "bench.barrier=true", "bench.transport=tcp"), 2),
+    ],
+    ids=["push-barrel", "pull-barrel", "push-random", "pull-all", "tcp-push", "tcp-pull-random", "ppn2", "caps", "frames", "frames-barrier", "frames-barrier-tcp"],
+)
+def test_runs_are_complete_and_consistent(tmp_path, sets, rus):
+    p, r = bench(tmp_path, *sets)
+    assert p.returncode == 0, p.stderr
+    assert r["status"] == "finished" and not r["errors"]
+    assert r["lost_fragments"] == r["duplicate_fragments"] == r["corrupt_fragments"] == 0
+    check_consistent(r, rus)
+
+
+def test_event_count_stop_and_files(tmp_path):
+    p, r = bench(tmp_path, "bench.events=300", "bench.seconds=0", "bench.protocol=pull")
+    assert p.returncode == 0, p.stderr
+    assert r["events_built"] == 300
+    out = tmp_path / "out"
+    on_disk = json.loads((out / "result.json").read_text())
+    assert on_disk["events_built"] == 300 and on_disk["throughput_gbps"] == pytest.approx(r["throughput_gbps"])
+    with (out / "units.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert {row["unit"] for row in rows} == {"em", "ru", "bu"}
+    assert {"rank", "host", "gbps_in", "gbps_out", "events_per_second", "cpu_seconds"} <= rows[0].keys()
+    with (out / "timeseries.csv").open() as f:
+        series = list(csv.DictReader(f))
+    assert series and {"time_seconds", "throughput_gbps", "events_per_second"} <= series[0].keys()
+    assert (out / "run.cfg").read_text().count("events = 300") == 1
+
+
+def test_sizes_vary_per_readout_unit_and_are_checked(tmp_path):
+    p, r = bench(
+        tmp_path,
+        "bench.fragment_distribution=lognormal",
+        "bench.fragment_sigma=0.5",
+        "bench.fragment_bytes_per_ru=[8192, 16384, 32768, 65536]",
+        "bench.events_per_fragment=16",
+    )
+    assert p.returncode == 0, p.stderr
+    assert r["corrupt_fragments"] == 0 and r["events_built"] > 0
+    ru_bytes = {u["index"]: u["bytes_out"] / max(1, u["fragments_out"]) for u in r["units"] if u["unit"] == "ru"}
+    # Per-RU means (plus 10 KiB of meta-data per fragment) keep their order.
+    assert ru_bytes[0] < ru_bytes[1] < ru_bytes[2] < ru_bytes[3]
+
+
+def test_rate_limit_is_respected(tmp_path):
+    p, r = bench(tmp_path, "bench.rate_hz=100", "bench.seconds=1", "bench.warmup_seconds=0.2")
+    assert p.returncode == 0, p.stderr
+    # At most 100 events/s can exist; the measured rate cannot be above it.
+    assert r["events_per_second"] <= 100 * 1.05
+    assert r["events_per_second"] > 50
+
+
+@pytest.mark.parametrize("protocol", ["push", "pull"])
+def test_corrupted_fragments_are_detected(tmp_path, protocol):
+    p, r = bench(tmp_path, f"bench.protocol={protocol}", env={"DAQNET_EVB_FAULTS": "fault_corrupt_every=7"})
+    assert p.returncode == 1
+    assert r["corrupt_fragments"] > 0 and r["lost_fragments"] == r["duplicate_fragments"] == 0
+    assert "corrupt" in p.stderr
+
+
+def test_duplicated_fragments_are_detected(tmp_path):
+    p, r = bench(tmp_path, "bench.protocol=pull", "bench.drain_timeout_seconds=1", env={"DAQNET_EVB_FAULTS": "fault_duplicate_every=7"})
+    assert p.returncode == 1
+    assert r["duplicate_fragments"] > 0
+
+
+def test_checksum_off_skips_payload_check_only(tmp_path):
+    p, r = bench(tmp_path, "bench.checksum=false", env={"DAQNET_EVB_FAULTS": "fault_corrupt_every=7"})
+    assert p.returncode == 0 and r["corrupt_fragments"] == 0
+
+
+def _start(tmp_path: Path, *sets: str) -> subprocess.Popen:
+    args = [sys.executable, "-m", "daqnet", "bench", str(EXAMPLE), "--json", "--out", str(tmp_path / "out")]
+    for s in [*QUICK, "bench.seconds=30", *sets]:
+        args += ["--set", s]
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_measurements(out: Path, timeout: float = 30) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for path in out.glob("rank-*.json"):
+            try:
+                if json.loads(path.read_text())["period"] >= 3:
+                    return
+            except (OSError, ValueError, KeyError):
+                pass
+        time.sleep(0.1)
+    raise AssertionError("the run never reported")
+
+
+def _evb_pids(out: Path) -> list[int]:
+    """The ranks of this run (not the launcher, whose command line names them too)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if (proc / "comm").read_text().strip() == "daqnet-evb" and str(out) in (proc / "cmdline").read_text():
+                pids.append(int(proc.name))
+        except (OSError, ValueError):
+            continue
+    return sorted(pids)
+
+
+@pytest.mark.parametrize("transport", ["mpi", "tcp"])
+def test_killed_rank_stops_the_run_with_partial_results(tmp_path, transport):
+    proc = _start(tmp_path, f"bench.transport={transport}")
+    out = tmp_path / "out"
+    _wait_for_measurements(out)
+    pids = _evb_pids(out)
+    assert len(pids) == 4
+    os.kill(pids[-1], signal.SIGKILL)
+    t0 = time.monotonic()
+    stdout, stderr = proc.communicate(timeout=60)
+    assert time.monotonic() - t0 < 15
+    assert proc.returncode == 1
+    r = json.loads(stdout)
+    assert r["status"] == "failed" and r["errors"]
+    assert r["events_built"] > 0  # what was measured before the crash is kept
+    assert json.loads((out / "result.json").read_text())["status"] == "failed"
+    assert "bench failed" in stderr
+
+
+def test_interrupt_keeps_what_was_measured(tmp_path):
+    proc = _start(tmp_path)
+    out = tmp_path / "out"
+    _wait_for_measurements(out)
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    r = json.loads(stdout)
+    assert r["interrupted"] and r["events_built"] > 0
+    assert json.loads((out / "result.json").read_text())["interrupted"]
+
+
+@pytest.mark.parametrize(
+    ("sets", "message"),
+    [
+        (("bench.credits=0",), "bench.credits = 0: must be from 1"),
+        (("bench.fragment_bytes=0",), "bench.fragment_bytes = 0: must be from 64"),
+        (("bench.fragment_bytes=-5",), "bench.fragment_bytes = -5"),
+        (("bench.transport=carrier-pigeon",), "expected one of mpi, tcp"),
+        (("bench.mode=time-frames", "bench.senders=4", "bench.receivers=2", "bench.ranks=4"), "one unit per rank"),
+        (("bench.processes_per_node=2", "bench.ranks=3"), "cannot be split into nodes"),
+        (("bench.processes_per_node=3",), "must be 1"),
+        (("bench.in_flight=0",), "bench.in_flight = 0"),
+        (("bench.events=10", "bench.seconds=2"), "not both"),
+        (("bench.fragment_bytes_per_ru=[1000, 0]",), "at least 64"),
+        (("bench.meta_bytes=10",), "at least 64"),
+        (("workload.kind=all-to-all",), "event building only"),
+    ],
+)
+def test_bad_values_are_rejected_before_launch(tmp_path, sets, message):
+    p, _ = bench(tmp_path, *sets)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], p.stderr
+    assert "Traceback" not in p.stderr
+    assert not (tmp_path / "out" / "run.cfg").exists()
+
+
+def test_baselines_give_a_ratio(tmp_path):
+    p, r = bench(tmp_path, "bench.baseline_seconds=0.3", extra=("--baseline", "alltoall"))
+    assert p.returncode == 0, p.stderr
+    b = r["baseline"]
+    assert b["name"] == "alltoall" and b["throughput_gbps"] > 0
+    assert b["ratio"] == pytest.approx(r["throughput_gbps"] / b["throughput_gbps"])
+    p, r = bench(tmp_path, "bench.baseline_seconds=0.3", "bench.transport=tcp", extra=("--baseline", "p2p"))
+    assert p.returncode == 0, p.stderr
+    assert r["baseline"]["name"] == "p2p" and r["baseline"]["pairs"] == 2
+
+
+def test_prepare_then_collect(tmp_path):
+    out = tmp_path / "by-hand"
+    p = daqnet("bench", str(EXAMPLE), "--prepare", "--out", str(out), *sum((["--set", s] for s in QUICK), []))
+    assert p.returncode == 0, p.stderr
+    mpiexec_line = next(line for line in p.stdout.splitlines() if line.startswith("mpiexec"))
+    argv = mpiexec_line.split()
+    from daqnet.bench import _mpiexec
+
+    argv[0] = _mpiexec()
+    assert subprocess.run(argv, capture_output=True, timeout=60).returncode == 0
+    p = daqnet("collect", str(out), "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["status"] == "finished"
+    check_consistent(r, 4)
