@@ -78,6 +78,9 @@ def check_consistent(r: dict, readout_units: int, fragment_bytes: int = 65536) -
         (("bench.protocol=push", "workload.schedule=random"), 4),
         (("bench.protocol=pull", "workload.schedule=all-at-once"), 4),
         (("bench.protocol=push", "bench.transport=tcp"), 4),
+        (("bench.protocol=push", "bench.transport=tcp", "bench.progress=sleep"), 4),
+        (("bench.protocol=pull", "bench.progress=sleep"), 4),
+        (("bench.protocol=pull", "bench.progress=busy", "bench.ranks=2"), 2),
         (("bench.protocol=pull", "bench.transport=tcp", "workload.schedule=random"), 4),
         (("bench.processes_per_node=2", "bench.protocol=pull"), 2),
         (("bench.ranks=2", "bench.in_flight=1", "bench.max_in_flight=1", "bench.credits=3"), 2),
@@ -85,7 +88,7 @@ def check_consistent(r: dict, readout_units: int, fragment_bytes: int = 65536) -
         (("bench.mode=time-frames", "bench.senders=3", "bench.receivers=1", "bench.barrier=true"), 3),
         (("bench.mode=time-frames", "bench.senders=2", "bench.receivers=2", "bench.barrier=true", "bench.transport=tcp"), 2),
     ],
-    ids=["push-barrel", "pull-barrel", "push-random", "pull-all", "tcp-push", "tcp-pull-random", "ppn2", "caps", "frames", "frames-barrier", "frames-barrier-tcp"],
+    ids=["push-barrel", "pull-barrel", "push-random", "pull-all", "tcp-push", "tcp-sleep", "mpi-sleep", "mpi-busy", "tcp-pull-random", "ppn2", "caps", "frames", "frames-barrier", "frames-barrier-tcp"],
 )
 def test_runs_are_complete_and_consistent(tmp_path, sets, rus):
     p, r = bench(tmp_path, *sets)
@@ -93,6 +96,24 @@ def test_runs_are_complete_and_consistent(tmp_path, sets, rus):
     assert r["status"] == "finished" and not r["errors"]
     assert r["lost_fragments"] == r["duplicate_fragments"] == r["corrupt_fragments"] == 0
     check_consistent(r, rus)
+
+
+def test_latency_percentiles_match_numpy_within_a_bucket():
+    import numpy as np
+    from daqnet.bench_results import latency_percentiles
+
+    rng = np.random.default_rng(3)
+    samples = rng.lognormal(np.log(2e-3), 0.7, 20000)
+    base, growth = 1e-7, 1.01
+    k = np.floor(np.log(samples / base) / np.log(growth)).astype(int)
+    keys, counts = np.unique(k, return_counts=True)
+    hist = {"base_seconds": base, "growth": growth, "max_seconds": float(samples.max()),
+            "buckets": [[int(a), int(b)] for a, b in zip(keys, counts)]}
+    got = latency_percentiles([hist, {**hist, "buckets": []}])
+    for name, q in (("p50", 50), ("p99", 99)):
+        assert got[name] == pytest.approx(np.percentile(samples, q, method="inverted_cdf"), rel=0.01)
+    assert got["max"] == samples.max()
+    assert latency_percentiles([]) == {"p50": None, "p99": None, "max": None}
 
 
 def test_event_count_stop_and_files(tmp_path):

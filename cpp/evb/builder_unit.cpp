@@ -234,3 +234,10 @@ void BuilderUnit::report(JsonObject& out) const {
 }
 
 }  // namespace daqnet::evb
+
+namespace daqnet::evb {
+std::string BuilderUnit::waiting() const {
+    return "BU " + std::to_string(index_) + " misses " + std::to_string(lost()) + " fragments" +
+           (fin_em_ ? "" : " and the EM's end of run");
+}
+}  // namespace daqnet::evb

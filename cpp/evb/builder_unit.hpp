@@ -20,6 +20,7 @@ public:
     bool finished() const override { return finished_; }
     std::uint64_t lost() const override;
     void report(JsonObject& out) const override;
+    std::string waiting() const override;
     std::size_t abandoned_receives() const override { return abandoned_; }
 
 private:

@@ -66,8 +66,8 @@ void EventManager::pump() {
     double now = node_.now();
     if (!stopped_ && c.seconds > 0 && now >= window_start_ + c.seconds) stop();
     if (!stopped_ && now - std::max(last_done_, window_start_) > c.stall_seconds)
-        throw TransportError("no event was built for " + std::to_string(c.stall_seconds) +
-                             " s (stall_seconds): the event builder is stuck");
+        throw TransportError("no event was built for stall_seconds = " + std::to_string(static_cast<long>(c.stall_seconds)) +
+                             " s: the event builder is stuck");
     while (!stopped_ && !credits_.empty()) {
         auto [bu, slot] = credits_.front();
         credits_.pop_front();

@@ -20,6 +20,9 @@ public:
     void pump() override;
     bool finished() const override;
     void report(JsonObject& out) const override;
+    std::string waiting() const override {
+        return "EM waits for the end of " + std::to_string(node_.layout().builder_units() - fins_) + " builders";
+    }
 
 private:
     void assign(std::uint64_t event, int bu, std::uint32_t slot);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -219,8 +220,13 @@ int Node::run() {
             if (all_finished() && transport_.pending() == cmd_recv_.size() + abandoned()) break;
             if (stop_seconds_ >= 0 && t - last_activity > config_.drain_timeout_seconds) {
                 status = "error";
-                error = "the end of the run did not complete within drain_timeout_seconds = " +
-                        std::to_string(config_.drain_timeout_seconds) + " s: fragments or commands are missing";
+                char limit[32];
+                std::snprintf(limit, sizeof limit, "%g", config_.drain_timeout_seconds);
+                error = std::string("the end of the run did not complete within drain_timeout_seconds = ") + limit + " s:";
+                for (auto& u : units_)
+                    if (!u->finished()) error += " " + u->waiting() + ";";
+                if (all_finished()) error += " sends not completed by their receivers;";
+                error.pop_back();
                 exit_code = 1;
                 break;
             }

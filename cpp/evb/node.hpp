@@ -34,6 +34,7 @@ public:
     // Receives left posted for parts that will never come (cancelled at the end).
     virtual std::size_t abandoned_receives() const { return 0; }
     virtual void report(JsonObject&) const {}         // unit-specific result fields
+    virtual std::string waiting() const { return ""; }  // what an unfinished unit waits for
     Counters counters;
 
 protected:

@@ -146,3 +146,10 @@ void ReadoutUnit::report(JsonObject& out) const {
 }
 
 }  // namespace daqnet::evb
+
+namespace daqnet::evb {
+std::string ReadoutUnit::waiting() const {
+    return "RU " + std::to_string(index_) + " has " + std::to_string(pending_.size()) + " fragments to send, " +
+           std::to_string(in_flight_) + " sends unmatched, " + std::to_string(fins_needed_ - fins_) + " end-of-run messages missing";
+}
+}  // namespace daqnet::evb

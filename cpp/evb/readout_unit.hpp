@@ -21,6 +21,7 @@ public:
     void pump() override;
     bool finished() const override;
     void report(JsonObject& out) const override;
+    std::string waiting() const override;
 
 private:
     struct Item {

@@ -32,6 +32,10 @@ constexpr std::size_t kReadBudget = std::size_t{16} << 20;
 constexpr int kMaxIov = 64;  // iovecs per sendmsg: up to 32 queued messages in one call
 constexpr int kMaxEvents = 64;
 constexpr int kAcceptTimeoutMs = 60000;
+// Large unexpected messages reuse buffers (up to kSpareBytes kept): fresh memory costs the
+// kernel a page fault and a cleared page per 4 KiB, more than copying the message out.
+constexpr std::size_t kSpareMin = std::size_t{64} << 10;
+constexpr std::size_t kSpareBytes = std::size_t{64} << 20;
 
 struct Endpoint {  // what every rank publishes, in network byte order
     std::uint32_t addr;
@@ -241,6 +245,25 @@ std::optional<TcpTransport::RecvOp> TcpTransport::match_posted(int peer, Tag tag
     return std::nullopt;
 }
 
+TcpTransport::Buffer TcpTransport::take_buffer(std::size_t bytes) {
+    auto best = spare_.end();  // the smallest spare buffer that fits
+    for (auto it = spare_.begin(); bytes >= kSpareMin && it != spare_.end(); ++it)
+        if (it->capacity >= bytes && (best == spare_.end() || it->capacity < best->capacity))
+            best = it;
+    if (best == spare_.end()) return {std::make_unique_for_overwrite<char[]>(bytes), bytes};
+    std::swap(*best, spare_.back());
+    Buffer buffer = std::move(spare_.back());
+    spare_.pop_back();
+    spare_bytes_ -= buffer.capacity;
+    return buffer;
+}
+
+void TcpTransport::give_back(Buffer buffer) {
+    if (buffer.capacity < kSpareMin || spare_bytes_ + buffer.capacity > kSpareBytes) return;
+    spare_bytes_ += buffer.capacity;
+    spare_.push_back(std::move(buffer));
+}
+
 void TcpTransport::send(int peer, Tag tag, const void* buf, std::size_t bytes,
                         std::uint64_t cookie) {
     check_peer(peer, "send");
@@ -254,8 +277,8 @@ void TcpTransport::send(int peer, Tag tag, const void* buf, std::size_t bytes,
             if (bytes > 0) std::memcpy(op->buf, data, bytes);
             ready_.push_back({Completion::Kind::recv, op->cookie, peer, tag, bytes});
         } else {
-            auto copy = std::make_unique_for_overwrite<char[]>(bytes);
-            if (bytes > 0) std::memcpy(copy.get(), data, bytes);
+            Buffer copy = take_buffer(bytes);
+            if (bytes > 0) std::memcpy(copy.data.get(), data, bytes);
             unexpected_.push_back({peer, tag, bytes, std::move(copy), true});
         }
         return;
@@ -275,17 +298,18 @@ void TcpTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity,
         if (it->bytes > capacity) too_long(it->peer, tag, it->bytes, capacity);
         ++active_;
         if (it->complete) {
-            if (it->bytes > 0) std::memcpy(dest, it->data.get(), it->bytes);
+            if (it->bytes > 0) std::memcpy(dest, it->buffer.data.get(), it->bytes);
             ready_.push_back({Completion::Kind::recv, cookie, it->peer, tag, it->bytes});
         } else {
             // Still arriving: copy what is there and let the rest go straight to buf.
             Conn& c = conns_[it->peer];
             std::size_t got = it->bytes - c.left;
-            std::memcpy(dest, it->data.get(), got);
+            std::memcpy(dest, it->buffer.data.get(), got);
             c.sink = Sink::recv;
             c.target = {it->peer, dest, capacity, cookie};
             c.dest = dest + got;
         }
+        give_back(std::move(it->buffer));
         unexpected_.erase(it);
         return;
     }
@@ -302,11 +326,10 @@ void TcpTransport::start_payload(Conn& c) {
         c.target = *op;
         c.dest = op->buf;
     } else {
-        unexpected_.push_back(
-            {c.peer, h.tag, h.bytes, std::make_unique_for_overwrite<char[]>(h.bytes), false});
+        unexpected_.push_back({c.peer, h.tag, h.bytes, take_buffer(h.bytes), false});
         c.sink = Sink::heap;
         c.heap = std::prev(unexpected_.end());
-        c.dest = c.heap->data.get();
+        c.dest = c.heap->buffer.data.get();
     }
     c.left = h.bytes;
     if (c.left == 0) finish_payload(c);

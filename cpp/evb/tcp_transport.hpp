@@ -63,11 +63,15 @@ private:
         std::size_t capacity;
         std::uint64_t cookie;
     };
+    struct Buffer {
+        std::unique_ptr<char[]> data;
+        std::size_t capacity = 0;
+    };
     struct Unexpected {  // a message that arrived before its receive, in arrival order
         int peer;
         Tag tag;
         std::size_t bytes;
-        std::unique_ptr<char[]> data;
+        Buffer buffer;
         bool complete;  // else still arriving on conns_[peer]
     };
     enum class Sink : std::uint8_t { none, recv, heap, discard };  // where a payload goes
@@ -97,6 +101,8 @@ private:
     void handle_events(double timeout_seconds);
     int wait_events(epoll_event* events, int max, double timeout_seconds);
     std::optional<RecvOp> match_posted(int peer, Tag tag);
+    Buffer take_buffer(std::size_t bytes);
+    void give_back(Buffer buffer);
     void check_peer(int peer, const char* what) const;
     [[noreturn]] void too_long(int peer, Tag tag, std::size_t bytes, std::size_t capacity) const;
     [[noreturn]] void lost(const Conn& c, const std::string& reason) const;
@@ -108,6 +114,8 @@ private:
     std::vector<Conn> conns_;  // indexed by peer; conns_[rank_] stays unused
     std::unordered_map<Tag, std::deque<RecvOp>> posted_;  // per tag, in posting order
     std::list<Unexpected> unexpected_;
+    std::vector<Buffer> spare_;  // buffers of delivered unexpected messages, for reuse
+    std::size_t spare_bytes_ = 0;
     std::vector<Completion> ready_;  // completed, returned by the next progress()
     std::size_t active_ = 0;
 };

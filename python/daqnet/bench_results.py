@@ -126,6 +126,8 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
                 "status": d["status"],
                 "gbps_in": w["bytes_in"] * 8 / secs / 1e9 if w else None,
                 "gbps_out": w["bytes_out"] * 8 / secs / 1e9 if w else None,
+                "bytes_per_second_in": w["bytes_in"] / secs if w else None,
+                "bytes_per_second_out": w["bytes_out"] / secs if w else None,
                 "bytes_in": u["counters"]["bytes_in"],
                 "bytes_out": u["counters"]["bytes_out"],
                 "fragments_in": u["counters"]["fragments_in"],
