@@ -34,7 +34,9 @@ RESULT_KEYS = {
 }
 
 
-def daqnet(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def daqnet(
+    *args: str, env: dict | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "daqnet", *args],
         capture_output=True,
@@ -44,7 +46,9 @@ def daqnet(*args: str, env: dict | None = None, timeout: float = 120) -> subproc
     )
 
 
-def bench(tmp_path: Path, *sets: str, env: dict | None = None, extra: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess, dict]:
+def bench(
+    tmp_path: Path, *sets: str, env: dict | None = None, extra: tuple[str, ...] = ()
+) -> tuple[subprocess.CompletedProcess, dict]:
     args = ["bench", str(EXAMPLE), "--json", "--out", str(tmp_path / "out")]
     for s in [*QUICK, *sets]:
         args += ["--set", s]
@@ -53,10 +57,15 @@ def bench(tmp_path: Path, *sets: str, env: dict | None = None, extra: tuple[str,
 
 
 def check_consistent(r: dict, readout_units: int, fragment_bytes: int = 65536) -> None:
-    assert RESULT_KEYS <= r.keys()
+    assert r.keys() >= RESULT_KEYS
     assert set(r["latency_seconds"]) == {"p50", "p99", "max"}
     assert r["events_built"] > 0
-    assert 0 < r["latency_seconds"]["p50"] <= r["latency_seconds"]["p99"] * 1.0000001 <= r["latency_seconds"]["max"] * 1.02
+    assert (
+        0
+        < r["latency_seconds"]["p50"]
+        <= r["latency_seconds"]["p99"] * 1.0000001
+        <= r["latency_seconds"]["max"] * 1.02
+    )
     # Throughput, event count and window agree: every event is R fixed-size fragments.
     expect = r["events_built"] * readout_units * fragment_bytes * 8 / r["measured_seconds"] / 1e9
     assert r["throughput_gbps"] == pytest.approx(expect, rel=1e-6)
@@ -85,10 +94,42 @@ def check_consistent(r: dict, readout_units: int, fragment_bytes: int = 65536) -
         (("bench.processes_per_node=2", "bench.protocol=pull"), 2),
         (("bench.ranks=2", "bench.in_flight=1", "bench.max_in_flight=1", "bench.credits=3"), 2),
         (("bench.mode=time-frames", "bench.senders=2", "bench.receivers=2"), 2),
-        (("bench.mode=time-frames", "bench.senders=3", "bench.receivers=1", "bench.barrier=true"), 3),
-        (("bench.mode=time-frames", "bench.senders=2", "bench.receivers=2", "bench.barrier=true", "bench.transport=tcp"), 2),
+        (
+            (
+                "bench.mode=time-frames",
+                "bench.senders=3",
+                "bench.receivers=1",
+                "bench.barrier=true",
+            ),
+            3,
+        ),
+        (
+            (
+                "bench.mode=time-frames",
+                "bench.senders=2",
+                "bench.receivers=2",
+                "bench.barrier=true",
+                "bench.transport=tcp",
+            ),
+            2,
+        ),
     ],
-    ids=["push-barrel", "pull-barrel", "push-random", "pull-all", "tcp-push", "tcp-sleep", "mpi-sleep", "mpi-busy", "tcp-pull-random", "ppn2", "caps", "frames", "frames-barrier", "frames-barrier-tcp"],
+    ids=[
+        "push-barrel",
+        "pull-barrel",
+        "push-random",
+        "pull-all",
+        "tcp-push",
+        "tcp-sleep",
+        "mpi-sleep",
+        "mpi-busy",
+        "tcp-pull-random",
+        "ppn2",
+        "caps",
+        "frames",
+        "frames-barrier",
+        "frames-barrier-tcp",
+    ],
 )
 def test_runs_are_complete_and_consistent(tmp_path, sets, rus):
     p, r = bench(tmp_path, *sets)
@@ -107,11 +148,17 @@ def test_latency_percentiles_match_numpy_within_a_bucket():
     base, growth = 1e-7, 1.01
     k = np.floor(np.log(samples / base) / np.log(growth)).astype(int)
     keys, counts = np.unique(k, return_counts=True)
-    hist = {"base_seconds": base, "growth": growth, "max_seconds": float(samples.max()),
-            "buckets": [[int(a), int(b)] for a, b in zip(keys, counts)]}
+    hist = {
+        "base_seconds": base,
+        "growth": growth,
+        "max_seconds": float(samples.max()),
+        "buckets": [[int(a), int(b)] for a, b in zip(keys, counts, strict=True)],
+    }
     got = latency_percentiles([hist, {**hist, "buckets": []}])
     for name, q in (("p50", 50), ("p99", 99)):
-        assert got[name] == pytest.approx(np.percentile(samples, q, method="inverted_cdf"), rel=0.01)
+        assert got[name] == pytest.approx(
+            np.percentile(samples, q, method="inverted_cdf"), rel=0.01
+        )
     assert got["max"] == samples.max()
     assert latency_percentiles([]) == {"p50": None, "p99": None, "max": None}
 
@@ -122,11 +169,15 @@ def test_event_count_stop_and_files(tmp_path):
     assert r["events_built"] == 300
     out = tmp_path / "out"
     on_disk = json.loads((out / "result.json").read_text())
-    assert on_disk["events_built"] == 300 and on_disk["throughput_gbps"] == pytest.approx(r["throughput_gbps"])
+    assert on_disk["events_built"] == 300 and on_disk["throughput_gbps"] == pytest.approx(
+        r["throughput_gbps"]
+    )
     with (out / "units.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert {row["unit"] for row in rows} == {"em", "ru", "bu"}
-    assert {"rank", "host", "gbps_in", "gbps_out", "events_per_second", "cpu_seconds"} <= rows[0].keys()
+    assert {"rank", "host", "gbps_in", "gbps_out", "events_per_second", "cpu_seconds"} <= rows[
+        0
+    ].keys()
     with (out / "timeseries.csv").open() as f:
         series = list(csv.DictReader(f))
     assert series and {"time_seconds", "throughput_gbps", "events_per_second"} <= series[0].keys()
@@ -143,7 +194,11 @@ def test_sizes_vary_per_readout_unit_and_are_checked(tmp_path):
     )
     assert p.returncode == 0, p.stderr
     assert r["corrupt_fragments"] == 0 and r["events_built"] > 0
-    ru_bytes = {u["index"]: u["bytes_out"] / max(1, u["fragments_out"]) for u in r["units"] if u["unit"] == "ru"}
+    ru_bytes = {
+        u["index"]: u["bytes_out"] / max(1, u["fragments_out"])
+        for u in r["units"]
+        if u["unit"] == "ru"
+    }
     # Per-RU means (plus 10 KiB of meta-data per fragment) keep their order.
     assert ru_bytes[0] < ru_bytes[1] < ru_bytes[2] < ru_bytes[3]
 
@@ -158,25 +213,43 @@ def test_rate_limit_is_respected(tmp_path):
 
 @pytest.mark.parametrize("protocol", ["push", "pull"])
 def test_corrupted_fragments_are_detected(tmp_path, protocol):
-    p, r = bench(tmp_path, f"bench.protocol={protocol}", env={"DAQNET_EVB_FAULTS": "fault_corrupt_every=7"})
+    p, r = bench(
+        tmp_path, f"bench.protocol={protocol}", env={"DAQNET_EVB_FAULTS": "fault_corrupt_every=7"}
+    )
     assert p.returncode == 1
     assert r["corrupt_fragments"] > 0 and r["lost_fragments"] == r["duplicate_fragments"] == 0
     assert "corrupt" in p.stderr
 
 
 def test_duplicated_fragments_are_detected(tmp_path):
-    p, r = bench(tmp_path, "bench.protocol=pull", "bench.drain_timeout_seconds=1", env={"DAQNET_EVB_FAULTS": "fault_duplicate_every=7"})
+    p, r = bench(
+        tmp_path,
+        "bench.protocol=pull",
+        "bench.drain_timeout_seconds=1",
+        env={"DAQNET_EVB_FAULTS": "fault_duplicate_every=7"},
+    )
     assert p.returncode == 1
     assert r["duplicate_fragments"] > 0
 
 
 def test_checksum_off_skips_payload_check_only(tmp_path):
-    p, r = bench(tmp_path, "bench.checksum=false", env={"DAQNET_EVB_FAULTS": "fault_corrupt_every=7"})
+    p, r = bench(
+        tmp_path, "bench.checksum=false", env={"DAQNET_EVB_FAULTS": "fault_corrupt_every=7"}
+    )
     assert p.returncode == 0 and r["corrupt_fragments"] == 0
 
 
 def _start(tmp_path: Path, *sets: str) -> subprocess.Popen:
-    args = [sys.executable, "-m", "daqnet", "bench", str(EXAMPLE), "--json", "--out", str(tmp_path / "out")]
+    args = [
+        sys.executable,
+        "-m",
+        "daqnet",
+        "bench",
+        str(EXAMPLE),
+        "--json",
+        "--out",
+        str(tmp_path / "out"),
+    ]
     for s in [*QUICK, "bench.seconds=30", *sets]:
         args += ["--set", s]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -200,7 +273,9 @@ def _evb_pids(out: Path) -> list[int]:
     pids = []
     for proc in Path("/proc").iterdir():
         try:
-            if (proc / "comm").read_text().strip() == "daqnet-evb" and str(out) in (proc / "cmdline").read_text():
+            if (proc / "comm").read_text().strip() == "daqnet-evb" and str(out) in (
+                proc / "cmdline"
+            ).read_text():
                 pids.append(int(proc.name))
         except (OSError, ValueError):
             continue
@@ -245,7 +320,10 @@ def test_interrupt_keeps_what_was_measured(tmp_path):
         (("bench.fragment_bytes=0",), "bench.fragment_bytes = 0: must be from 64"),
         (("bench.fragment_bytes=-5",), "bench.fragment_bytes = -5"),
         (("bench.transport=carrier-pigeon",), "expected one of mpi, tcp"),
-        (("bench.mode=time-frames", "bench.senders=4", "bench.receivers=2", "bench.ranks=4"), "one unit per rank"),
+        (
+            ("bench.mode=time-frames", "bench.senders=4", "bench.receivers=2", "bench.ranks=4"),
+            "one unit per rank",
+        ),
         (("bench.processes_per_node=2", "bench.ranks=3"), "cannot be split into nodes"),
         (("bench.processes_per_node=3",), "must be 1"),
         (("bench.in_flight=0",), "bench.in_flight = 0"),
@@ -270,14 +348,23 @@ def test_baselines_give_a_ratio(tmp_path):
     b = r["baseline"]
     assert b["name"] == "alltoall" and b["throughput_gbps"] > 0
     assert b["ratio"] == pytest.approx(r["throughput_gbps"] / b["throughput_gbps"])
-    p, r = bench(tmp_path, "bench.baseline_seconds=0.3", "bench.transport=tcp", extra=("--baseline", "p2p"))
+    p, r = bench(
+        tmp_path, "bench.baseline_seconds=0.3", "bench.transport=tcp", extra=("--baseline", "p2p")
+    )
     assert p.returncode == 0, p.stderr
     assert r["baseline"]["name"] == "p2p" and r["baseline"]["pairs"] == 2
 
 
 def test_prepare_then_collect(tmp_path):
     out = tmp_path / "by-hand"
-    p = daqnet("bench", str(EXAMPLE), "--prepare", "--out", str(out), *sum((["--set", s] for s in QUICK), []))
+    p = daqnet(
+        "bench",
+        str(EXAMPLE),
+        "--prepare",
+        "--out",
+        str(out),
+        *[a for s in QUICK for a in ("--set", s)],
+    )
     assert p.returncode == 0, p.stderr
     mpiexec_line = next(line for line in p.stdout.splitlines() if line.startswith("mpiexec"))
     argv = mpiexec_line.split()

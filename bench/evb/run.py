@@ -39,7 +39,9 @@ def daqnet_bench(sets: list[str], baseline: str) -> dict:
     with tempfile.TemporaryDirectory() as out:
         p = subprocess.run([*args, "--out", out], capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
-        raise SystemExit(f"daqnet bench {' '.join(sets)} failed ({p.returncode}): {p.stderr.strip()}")
+        raise SystemExit(
+            f"daqnet bench {' '.join(sets)} failed ({p.returncode}): {p.stderr.strip()}"
+        )
     return json.loads(p.stdout)
 
 
@@ -51,10 +53,18 @@ def iperf3(seconds: float) -> float | None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen([exe, "-s", "-1", "-p", str(port), "-B", "127.0.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [exe, "-s", "-1", "-p", str(port), "-B", "127.0.0.1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(50):
-            c = subprocess.run([exe, "-c", "127.0.0.1", "-p", str(port), "-t", str(seconds), "-J"], capture_output=True, text=True)
+            c = subprocess.run(
+                [exe, "-c", "127.0.0.1", "-p", str(port), "-t", str(seconds), "-J"],
+                capture_output=True,
+                text=True,
+            )
             if c.returncode == 0:
                 return json.loads(c.stdout)["end"]["sum_received"]["bits_per_second"] / 1e9
             time.sleep(0.1)  # the server is not listening yet
@@ -77,20 +87,37 @@ def main() -> int:
         f"bench.warmup_seconds={warmup}",
         f"bench.baseline_seconds={base_s}",
     ]
-    print(f"daqnet-evb, 4 ranks on {os.cpu_count()} cores, 1 MiB fragments, credits 2, in flight 8, MPI transport")
-    print(f"{'protocol':8} {'schedule':12} {'evb Gb/s':>9} {'alltoall Gb/s':>14} {'ratio':>7}  {'p50 ms':>7}")
+    print(
+        f"daqnet-evb, 4 ranks on {os.cpu_count()} cores, 1 MiB fragments, credits 2, in flight 8, MPI transport"
+    )
+    print(
+        f"{'protocol':8} {'schedule':12} {'evb Gb/s':>9} {'alltoall Gb/s':>14} {'ratio':>7}  {'p50 ms':>7}"
+    )
     rows = []
     for protocol in ("push", "pull"):
         for schedule in ("barrel", "random", "all-at-once"):
-            r = daqnet_bench([*common, f"bench.protocol={protocol}", f"workload.schedule={schedule}"], "alltoall")
+            r = daqnet_bench(
+                [*common, f"bench.protocol={protocol}", f"workload.schedule={schedule}"], "alltoall"
+            )
             b = r["baseline"]
-            rows.append((protocol, schedule, r["throughput_gbps"], b["throughput_gbps"], b["ratio"]))
-            print(f"{protocol:8} {schedule:12} {r['throughput_gbps']:9.2f} {b['throughput_gbps']:14.2f} {b['ratio']:6.2f}x  {r['latency_seconds']['p50'] * 1e3:7.2f}")
-            if r["lost_fragments"] or r["corrupt_fragments"] or r["duplicate_fragments"] or r["status"] != "finished":
+            rows.append(
+                (protocol, schedule, r["throughput_gbps"], b["throughput_gbps"], b["ratio"])
+            )
+            print(
+                f"{protocol:8} {schedule:12} {r['throughput_gbps']:9.2f} {b['throughput_gbps']:14.2f} {b['ratio']:6.2f}x  {r['latency_seconds']['p50'] * 1e3:7.2f}"
+            )
+            if (
+                r["lost_fragments"]
+                or r["corrupt_fragments"]
+                or r["duplicate_fragments"]
+                or r["status"] != "finished"
+            ):
                 print("FAILED: integrity or status", file=sys.stderr)
                 return 1
     best = max(rows, key=lambda row: row[4])
-    print(f"best: {best[0]} {best[1]} at {best[4]:.2f}x MPI_Alltoall (target >= 1.0x): {'met' if best[4] >= 1.0 else 'NOT met'}")
+    print(
+        f"best: {best[0]} {best[1]} at {best[4]:.2f}x MPI_Alltoall (target >= 1.0x): {'met' if best[4] >= 1.0 else 'NOT met'}"
+    )
 
     print("\nTCP transport, 2 ranks (one pair), 1 MiB messages, one way")
     tcp = daqnet_bench([*common, "bench.ranks=2", "bench.transport=tcp"], "p2p")

@@ -14,7 +14,6 @@ import shlex
 import shutil
 import signal
 import subprocess
-import sys
 import sysconfig
 import tempfile
 import time
@@ -36,7 +35,9 @@ def executable() -> str:
         return str(here)
     found = shutil.which("daqnet-evb")
     if not found:
-        raise DaqnetError("daqnet-evb is not installed (build daqnet with its event builder: pip install .)")
+        raise DaqnetError(
+            "daqnet-evb is not installed (build daqnet with its event builder: pip install .)"
+        )
     return found
 
 
@@ -57,7 +58,9 @@ def _mpiexec() -> str:
     return found
 
 
-def launch_command(launcher: str, ranks: int, extra: str, argv: list[str]) -> tuple[list[str], dict]:
+def launch_command(
+    launcher: str, ranks: int, extra: str, argv: list[str]
+) -> tuple[list[str], dict]:
     """The command line that starts `ranks` copies of argv, and environment additions."""
     if launcher == "auto":
         launcher = "srun" if os.environ.get("SLURM_JOB_ID") and shutil.which("srun") else "mpiexec"
@@ -75,7 +78,9 @@ def launch_command(launcher: str, ranks: int, extra: str, argv: list[str]) -> tu
 
 def _version(mpiexec: str) -> str:
     try:
-        return subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=10).stdout
+        return subprocess.run(
+            [mpiexec, "--version"], capture_output=True, text=True, timeout=10
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return ""
 
@@ -96,7 +101,11 @@ def _progress_line(out_dir: Path) -> tuple[str, float]:
         for u in doc["units"]:
             if u["unit"] == "em":
                 secs = max(doc["time_seconds"] - u["window_start_seconds"], 1e-9)
-                gbps = u["window_bytes"] * 8 / secs / 1e9 if doc["time_seconds"] > u["window_start_seconds"] else 0.0
+                gbps = (
+                    u["window_bytes"] * 8 / secs / 1e9
+                    if doc["time_seconds"] > u["window_start_seconds"]
+                    else 0.0
+                )
                 text = f"t={doc['time_seconds']:6.1f} s  events {u['window_events']:,}  {gbps:8.2f} Gb/s"
     return text, newest
 
@@ -114,19 +123,41 @@ def run(
     out = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="daqnet-bench-"))
     try:
         out.mkdir(parents=True, exist_ok=True)
-        for old in [*out.glob("rank-*.json"), *out.glob("rank-*.csv"), out / "baseline.json", out / "result.json"]:
+        for old in [
+            *out.glob("rank-*.json"),
+            *out.glob("rank-*.csv"),
+            out / "baseline.json",
+            out / "result.json",
+        ]:
             old.unlink(missing_ok=True)
         write_run_config(cfg, out / "run.cfg", scenario.source)
     except OSError as err:
         raise DaqnetError(f"--out {out}: {err.strerror}") from None
-    cmd, env = launch_command(b["launcher"], ranks, b["launcher_args"], [executable(), str(out / "run.cfg"), "--out", str(out)])
+    cmd, env = launch_command(
+        b["launcher"],
+        ranks,
+        b["launcher_args"],
+        [executable(), str(out / "run.cfg"), "--out", str(out)],
+    )
     (out / "command.txt").write_text(shlex.join(cmd) + "\n")
 
     # Never longer than the run plus generous margins: a hung launcher cannot hang daqnet.
-    quiet_limit = 20 + 3 * b["report_seconds"] + b["stall_seconds"] + b["drain_timeout_seconds"] + 3 * b["baseline_seconds"]
+    quiet_limit = (
+        20
+        + 3 * b["report_seconds"]
+        + b["stall_seconds"]
+        + b["drain_timeout_seconds"]
+        + 3 * b["baseline_seconds"]
+    )
     interrupted = False
     with open(out / "launcher.log", "w") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **env}, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **env},
+            start_new_session=True,
+        )
         last_change = time.monotonic()
         last_seen = 0.0
         try:
@@ -139,7 +170,9 @@ def run(
                     progress(text)
                 if time.monotonic() - last_change > quiet_limit:
                     _stop(proc)
-                    raise_later = f"the ranks stopped reporting for {quiet_limit:.0f} s; the run was killed"
+                    raise_later = (
+                        f"the ranks stopped reporting for {quiet_limit:.0f} s; the run was killed"
+                    )
                     result = _finish(out, ranks, [raise_later])
                     return result
         except KeyboardInterrupt:
@@ -148,7 +181,10 @@ def run(
     notes = []
     if proc.returncode not in (0, None) and not interrupted:
         tail = (out / "launcher.log").read_text(errors="replace").strip().splitlines()[-3:]
-        notes.append(f"launcher exited with status {proc.returncode}" + (": " + " | ".join(tail) if tail else ""))
+        notes.append(
+            f"launcher exited with status {proc.returncode}"
+            + (": " + " | ".join(tail) if tail else "")
+        )
     result = _finish(out, ranks, notes)
     if interrupted:
         result["status"], result["interrupted"] = "interrupted", True
@@ -179,7 +215,9 @@ def _finish(out: Path, ranks: int, notes: list[str]) -> dict:
         # Nothing measured at all (e.g. the launcher failed): say why, keep the log.
         log = (out / "launcher.log").read_text(errors="replace").strip()
         raise DaqnetError(
-            "daqnet-evb produced no results" + (f": {log.splitlines()[-1]}" if log else "") + f" (see {out}/launcher.log)"
+            "daqnet-evb produced no results"
+            + (f": {log.splitlines()[-1]}" if log else "")
+            + f" (see {out}/launcher.log)"
         ) from None
     result["errors"] += notes
     if notes and result["status"] == "finished":

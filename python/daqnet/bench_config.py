@@ -45,18 +45,28 @@ def run_config(scenario: Scenario, baseline: str | None = None) -> dict[str, obj
         raise bad("processes_per_node", "must be 1 (RU and BU in one process) or 2")
     if b["mode"] == "time-frames":
         if b["senders"] < 1 or b["receivers"] < 1:
-            raise DaqnetError(f"{src}: bench.mode = 'time-frames' needs bench.senders ≥ 1 and bench.receivers ≥ 1")
+            raise DaqnetError(
+                f"{src}: bench.mode = 'time-frames' needs bench.senders ≥ 1 and bench.receivers ≥ 1"
+            )
         if b["senders"] + b["receivers"] != ranks:
             raise DaqnetError(
                 f"{src}: bench.senders + bench.receivers = {b['senders'] + b['receivers']} units but bench.ranks = {ranks}: one unit per rank"
             )
         if b["protocol"] != "push":
-            raise bad("protocol", "time-frames mode pushes frames to the receiver that granted them; use push")
+            raise bad(
+                "protocol",
+                "time-frames mode pushes frames to the receiver that granted them; use push",
+            )
     else:
         if b["senders"] or b["receivers"] or b["barrier"]:
-            raise DaqnetError(f"{src}: bench.senders, bench.receivers and bench.barrier belong to mode = 'time-frames'")
+            raise DaqnetError(
+                f"{src}: bench.senders, bench.receivers and bench.barrier belong to mode = 'time-frames'"
+            )
         if ranks % b["processes_per_node"]:
-            raise bad("ranks", f"cannot be split into nodes of {b['processes_per_node']} processes (one RU and one BU per node)")
+            raise bad(
+                "ranks",
+                f"cannot be split into nodes of {b['processes_per_node']} processes (one RU and one BU per node)",
+            )
         if b["processes_per_node"] == 2 and ranks < 2:
             raise bad("ranks", "processes_per_node = 2 needs at least 2 ranks")
     if b["credits"] > 8192:
@@ -112,7 +122,9 @@ def run_config(scenario: Scenario, baseline: str | None = None) -> dict[str, obj
     if p["order"] == "file":
         if not p["file"]:
             raise DaqnetError(f"{src}: placement.order = 'file' needs placement.file")
-        cfg["placement_hosts"] = ",".join(name for name, _ in read_hostnames(p["file"], "placement.file"))
+        cfg["placement_hosts"] = ",".join(
+            name for name, _ in read_hostnames(p["file"], "placement.file")
+        )
     for key in ("tcp_address", "tcp_interface"):
         if b[key]:
             cfg[key] = b[key]
@@ -126,7 +138,9 @@ def _faults() -> dict[str, int]:
     for item in filter(None, (t.strip() for t in text.split(","))):
         key, _, value = item.partition("=")
         if key not in FAULT_KEYS or not value.isdigit():
-            raise DaqnetError(f"DAQNET_EVB_FAULTS: '{item}' (known: {', '.join(k + '=N' for k in FAULT_KEYS)})")
+            raise DaqnetError(
+                f"DAQNET_EVB_FAULTS: '{item}' (known: {', '.join(k + '=N' for k in FAULT_KEYS)})"
+            )
         out[key] = int(value)
     return out
 

@@ -74,7 +74,9 @@ def _timeseries(out_dir: Path) -> list[dict]:
                     continue
                 t0, b0, e0 = last.get(key, (0.0, 0, 0))
                 last[key] = (t, b, e)
-                slot = per_period.setdefault(n, {"period": n + 1, "time_seconds": t, "bytes": 0, "events": 0, "seconds": 0.0})
+                slot = per_period.setdefault(
+                    n, {"period": n + 1, "time_seconds": t, "bytes": 0, "events": 0, "seconds": 0.0}
+                )
                 slot["time_seconds"] = max(slot["time_seconds"], t)
                 slot["bytes"] += b - b0
                 slot["events"] += e - e0
@@ -108,7 +110,9 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
         raise DaqnetError(f"{out_dir}: no rank results (rank-N.json) to collect")
     n = expected_ranks or len(ranks)
     launch = _read_json(out_dir / "launch.json") or {}
-    em = next((u | {"rank": r} for r, d in ranks.items() for u in d["units"] if u["unit"] == "em"), None)
+    em = next(
+        (u | {"rank": r} for r, d in ranks.items() for u in d["units"] if u["unit"] == "em"), None
+    )
 
     units, bu_hists = [], []
     lost = duplicate = corrupt = 0
@@ -135,7 +139,9 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
                 "events_built": u["counters"]["events_built"],
                 "events_per_second": w["events_built"] / secs if w else None,
                 "cpu_seconds": d["cpu_seconds"],
-                "cpu_shared_with": ",".join(x["unit"] for x in d["units"] if x is not u) if shared else "",
+                "cpu_shared_with": ",".join(x["unit"] for x in d["units"] if x is not u)
+                if shared
+                else "",
             }
             if u["unit"] == "bu":
                 lost += u["lost_fragments"]
@@ -147,7 +153,9 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
 
     statuses = {r: ranks[r]["status"] for r in ranks}
     missing = sorted(set(range(n)) - set(ranks))
-    errors = [f"rank {r}: {ranks[r]['error']}" for r in sorted(ranks) if ranks[r]["status"] == "error"]
+    errors = [
+        f"rank {r}: {ranks[r]['error']}" for r in sorted(ranks) if ranks[r]["status"] == "error"
+    ]
     errors += [f"rank {r}: no result file" for r in missing]
     errors += [
         f"rank {r}: stopped without finishing (last report at {ranks[r]['time_seconds']:.1f} s)"
@@ -183,12 +191,20 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
             events_assigned=em["events_assigned"],
         )
     else:
-        result.update(throughput_gbps=None, events_built=0, latency_seconds={"p50": None, "p99": None, "max": None})
+        result.update(
+            throughput_gbps=None,
+            events_built=0,
+            latency_seconds={"p50": None, "p99": None, "max": None},
+        )
     result.update(lost_fragments=lost, duplicate_fragments=duplicate, corrupt_fragments=corrupt)
     result["builder_latency_seconds"] = latency_percentiles(bu_hists)
     base = _read_json(out_dir / "baseline.json")
     if base:
-        ratio = result["throughput_gbps"] / base["throughput_gbps"] if result.get("throughput_gbps") and base["throughput_gbps"] else None
+        ratio = (
+            result["throughput_gbps"] / base["throughput_gbps"]
+            if result.get("throughput_gbps") and base["throughput_gbps"]
+            else None
+        )
         result["baseline"] = {**base, "ratio": ratio}
     result["units"] = units
     result["timeseries"] = _timeseries(out_dir)
@@ -221,7 +237,11 @@ def write_tables(result: dict, out_dir: str | Path) -> None:
 
 
 def _fmt(v: float | None, unit: str = "", scale: float = 1.0, digits: int = 2) -> str:
-    return "n/a" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v * scale:,.{digits}f}{unit}"
+    return (
+        "n/a"
+        if v is None or (isinstance(v, float) and not math.isfinite(v))
+        else f"{v * scale:,.{digits}f}{unit}"
+    )
 
 
 def summary(result: dict, name: str = "") -> str:

@@ -98,11 +98,29 @@ def _parser() -> argparse.ArgumentParser:
         "[bench] section says, show progress, and gather the results.",
     )
     scenario_args(b)
-    b.add_argument("--out", metavar="DIR", help="directory for run.cfg, per-rank files, result.json, units.csv, timeseries.csv (default: a new temporary directory)")
-    b.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the summary")
-    b.add_argument("--baseline", choices=["none", "alltoall", "p2p"], help="also time MPI_Alltoall or point-to-point pairs among the same ranks (overrides bench.baseline)")
-    b.add_argument("--progress", action="store_true", help="always show the progress line on stderr (default: only on a terminal)")
-    b.add_argument("--prepare", action="store_true", help="only write DIR/run.cfg and print the launch command (for srun/mpirun by hand; then daqnet collect DIR)")
+    b.add_argument(
+        "--out",
+        metavar="DIR",
+        help="directory for run.cfg, per-rank files, result.json, units.csv, timeseries.csv (default: a new temporary directory)",
+    )
+    b.add_argument(
+        "--json", action="store_true", help="print one JSON object on stdout instead of the summary"
+    )
+    b.add_argument(
+        "--baseline",
+        choices=["none", "alltoall", "p2p"],
+        help="also time MPI_Alltoall or point-to-point pairs among the same ranks (overrides bench.baseline)",
+    )
+    b.add_argument(
+        "--progress",
+        action="store_true",
+        help="always show the progress line on stderr (default: only on a terminal)",
+    )
+    b.add_argument(
+        "--prepare",
+        action="store_true",
+        help="only write DIR/run.cfg and print the launch command (for srun/mpirun by hand; then daqnet collect DIR)",
+    )
 
     g = sub.add_parser(
         "collect",
@@ -110,7 +128,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Read DIR/rank-N.json and rank-N.csv written by daqnet-evb; write result.json, units.csv, timeseries.csv.",
     )
     g.add_argument("out", metavar="DIR")
-    g.add_argument("--json", action="store_true", help="print one JSON object on stdout instead of the summary")
+    g.add_argument(
+        "--json", action="store_true", help="print one JSON object on stdout instead of the summary"
+    )
     return p
 
 
@@ -269,7 +289,12 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handlers = {"conflicts": _cmd_conflicts, "tables": _cmd_tables, "bench": _cmd_bench, "collect": _cmd_collect}
+    handlers = {
+        "conflicts": _cmd_conflicts,
+        "tables": _cmd_tables,
+        "bench": _cmd_bench,
+        "collect": _cmd_collect,
+    }
     try:
         return handlers[args.command](args)
     except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading

@@ -80,11 +80,18 @@ SCHEMA: dict[str, dict[str, Key]] = {
     },
     # The real event builder (daqnet bench); see docs/bench.md.
     "bench": {
-        "mode": Key("str", "event-manager", "EM assigns events (LHCb) or time frames round-robin (ALICE)", ("event-manager", "time-frames")),
+        "mode": Key(
+            "str",
+            "event-manager",
+            "EM assigns events (LHCb) or time frames round-robin (ALICE)",
+            ("event-manager", "time-frames"),
+        ),
         "transport": Key("str", "mpi", "transport of the data", ("mpi", "tcp")),
         "protocol": Key("str", "push", "PUSH (RUs send) or PULL (BUs request)", ("push", "pull")),
         "ranks": Key("int", None, "MPI processes (default 4, or senders + receivers)", minimum=1),
-        "processes_per_node": Key("int", 1, "1: RU and BU share a process; 2: one process each", minimum=1),
+        "processes_per_node": Key(
+            "int", 1, "1: RU and BU share a process; 2: one process each", minimum=1
+        ),
         "senders": Key("int", 0, "time-frames mode: sending ranks (FLPs)", minimum=0),
         "receivers": Key("int", 0, "time-frames mode: receiving ranks (EPNs)", minimum=0),
         "barrier": Key("bool", False, "time-frames mode: frame n+1 starts after frame n is built"),
@@ -92,29 +99,52 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "in_flight": Key("int", 8, "fragment transfers in flight per gather", minimum=1),
         "max_in_flight": Key("int", 0, "transfers in flight per process, 0 = no cap", minimum=0),
         "fragment_bytes": Key("int", 1048576, "mean data fragment size", minimum=64),
-        "fragment_distribution": Key("str", "fixed", "fragment size distribution", ("fixed", "normal", "lognormal")),
+        "fragment_distribution": Key(
+            "str", "fixed", "fragment size distribution", ("fixed", "normal", "lognormal")
+        ),
         "fragment_sigma": Key("float", 0.1, "relative standard deviation of the sizes", minimum=0),
-        "fragment_bytes_per_ru": Key("float_list", [], "mean size per readout unit (cycled)", minimum=64),
-        "events_per_fragment": Key("int", 1, "events packed in one fragment (listed in the meta-data)", minimum=1),
+        "fragment_bytes_per_ru": Key(
+            "float_list", [], "mean size per readout unit (cycled)", minimum=64
+        ),
+        "events_per_fragment": Key(
+            "int", 1, "events packed in one fragment (listed in the meta-data)", minimum=1
+        ),
         "meta_bytes": Key("int", 10240, "meta-data message size, 0 = none", minimum=0),
         "command_bytes": Key("int", 64, "command message size", minimum=64),
-        "rate_hz": Key("float", 0.0, "fragments per second per RU, 0 = as fast as possible", minimum=0),
+        "rate_hz": Key(
+            "float", 0.0, "fragments per second per RU, 0 = as fast as possible", minimum=0
+        ),
         "events": Key("int", 0, "stop after this many events built after warm-up", minimum=0),
-        "seconds": Key("float", 0.0, "or stop after this many seconds after warm-up (default 5)", minimum=0),
+        "seconds": Key(
+            "float", 0.0, "or stop after this many seconds after warm-up (default 5)", minimum=0
+        ),
         "warmup_seconds": Key("float", 0.5, "excluded from the measurement", minimum=0),
         "seed": Key("seed", 0, "seed of sizes and payloads"),
         "checksum": Key("bool", True, "verify every fragment's checksum (off for speed runs)"),
         "report_seconds": Key("float", 1.0, "period of the time series and progress", minimum=0.01),
         "progress": Key("str", "yield", "how idle ranks wait", ("busy", "yield", "sleep")),
-        "baseline": Key("str", "none", "measured after the run for a ratio", ("none", "alltoall", "p2p")),
+        "baseline": Key(
+            "str", "none", "measured after the run for a ratio", ("none", "alltoall", "p2p")
+        ),
         "baseline_seconds": Key("float", 2.0, "duration of the baseline", minimum=0.01),
-        "launcher": Key("str", "auto", "mpiexec, srun, or auto (srun inside a Slurm job)", ("auto", "mpiexec", "srun")),
+        "launcher": Key(
+            "str",
+            "auto",
+            "mpiexec, srun, or auto (srun inside a Slurm job)",
+            ("auto", "mpiexec", "srun"),
+        ),
         "launcher_args": Key("str", "", "extra launcher arguments, split like a shell"),
-        "drain_timeout_seconds": Key("float", 10.0, "longest wait for the last fragments at the end", minimum=0.1),
-        "stall_seconds": Key("float", 30.0, "fail when no event is built for this long", minimum=0.1),
+        "drain_timeout_seconds": Key(
+            "float", 10.0, "longest wait for the last fragments at the end", minimum=0.1
+        ),
+        "stall_seconds": Key(
+            "float", 30.0, "fail when no event is built for this long", minimum=0.1
+        ),
         "tcp_address": Key("str", "", "TCP: IPv4 address to listen on"),
         "tcp_interface": Key("str", "", "TCP: network interface to listen on (e.g. ib0)"),
-        "tcp_socket_buffer_bytes": Key("int", 0, "TCP: SO_SNDBUF/SO_RCVBUF, 0 = system default", minimum=0),
+        "tcp_socket_buffer_bytes": Key(
+            "int", 0, "TCP: SO_SNDBUF/SO_RCVBUF, 0 = system default", minimum=0
+        ),
     },
 }
 _TOP_LEVEL = {"name": "str", "description": "str"}
