@@ -158,7 +158,8 @@ void Node::write_snapshot(const std::string& status, const std::string& error) {
             o.add("window", end - at_warmup_[k]).add("window_seconds", w1 - w0);
         }
         u.report(o);
-        units += (k ? "," : "") + o.str();
+        if (k) units += ',';
+        units += o.str();
     }
     units += "]";
     std::uint64_t lost = 0;

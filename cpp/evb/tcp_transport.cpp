@@ -456,8 +456,10 @@ int TcpTransport::wait_events(epoll_event* events, int max, double timeout_secon
         double whole = std::floor(timeout_seconds);
         timespec ts{static_cast<time_t>(whole), static_cast<long>((timeout_seconds - whole) * 1e9)};
         int n = epoll_pwait2(epoll_fd_, events, max, &ts, nullptr);
-        if (n >= 0 || errno != ENOSYS) return n;
-        have_pwait2_ = false;  // kernel before 5.11: whole milliseconds, rounded down
+        if (n >= 0 || (errno != ENOSYS && errno != EPERM)) return n;
+        // Kernel before 5.11 (or a seccomp filter that predates the call): whole
+        // milliseconds, rounded down.
+        have_pwait2_ = false;
     }
     int ms = static_cast<int>(std::min(timeout_seconds * 1e3, double{INT_MAX}));
     if (timeout_seconds > 0 && ms == 0) sched_yield();

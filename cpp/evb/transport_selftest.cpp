@@ -6,6 +6,7 @@
 // (to kill a rank by hand and watch the others notice).
 #include <mpi.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -14,7 +15,6 @@
 #include <cstring>
 #include <exception>
 #include <initializer_list>
-#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -29,14 +29,16 @@ using namespace daqnet::evb;
 using Bytes = std::vector<unsigned char>;
 using Kind = Completion::Kind;
 
-constexpr double kCheckSeconds = 20.0;  // a check (or a stall of the bandwidth phase) longer than this fails
+// A check that takes longer (or a bandwidth phase that stalls this long) fails.
+constexpr double kCheckSeconds = 20.0;
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 std::string g_check = "setup";  // the running check, for failure messages
 int g_rank = 0;
 
 [[noreturn]] void fail(const std::string& why) {
-    std::fprintf(stderr, "rank %d: check '%s' FAILED: %s\n", g_rank, g_check.c_str(), why.c_str());
+    std::fprintf(stderr, "rank %d: check '%s' FAILED: %s\n", g_rank, g_check.c_str(),
+                 why.c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
     std::abort();
@@ -63,6 +65,23 @@ bool intact(const Bytes& b, std::uint64_t seed, std::size_t bytes) {
     return true;
 }
 
+// Waits for a non-blocking collective without spinning: MPICH's blocking collectives poll,
+// and an idle rank polling on a 2-core machine halves the bandwidth of the ranks measured.
+void wait_gently(MPI_Request& request) {
+    for (int done = 0;;) {
+        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        if (done) return;
+        timespec pause{0, 200000};
+        nanosleep(&pause, nullptr);
+    }
+}
+
+void barrier(MPI_Comm comm) {
+    MPI_Request request;
+    MPI_Ibarrier(comm, &request);
+    wait_gently(request);
+}
+
 struct Test {
     Transport& t;
     MPI_Comm comm;  // our own communicator for barriers, apart from the transport's traffic
@@ -76,9 +95,9 @@ struct Test {
     // Progress until n completions (n receives if only_recvs) have been collected since
     // begin(); without only_recvs n must be all of them.
     void collect(std::size_t n, bool only_recvs = false) {
+        auto is_recv = [](const Completion& c) { return c.kind == Kind::recv; };
         auto count = [&] {
-            return only_recvs ? std::count_if(done.begin(), done.end(),
-                                              [](const Completion& c) { return c.kind == Kind::recv; })
+            return only_recvs ? std::count_if(done.begin(), done.end(), is_recv)
                               : std::ptrdiff_t(done.size());
         };
         double start = MPI_Wtime();
@@ -107,7 +126,7 @@ struct Test {
     }
     void end() {
         expect(t.pending() == 0, std::to_string(t.pending()) + " operations left pending");
-        MPI_Barrier(comm);
+        barrier(comm);
         if (rank == 0) std::printf("ok  %s\n", g_check.c_str());
         std::fflush(stdout);
     }
@@ -116,7 +135,8 @@ struct Test {
     void ring() {
         begin("ring exchange");
         Bytes from_left(4096), from_right(4096);
-        Bytes to_right = make(rank * 10 + 1, 100 + rank), to_left = make(rank * 10 + 2, 200 + rank);
+        Bytes to_right = make(rank * 10 + 1, 100 + rank);
+        Bytes to_left = make(rank * 10 + 2, 200 + rank);
         t.recv(left, 1, from_left.data(), from_left.size(), 1);
         t.recv(right, 11, from_right.data(), from_right.size(), 2);
         t.send(right, 1, to_right.data(), to_right.size(), 3);
@@ -143,9 +163,10 @@ struct Test {
         std::set<int> sources;
         for (const Completion& c : done) {
             if (c.kind != Kind::recv) continue;
-            expect(c.peer >= 0 && c.peer < size && c.peer != rank, "bad source " + std::to_string(c.peer));
-            expect(c.bytes == std::size_t(4 + c.peer), "wrong size from " + std::to_string(c.peer));
-            expect(intact(in[c.cookie - 100], c.peer, c.bytes), "data does not match source " + std::to_string(c.peer));
+            std::string source = std::to_string(c.peer);
+            expect(c.peer >= 0 && c.peer < size && c.peer != rank, "bad source " + source);
+            expect(c.bytes == std::size_t(4 + c.peer), "wrong size from " + source);
+            expect(intact(in[c.cookie - 100], c.peer, c.bytes), "data does not match " + source);
             sources.insert(c.peer);
         }
         expect(static_cast<int>(sources.size()) == size - 1, "a source was reported twice");
@@ -163,14 +184,16 @@ struct Test {
             in.emplace_back(sizes[k] + 8);
             t.send(right, k == 3 ? 33 : 3, out[k].data(), sizes[k], 10 + k);
         }
-        MPI_Barrier(comm);  // the small messages have arrived or are on the way
+        barrier(comm);  // the small messages have arrived or are on the way
         t.progress(done, 0);
-        for (int k = 0; k < 4; ++k) t.recv(left, k == 3 ? 33 : 3, in[k].data(), in[k].size(), 20 + k);
+        for (int k = 0; k < 4; ++k)
+            t.recv(left, k == 3 ? 33 : 3, in[k].data(), in[k].size(), 20 + k);
         collect(8);
         for (int k = 0; k < 4; ++k) {
             expect_completion(Kind::send, 10 + k, right, k == 3 ? 33 : 3, sizes[k]);
             expect_completion(Kind::recv, 20 + k, left, k == 3 ? 33 : 3, sizes[k]);
-            expect(intact(in[k], left * 100 + k, sizes[k]), "message " + std::to_string(k) + " corrupted");
+            expect(intact(in[k], left * 100 + k, sizes[k]),
+                   "message " + std::to_string(k) + " corrupted");
         }
         end();
     }
@@ -192,7 +215,8 @@ struct Test {
         collect(2 * n);
         for (int i = 0; i < n; ++i) {
             expect_completion(Kind::recv, i, left, 4, bytes(i));
-            expect(intact(in[i], left * 1000 + i, bytes(i)), "message " + std::to_string(i) + " out of order or corrupted");
+            expect(intact(in[i], left * 1000 + i, bytes(i)),
+                   "message " + std::to_string(i) + " out of order or corrupted");
         }
         end();
     }
@@ -230,12 +254,15 @@ struct Test {
             }
         }
         for (int p = 0; p < size; ++p)
-            for (int k = 0; k < 5 && p != rank; ++k, ++ops) t.send(p, 60 + (k > 0), out[k].data(), sizes[k], 1000 + p * 10 + k);
+            for (int k = 0; k < 5 && p != rank; ++k, ++ops)
+                t.send(p, 60 + (k > 0), out[k].data(), sizes[k], 1000 + p * 10 + k);
         collect(ops);
         for (std::size_t i = 0; i < in.size(); ++i) {
             int k = static_cast<int>(i % 5);
             expect_completion(Kind::recv, i, from[i], 60 + (k > 0), sizes[k]);
-            expect(intact(in[i], from[i] * 10 + k, sizes[k]), "message " + std::to_string(k) + " from rank " + std::to_string(from[i]) + " corrupted");
+            expect(intact(in[i], from[i] * 10 + k, sizes[k]),
+                   "message " + std::to_string(k) + " from rank " + std::to_string(from[i]) +
+                       " corrupted");
         }
         end();
     }
@@ -243,7 +270,8 @@ struct Test {
     // (7) Messages to self: receive posted before, after (from kAnySource), and 1 MiB.
     void self() {
         begin("self-send");
-        Bytes a = make(1, 50), b = make(2, 70), c = make(3, kMiB), in_a(64), in_b(128), in_c(kMiB);
+        Bytes a = make(1, 50), b = make(2, 70), c = make(3, kMiB);
+        Bytes in_a(64), in_b(128), in_c(kMiB);
         t.recv(rank, 7, in_a.data(), in_a.size(), 1);
         t.send(rank, 7, a.data(), a.size(), 2);
         t.send(rank, 71, b.data(), b.size(), 3);
@@ -255,7 +283,8 @@ struct Test {
         expect_completion(Kind::recv, 1, rank, 7, 50);
         expect_completion(Kind::recv, 5, rank, 71, 70);
         expect_completion(Kind::recv, 6, rank, 72, kMiB);
-        expect(intact(in_a, 1, 50) && intact(in_b, 2, 70) && intact(in_c, 3, kMiB), "data corrupted");
+        expect(intact(in_a, 1, 50) && intact(in_b, 2, 70) && intact(in_c, 3, kMiB),
+               "data corrupted");
         end();
     }
 
@@ -267,7 +296,7 @@ struct Test {
         t.send(right, 8, none.data(), 0, 2);
         t.send(right, 8, none.data(), 0, 3);
         t.send(rank, 8, none.data(), 0, 4);
-        MPI_Barrier(comm);
+        barrier(comm);
         t.recv(left, 8, in.data(), 0, 5);
         t.recv(rank, 8, in.data(), 0, 6);
         collect(6);
@@ -275,6 +304,23 @@ struct Test {
         expect_completion(Kind::recv, 5, left, 8, 0);
         expect_completion(Kind::recv, 6, rank, 8, 0);
         expect(in[0] == 0xee, "a zero-byte message wrote into the buffer");
+        end();
+    }
+
+    // (+) cancel_receives() drops posted receives: a later message matches only a new one.
+    void cancel() {
+        begin("cancel_receives");
+        Bytes in(64), out = make(rank, 40);
+        t.recv(left, 10, in.data(), in.size(), 1);
+        t.recv(kAnySource, 10, in.data(), in.size(), 2);
+        t.cancel_receives();
+        expect(t.pending() == 0, "cancelled receives still pending");
+        barrier(comm);  // every rank has cancelled before anyone sends
+        t.send(right, 10, out.data(), out.size(), 3);
+        t.recv(left, 10, in.data(), in.size(), 4);
+        collect(2);
+        expect_completion(Kind::recv, 4, left, 10, 40);
+        expect(intact(in, left, 40), "data corrupted");
         end();
     }
 
@@ -287,10 +333,12 @@ struct Test {
         std::size_t sent = 0, received = 0, send_done = 0, recv_done = 0;
         // cookie = index * 64 + slot * 2 + is_send, slot < 32
         auto post_recv = [&](int slot) {
-            if (received < count) t.recv(peer, 9, in[slot].data(), kMiB, received++ * 64 + slot * 2);
+            if (received < count)
+                t.recv(peer, 9, in[slot].data(), kMiB, received++ * 64 + slot * 2);
         };
         auto post_send = [&](int slot) {
-            if (sent < count) t.send(peer, 9, out[slot].data(), kMiB, sent++ * 64 + slot * 2 + 1);
+            if (sent < count)
+                t.send(peer, 9, out[slot].data(), kMiB, sent++ * 64 + slot * 2 + 1);
         };
         double start = MPI_Wtime(), last = start;
         for (int slot = 0; slot < posted; ++slot) post_recv(slot);
@@ -303,7 +351,7 @@ struct Test {
             if (!got.empty()) last = now;
             if (now - last > kCheckSeconds) fail("bandwidth phase stalled");
             for (const Completion& c : got) {
-                expect(c.bytes == kMiB && c.peer == peer, "wrong completion in the bandwidth phase");
+                expect(c.bytes == kMiB && c.peer == peer, "wrong completion");
                 int slot = static_cast<int>(c.cookie / 2 % 32);
                 if (c.kind == Kind::recv) {
                     ++recv_done;
@@ -324,16 +372,19 @@ struct Test {
             begin("bandwidth, " + std::to_string(posted) + " receives posted");
             double count = 0;
             if (rank < 2) count = std::max(64.0, 256 * seconds / stream(256, posted));
-            MPI_Bcast(&count, 1, MPI_DOUBLE, 0, comm);
+            MPI_Request request;
+            MPI_Ibcast(&count, 1, MPI_DOUBLE, 0, comm, &request);
+            wait_gently(request);
             double elapsed = rank < 2 ? stream(static_cast<std::size_t>(count), posted) : 0;
             rusage usage{};
             getrusage(RUSAGE_SELF, &usage);
             long rss = usage.ru_maxrss / 1024, max_rss = 0;
             MPI_Reduce(&rss, &max_rss, 1, MPI_LONG, MPI_MAX, 0, comm);
             if (rank == 0)
-                std::printf("bandwidth %s 0<->1: %.2f Gb/s each way (%.0f x 1 MiB in %.2f s, 8 sends "
-                            "in flight, %d receives posted; peak RSS %ld MiB)\n",
-                            t.name(), count * kMiB * 8 / elapsed / 1e9, count, elapsed, posted, max_rss);
+                std::printf("bandwidth %s 0<->1: %.2f Gb/s each way (%.0f x 1 MiB in %.2f s, "
+                            "8 sends in flight, %d receives posted; peak RSS %ld MiB)\n",
+                            t.name(), count * kMiB * 8 / elapsed / 1e9, count, elapsed, posted,
+                            max_rss);
             end();
         }
     }
@@ -359,19 +410,19 @@ int main(int argc, char** argv) {
         if (size < 2) fail("needs at least 2 ranks");
         for (int i = 2; i < argc; ++i) {
             std::string arg = argv[i];
-            auto option = [&](const char* key, auto set) {
-                if (arg.rfind(key, 0) != 0) return false;
-                set(arg.substr(std::strlen(key)));
-                return true;
+            auto value = [&](const char* key) -> const char* {
+                return arg.rfind(key, 0) == 0 ? arg.c_str() + std::strlen(key) : nullptr;
             };
-            if (arg == "loop") {
+            if (arg == "loop")
                 loop = true;
-            } else if (!option("--address=", [&](std::string v) { options.address = v; }) &&
-                       !option("--interface=", [&](std::string v) { options.interface_name = v; }) &&
-                       !option("--buffer=", [&](std::string v) { options.socket_buffer_bytes = std::stoi(v); })) {
-                parse_wait_mode(arg);  // throws if it is not one
+            else if (const char* address = value("--address="))
+                options.address = address;
+            else if (const char* name = value("--interface="))
+                options.interface_name = name;
+            else if (const char* bytes = value("--buffer="))
+                options.socket_buffer_bytes = std::stoi(bytes);
+            else
                 wait_name = arg;
-            }
         }
         WaitMode wait = parse_wait_mode(wait_name);
         if (kind == "mpi")
@@ -391,6 +442,7 @@ int main(int argc, char** argv) {
         test.large();
         test.self();
         test.zero_bytes();
+        test.cancel();
         // With 8 receives posted the TCP receiver buffers messages without bound (see the
         // report), so the 30 s loop keeps 32 posted.
         if (loop)

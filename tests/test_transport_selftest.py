@@ -1,0 +1,27 @@
+"""The C++ transport self-test (matching, any-source, unexpected messages, ordering, tags,
+large and zero-byte messages, self-sends, cancel) for each transport and wait mode."""
+
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import pytest
+from daqnet.bench import _mpiexec
+
+SELFTEST = Path(sysconfig.get_path("scripts")) / "daqnet-transport-selftest"
+
+
+@pytest.mark.parametrize(
+    ("transport", "wait", "ranks"),
+    [("mpi", "sleep", 3), ("tcp", "sleep", 3), ("tcp", "busy", 2), ("tcp", "yield", 4), ("mpi", "yield", 4)],
+)
+def test_transport_selftest(transport, wait, ranks):
+    assert SELFTEST.exists(), "daqnet-transport-selftest is installed with daqnet"
+    p = subprocess.run(
+        [_mpiexec(), "-n", str(ranks), str(SELFTEST), transport, wait],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "selftest OK" in p.stdout
