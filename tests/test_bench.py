@@ -73,6 +73,12 @@ def check_consistent(r: dict, readout_units: int, fragment_bytes: int = 65536) -
     built = sum(u["events_built"] for u in r["units"] if u["unit"] == "bu")
     assert built >= r["events_built"]
     assert sum(row["events"] for row in r["timeseries"]) == built
+    built_bytes = sum(u["built_bytes"] for u in r["units"] if u["unit"] == "bu")
+    assert (
+        sum(row["built_bytes"] for row in r["timeseries"])
+        == built_bytes
+        == built * readout_units * fragment_bytes
+    )
     # What the RUs sent is what the BUs received (data and meta-data), with nothing lost.
     out = sum(u["fragments_out"] for u in r["units"] if u["unit"] == "ru")
     into = sum(u["fragments_in"] for u in r["units"] if u["unit"] == "bu")
@@ -331,6 +337,8 @@ def test_interrupt_keeps_what_was_measured(tmp_path):
         (("bench.fragment_bytes_per_ru=[1000, 0]",), "at least 64"),
         (("bench.meta_bytes=10",), "at least 64"),
         (("workload.kind=all-to-all",), "event building only"),
+        (("bench.launcher_args='\"x'",), "bench.launcher_args"),
+        (("bench.credits=8000", "bench.fragment_bytes=100000000"), "of buffers"),
     ],
 )
 def test_bad_values_are_rejected_before_launch(tmp_path, sets, message):
@@ -353,6 +361,16 @@ def test_baselines_give_a_ratio(tmp_path):
     )
     assert p.returncode == 0, p.stderr
     assert r["baseline"]["name"] == "p2p" and r["baseline"]["pairs"] == 2
+
+
+def test_collect_reports_a_missing_rank(tmp_path):
+    p, r = bench(tmp_path, "bench.seconds=0.3")
+    assert p.returncode == 0, p.stderr
+    (tmp_path / "out" / "rank-3.json").unlink()
+    p = daqnet("collect", str(tmp_path / "out"), "--json")
+    assert p.returncode == 1
+    r = json.loads(p.stdout)
+    assert r["status"] == "failed" and "rank 3: no result file" in r["errors"]
 
 
 def test_prepare_then_collect(tmp_path):

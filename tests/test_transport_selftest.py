@@ -13,7 +13,13 @@ SELFTEST = Path(sysconfig.get_path("scripts")) / "daqnet-transport-selftest"
 
 @pytest.mark.parametrize(
     ("transport", "wait", "ranks"),
-    [("mpi", "sleep", 3), ("tcp", "sleep", 3), ("tcp", "busy", 2), ("tcp", "yield", 4), ("mpi", "yield", 4)],
+    [
+        ("mpi", "sleep", 3),
+        ("tcp", "sleep", 3),
+        ("tcp", "busy", 2),
+        ("tcp", "yield", 4),
+        ("mpi", "yield", 4),
+    ],
 )
 def test_transport_selftest(transport, wait, ranks):
     assert SELFTEST.exists(), "daqnet-transport-selftest is installed with daqnet"

@@ -73,19 +73,19 @@ BaselineResult p2p_baseline(MPI_Comm comm, Transport& transport, const Layout& l
     auto stream = [&](long messages) {
         if (!paired) return;
         long started = 0, finished = 0;
-        auto start = [&](long i) {
-            auto* b = bufs[i % window].data();
-            if (sender) transport.send(peer, kTag, b, message_bytes, i % window);
-            else transport.recv(peer, kTag, b, message_bytes, i % window);
+        // Each buffer has one operation at a time: a finished one's buffer takes the next.
+        auto start = [&](std::size_t b) {
+            if (sender) transport.send(peer, kTag, bufs[b].data(), message_bytes, b);
+            else transport.recv(peer, kTag, bufs[b].data(), message_bytes, b);
+            ++started;
         };
-        while (started < std::min<long>(window, messages)) start(started++);
+        for (long b = 0; b < std::min<long>(window, messages); ++b) start(static_cast<std::size_t>(b));
         while (finished < messages) {
             done.clear();
             transport.progress(done, 0.001);
             for (auto& c : done) {
-                (void)c;
                 ++finished;
-                if (started < messages) start(started++);
+                if (started < messages) start(c.cookie);
             }
         }
     };

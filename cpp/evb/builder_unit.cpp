@@ -55,6 +55,9 @@ void BuilderUnit::begin(std::uint32_t slot, std::uint64_t event) {
     s.busy = true;
     s.event = event;
     s.started = node_.now();
+    // Event-manager mode times from the assignment; time frames from the first arrival, as
+    // frames are granted ahead and may wait for their release (barrier) before anything moves.
+    s.timing = c.mode == Mode::event_manager;
     s.order = gather_order(c.schedule, index_, gathers_++, event, rus_, c.schedule_seed);
     s.next = 0;
     s.outstanding = s.complete = 0;
@@ -134,6 +137,10 @@ void BuilderUnit::on_completion(const Completion& c) {
     int ru = static_cast<int>((v >> 1) & 0xFFFFFFFFu);
     bool data = v & 1;
     Slot& s = slots_[slot];
+    if (!s.timing) {
+        s.started = node_.now();
+        s.timing = true;
+    }
     counters.bytes_in += c.bytes;
     ++counters.messages_in;
     // A duplicate (an older event's part again) is counted and the receive posted anew.
@@ -146,8 +153,9 @@ bool BuilderUnit::check_meta(Slot& s, int ru, std::size_t received) {
     const auto& c = node_.config();
     FragmentHeader h{};
     if (received >= sizeof h) std::memcpy(&h, s.meta.data() + static_cast<std::size_t>(c.meta_bytes) * ru, sizeof h);
-    if (received >= sizeof h && h.magic == kFragmentMagic && h.ru == static_cast<std::uint32_t>(ru) && h.event < s.event) {
-        ++duplicate_;
+    if (received >= sizeof h && h.magic == kFragmentMagic && h.ru == static_cast<std::uint32_t>(ru) && h.event < s.event &&
+        h.bytes == node_.sizes().bytes(h.event, ru)) {
+        // Meta-data of an older event again; the duplicate is counted once, by its data part.
         std::uint32_t slot = static_cast<std::uint32_t>(&s - slots_.data());
         node_.transport().recv(node_.layout().ru_rank[ru], meta_tag(slot), s.meta.data() + static_cast<std::size_t>(c.meta_bytes) * ru, c.meta_bytes, part_cookie(slot, ru, false));
         return false;
@@ -164,8 +172,9 @@ bool BuilderUnit::check_fragment(Slot& s, int ru, std::size_t received) {
     FragmentHeader h{};
     if (received >= sizeof h) std::memcpy(&h, frag, sizeof h);
     auto slot = static_cast<std::uint32_t>(&s - slots_.data());
-    if (received >= sizeof h && h.magic == kFragmentMagic && h.ru == static_cast<std::uint32_t>(ru) && h.event < s.event) {
-        // An older event's fragment again: count it and receive the real one in its place.
+    if (received >= sizeof h && h.magic == kFragmentMagic && h.ru == static_cast<std::uint32_t>(ru) && h.event < s.event &&
+        genuine(h, frag, received)) {
+        // An intact fragment of an older event, again: count it, receive the real one in its place.
         ++duplicate_;
         node_.transport().recv(node_.layout().ru_rank[ru], data_tag(slot), frag, node_.sizes().max_bytes(ru), part_cookie(slot, ru, true));
         return false;
@@ -173,12 +182,17 @@ bool BuilderUnit::check_fragment(Slot& s, int ru, std::size_t received) {
     std::size_t expected = node_.sizes().bytes(s.event, ru);
     bool ok = received == expected && h.magic == kFragmentMagic && h.ru == static_cast<std::uint32_t>(ru) &&
               h.event == s.event && h.bytes == expected;
-    if (ok && c.checksum)
-        ok = h.checksum == header_mix(h.ru, h.event, h.bytes) + payload_sum(frag + sizeof h, received - sizeof h);
+    if (ok && c.checksum) ok = genuine(h, frag, received);
     if (!ok) ++corrupt_;
     s.bytes += received;
     ++counters.fragments_in;
     return true;
+}
+
+bool BuilderUnit::genuine(const FragmentHeader& h, const unsigned char* frag, std::size_t received) const {
+    if (received != h.bytes || h.bytes != node_.sizes().bytes(h.event, static_cast<int>(h.ru))) return false;
+    return !node_.config().checksum ||
+           h.checksum == header_mix(h.ru, h.event, h.bytes) + payload_sum(frag + sizeof h, received - sizeof h);
 }
 
 void BuilderUnit::fragment_done(std::uint32_t slot, int ru) {
@@ -196,6 +210,7 @@ void BuilderUnit::event_built(std::uint32_t slot) {
     double latency = node_.now() - s.started;
     if (node_.measuring()) latency_.add(latency);
     ++counters.events_built;
+    counters.built_bytes += s.bytes;
     s.busy = false;
     node_.send_command(node_.layout().em_rank,
                        {CommandType::done, UnitKind::em, UnitKind::bu, static_cast<std::uint32_t>(index_), slot, 0, s.event, s.bytes, static_cast<std::int64_t>(latency * 1e9)},

@@ -28,6 +28,7 @@ private:
         bool busy = false;
         std::uint64_t event = 0;
         double started = 0;
+        bool timing = false;  // started holds the start of the latency measurement
         std::vector<int> order;      // RUs in gather order
         std::size_t next = 0;        // next position of order to post
         int outstanding = 0;         // fragments posted and not complete
@@ -41,6 +42,7 @@ private:
     void fragment_done(std::uint32_t slot, int ru);
     bool check_fragment(Slot& s, int ru, std::size_t received);
     bool check_meta(Slot& s, int ru, std::size_t received);
+    bool genuine(const FragmentHeader& h, const unsigned char* frag, std::size_t received) const;
     void event_built(std::uint32_t slot);
     void grant(std::uint32_t slot, std::uint64_t frame);
     void maybe_finish();

@@ -142,6 +142,7 @@ Config Config::read(const std::string& path) {
     }
     r.get_int("events_per_fragment", c.events_per_fragment, 1);
     r.get_int("meta_bytes", c.meta_bytes, 0);
+    if (c.meta_bytes > 0 && c.meta_bytes < 64) r.fail("meta_bytes", "must be 0 (no meta-data) or at least 64");
     r.get_int("command_bytes", c.command_bytes, 64);
     r.get("rate_hz", c.rate_hz, 0);
     r.get_int("events", c.events, 0);

@@ -66,7 +66,7 @@ void EventManager::pump() {
     double now = node_.now();
     if (!stopped_ && c.seconds > 0 && now >= window_start_ + c.seconds) stop();
     if (!stopped_ && now - std::max(last_done_, window_start_) > c.stall_seconds)
-        throw TransportError("no event was built for stall_seconds = " + std::to_string(static_cast<long>(c.stall_seconds)) +
+        throw TransportError("no event was built for stall_seconds = " + std::to_string(c.stall_seconds).substr(0, 6) +
                              " s: the event builder is stuck");
     while (!stopped_ && !credits_.empty()) {
         auto [bu, slot] = credits_.front();

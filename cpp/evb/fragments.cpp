@@ -34,7 +34,8 @@ FragmentSizes::FragmentSizes(const Config& config, int readout_units)
                           ? config.fragment_bytes
                           : config.fragment_bytes_per_ru[ru % config.fragment_bytes_per_ru.size()];
         mean_.push_back(mean);
-        // Draws are clipped to mean·(1 + 8σ): buffers stay bounded, the tail loss is < 1e-15.
+        // Draws are clipped to mean·(1 + 8σ) so buffers stay bounded: for normal sizes that
+        // never happens in practice; for log-normal ones with large σ a small tail is clipped.
         double top = dist_ == SizeDistribution::fixed ? mean : mean * (1 + 8 * sigma_);
         max_.push_back(std::max<std::size_t>(64, round8(top)));
         largest_ = std::max(largest_, max_.back());

@@ -97,9 +97,12 @@ int main(int argc, char** argv) {
 
     MPI_Barrier(MPI_COMM_WORLD);  // a common start for every rank's clock
     int status = 0;
-    {
+    try {
         Node node(config, layout, *transport, out_dir, hosts[rank]);
         status = node.run();
+    } catch (const std::exception& e) {  // e.g. buffers that do not fit in memory
+        std::fprintf(stderr, "daqnet-evb rank %d: %s\n", rank, e.what());
+        status = 1;
     }
     if (status != 0) {
         if (status != 130) std::fprintf(stderr, "daqnet-evb rank %d: run failed (see %s/rank-%d.json)\n", rank, out_dir.c_str(), rank);

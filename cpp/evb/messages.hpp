@@ -39,8 +39,12 @@ struct Command {
     std::uint64_t event = 0;
     std::uint64_t bytes = 0;
     std::int64_t latency_ns = 0;
+    // Per (sender rank, receiver rank) count: the receiver handles commands in sending order
+    // even when the transport reports completions in another order (MPI_Testsome does).
+    std::uint32_t seq = 0;
+    std::uint32_t reserved = 0;
 };
-static_assert(sizeof(Command) == 40);
+static_assert(sizeof(Command) == 48);
 
 // In-band header at the start of every data fragment.
 inline constexpr std::uint32_t kFragmentMagic = 0xDA9E7F01u;

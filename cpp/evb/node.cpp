@@ -42,13 +42,16 @@ Node::Node(const Config& config, const Layout& layout, Transport& transport, con
       out_dir_(out_dir), host_(host), t0_(std::chrono::steady_clock::now()),
       command_bytes_(static_cast<std::size_t>(config.command_bytes)) {
     int r = transport.rank();
+    seq_out_.assign(layout.ranks, 0);
+    seq_in_.assign(layout.ranks, 0);
+    early_.resize(layout.ranks);
     if (layout.my_em) units_.push_back(std::make_unique<EventManager>(*this));
     if (layout.my_ru >= 0) units_.push_back(std::make_unique<ReadoutUnit>(*this, layout.my_ru));
     if (layout.my_bu >= 0) units_.push_back(std::make_unique<BuilderUnit>(*this, layout.my_bu));
     csv_path_ = out_dir + "/rank-" + std::to_string(r) + ".csv";
     json_path_ = out_dir + "/rank-" + std::to_string(r) + ".json";
     std::ofstream(csv_path_, std::ios::trunc)
-        << "rank,unit,index,time_seconds,bytes_in,bytes_out,messages_in,messages_out,fragments_in,fragments_out,events_built,cpu_seconds\n";
+        << "rank,unit,index,period,final,time_seconds,bytes_in,bytes_out,messages_in,messages_out,fragments_in,fragments_out,events_built,built_bytes,cpu_seconds\n";
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
 }
@@ -68,6 +71,7 @@ void Node::send_command(int rank, Command cmd, Counters& counters) {
         i = cmd_send_.size();
         cmd_send_.emplace_back(command_bytes_, 0);
     }
+    cmd.seq = seq_out_[rank]++;
     std::memcpy(cmd_send_[i].data(), &cmd, sizeof cmd);
     transport_.send(rank, kCommandTag, cmd_send_[i].data(), command_bytes_, cookie(UnitKind::node, i));
     counters.bytes_out += command_bytes_;
@@ -111,15 +115,13 @@ void Node::dispatch(const Completion& c) {
             fail("a command of " + std::to_string(c.bytes) + " bytes from rank " + std::to_string(c.peer));
         } else {
             std::memcpy(&cmd, cmd_recv_[i].data(), sizeof cmd);
-            bool delivered = false;
-            for (auto& u : units_)
-                if (u->kind() == cmd.to) {
-                    u->counters.bytes_in += c.bytes;
-                    ++u->counters.messages_in;
-                    u->on_command(cmd, c.peer);
-                    delivered = true;
-                }
-            if (!delivered) fail("a command for a unit this rank does not run, from rank " + std::to_string(c.peer));
+            auto& early = early_[c.peer];
+            early.emplace(cmd.seq, cmd);
+            // Hand over commands in the order the peer sent them.
+            for (auto it = early.begin(); it != early.end() && it->first == seq_in_[c.peer]; it = early.erase(it)) {
+                ++seq_in_[c.peer];
+                deliver(it->second, c.peer);
+            }
         }
         post_command_receive(i);
         return;
@@ -134,6 +136,17 @@ std::size_t Node::abandoned() const {
     return n;
 }
 
+void Node::deliver(const Command& cmd, int from_rank) {
+    for (auto& u : units_)
+        if (u->kind() == cmd.to) {
+            u->counters.bytes_in += command_bytes_;
+            ++u->counters.messages_in;
+            u->on_command(cmd, from_rank);
+            return;
+        }
+    fail("a command for a unit this rank does not run, from rank " + std::to_string(from_rank));
+}
+
 bool Node::all_finished() const {
     return std::all_of(units_.begin(), units_.end(), [](auto& u) { return u->finished(); });
 }
@@ -146,9 +159,10 @@ void Node::write_snapshot(const std::string& status, const std::string& error) {
     for (std::size_t k = 0; k < units_.size(); ++k) {
         const Unit& u = *units_[k];
         const Counters& c = u.counters;
-        csv << transport_.rank() << ',' << unit_name(u.kind()) << ',' << u.index() << ',' << t << ',' << c.bytes_in << ','
-            << c.bytes_out << ',' << c.messages_in << ',' << c.messages_out << ',' << c.fragments_in << ','
-            << c.fragments_out << ',' << c.events_built << ',' << cpu << '\n';
+        csv << transport_.rank() << ',' << unit_name(u.kind()) << ',' << u.index() << ',' << period_ << ','
+            << (status != "running") << ',' << t << ',' << c.bytes_in << ',' << c.bytes_out << ',' << c.messages_in << ','
+            << c.messages_out << ',' << c.fragments_in << ',' << c.fragments_out << ',' << c.events_built << ','
+            << c.built_bytes << ',' << cpu << '\n';
         JsonObject o;
         o.add("unit", unit_name(u.kind())).add("index", u.index()).add("counters", c);
         double w0 = window_start_;

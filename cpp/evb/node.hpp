@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,6 +85,9 @@ private:
     std::size_t command_bytes_;
     std::vector<std::vector<unsigned char>> cmd_recv_, cmd_send_;
     std::vector<std::size_t> cmd_send_free_;
+    std::vector<std::uint32_t> seq_out_, seq_in_;            // per peer rank
+    std::vector<std::map<std::uint32_t, Command>> early_;    // per peer: arrived ahead of order
+    void deliver(const Command& cmd, int from_rank);
     int tokens_used_ = 0;
     double stop_seconds_ = -1, window_start_ = 0;
     std::vector<Counters> at_warmup_, at_stop_;

@@ -50,7 +50,8 @@ void ReadoutUnit::pump() {
         const Item item = *pending_.begin();
         if (barrier && static_cast<std::int64_t>(item.event) > released_) return;
         if (c.rate_hz > 0 && static_cast<double>(item.event) / c.rate_hz > now) return;  // not generated yet
-        if (!node_.take_token(in_flight_ == 0)) return;
+        // The unit's oldest event may pass a full cap: grants can arrive out of event order.
+        if (!node_.take_token(sending_.empty() || item.event < *sending_.begin())) return;
         pending_.erase(pending_.begin());
         start_send(item);
     }
@@ -74,6 +75,8 @@ void ReadoutUnit::start_send(const Item& item) {
     auto& t = node_.transport();
     std::size_t bytes = node_.sizes().bytes(item.event, index_);
     Send s;
+    s.event = item.event;
+    sending_.insert(item.event);
     s.data = take(data_, data_free_, node_.sizes().max_bytes(index_), true);
     unsigned char* frag = data_[s.data].get();
     FragmentHeader h{kFragmentMagic, static_cast<std::uint32_t>(index_), item.event, bytes,
@@ -132,6 +135,7 @@ void ReadoutUnit::on_completion(const Completion& c) {
     data_free_.push_back(s.data);
     if (node_.config().meta_bytes > 0) meta_free_.push_back(s.meta);
     send_free_.push_back(cookie_value(c.cookie));
+    sending_.erase(sending_.find(s.event));
     --in_flight_;
     node_.give_token();
 }

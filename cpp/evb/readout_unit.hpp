@@ -33,6 +33,7 @@ private:
         std::size_t data = 0, meta = 0;  // buffer indices
         int parts = 0;                   // completions still to come
         std::size_t corrupted = 0;       // test hook: byte offset to restore, 0 = none
+        std::uint64_t event = 0;
     };
     void start_send(const Item& item);
     std::size_t take(std::vector<std::unique_ptr<unsigned char[]>>& pool, std::vector<std::size_t>& free, std::size_t bytes, bool fill);
@@ -40,6 +41,7 @@ private:
     int index_;
     Pattern pattern_;
     std::set<Item> pending_;  // oldest event first
+    std::multiset<std::uint64_t> sending_;  // events in flight
     std::vector<std::unique_ptr<unsigned char[]>> data_, meta_;
     std::vector<std::size_t> data_free_, meta_free_;
     std::vector<Send> sends_;

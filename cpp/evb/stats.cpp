@@ -69,6 +69,7 @@ JsonObject& JsonObject::add(const std::string& k, const Counters& c) {
                       .add("fragments_in", c.fragments_in)
                       .add("fragments_out", c.fragments_out)
                       .add("events_built", c.events_built)
+                      .add("built_bytes", c.built_bytes)
                       .str());
 }
 

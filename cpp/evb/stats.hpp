@@ -12,10 +12,12 @@ struct Counters {
     std::uint64_t messages_in = 0, messages_out = 0;
     std::uint64_t fragments_in = 0, fragments_out = 0;
     std::uint64_t events_built = 0;
+    std::uint64_t built_bytes = 0;  // payload of the events built (data fragments only)
     Counters operator-(const Counters& o) const {
         return {bytes_in - o.bytes_in, bytes_out - o.bytes_out, messages_in - o.messages_in,
                 messages_out - o.messages_out, fragments_in - o.fragments_in,
-                fragments_out - o.fragments_out, events_built - o.events_built};
+                fragments_out - o.fragments_out, events_built - o.events_built,
+                built_bytes - o.built_bytes};
     }
 };
 

@@ -7,6 +7,7 @@ naming the scenario key.
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 from .errors import DaqnetError
@@ -75,10 +76,25 @@ def run_config(scenario: Scenario, baseline: str | None = None) -> dict[str, obj
         raise bad("meta_bytes", "must be 0 (no meta-data messages) or at least 64")
     if b["events"] and b["seconds"]:
         raise DaqnetError(f"{src}: give bench.events or bench.seconds, not both")
-    max_fragment = max([b["fragment_bytes"], *b["fragment_bytes_per_ru"]])
+    means = b["fragment_bytes_per_ru"] or [b["fragment_bytes"]]
+    size_key = "fragment_bytes_per_ru" if b["fragment_bytes_per_ru"] else "fragment_bytes"
     spread = 1 + 8 * b["fragment_sigma"] if b["fragment_distribution"] != "fixed" else 1
-    if max_fragment * spread > 2**31 - 1:
-        raise bad("fragment_bytes", "fragments (with their spread) must stay below 2 GiB")
+    if max(means) * spread > 2**31 - 1:
+        raise bad(size_key, "fragments (with their spread) must stay below 2 GiB")
+    try:
+        shlex.split(b["launcher_args"])
+    except ValueError as err:
+        raise bad("launcher_args", f"cannot be split like a shell command line: {err}") from None
+    # A builder keeps `credits` slots of one largest fragment per RU: refuse what cannot fit.
+    rus = b["senders"] if b["mode"] == "time-frames" else ranks // b["processes_per_node"]
+    per_ru = [means[i % len(means)] * spread for i in range(rus)]
+    builder_bytes = b["credits"] * (sum(per_ru) + rus * b["meta_bytes"])
+    memory = _physical_memory()
+    if memory and builder_bytes > memory / 2:
+        raise bad(
+            "credits",
+            f"each builder would need {builder_bytes / 2**30:.1f} GiB of buffers (credits × readout units × largest fragment), more than half of this machine's {memory / 2**30:.0f} GiB",
+        )
 
     p = scenario["placement"]
     cfg: dict[str, object] = {
@@ -118,7 +134,7 @@ def run_config(scenario: Scenario, baseline: str | None = None) -> dict[str, obj
     if b["mode"] == "time-frames":
         cfg.update(senders=b["senders"], receivers=b["receivers"], barrier=b["barrier"])
     if b["fragment_bytes_per_ru"]:
-        cfg["fragment_bytes_per_ru"] = ",".join(f"{v:g}" for v in b["fragment_bytes_per_ru"])
+        cfg["fragment_bytes_per_ru"] = ",".join(repr(v) for v in b["fragment_bytes_per_ru"])
     if p["order"] == "file":
         if not p["file"]:
             raise DaqnetError(f"{src}: placement.order = 'file' needs placement.file")
@@ -130,6 +146,13 @@ def run_config(scenario: Scenario, baseline: str | None = None) -> dict[str, obj
             cfg[key] = b[key]
     cfg.update(_faults())
     return cfg
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 0
 
 
 def _faults() -> dict[str, int]:

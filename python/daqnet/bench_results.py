@@ -55,44 +55,57 @@ def _read_json(path: Path) -> dict | None:
 
 
 def _timeseries(out_dir: Path) -> list[dict]:
-    """Gb/s and events/s per report period, from the builders' cumulative counters."""
-    per_period: dict[int, dict] = {}
+    """Built-event Gb/s and events/s per report period, from the builders' counters.
+
+    Rows of all ranks with the same period number cover the same interval of the common
+    clock. The last row of each rank (written at its end) forms a shorter, `partial` period.
+    """
+    periods: dict[int, dict] = {}
     for path in sorted(out_dir.glob("rank-*.csv")):
-        last: dict[tuple[str, str], tuple[float, int, int]] = {}
-        period: dict[tuple[str, str], int] = {}
+        last: dict[str, tuple[float, int, int]] = {}
         with path.open() as f:
             for row in csv.DictReader(f):
                 try:
-                    key = (row["unit"], row["index"])
+                    if row["unit"] != "bu":
+                        continue
                     t = float(row["time_seconds"])
-                    b, e = int(row["bytes_in"]), int(row["events_built"])
-                except (KeyError, ValueError):
+                    n = int(row["period"]) + int(row["final"])
+                    b, e = int(row["built_bytes"]), int(row["events_built"])
+                except (KeyError, ValueError, TypeError):
                     continue  # a line cut short by a crash
-                n = period.get(key, 0)
-                period[key] = n + 1
-                if row["unit"] != "bu":
+                t0, b0, e0 = last.get(row["index"], (0.0, 0, 0))
+                last[row["index"]] = (t, b, e)
+                if t <= t0:
                     continue
-                t0, b0, e0 = last.get(key, (0.0, 0, 0))
-                last[key] = (t, b, e)
-                slot = per_period.setdefault(
-                    n, {"period": n + 1, "time_seconds": t, "bytes": 0, "events": 0, "seconds": 0.0}
+                slot = periods.setdefault(
+                    n,
+                    {
+                        "period": n,
+                        "time_seconds": t,
+                        "bytes": 0,
+                        "events": 0,
+                        "seconds": 0.0,
+                        "partial": False,
+                    },
                 )
                 slot["time_seconds"] = max(slot["time_seconds"], t)
                 slot["bytes"] += b - b0
                 slot["events"] += e - e0
                 slot["seconds"] = max(slot["seconds"], t - t0)
+                slot["partial"] |= row["final"] == "1"
     rows = []
-    for n in sorted(per_period):
-        s = per_period[n]
-        dt = s["seconds"] or math.nan
+    for n in sorted(periods):
+        s = periods[n]
         rows.append(
             {
                 "period": s["period"],
                 "time_seconds": round(s["time_seconds"], 6),
-                "throughput_gbps": s["bytes"] * 8 / dt / 1e9,
-                "events_per_second": s["events"] / dt,
-                "bytes": s["bytes"],
+                "seconds": round(s["seconds"], 6),
+                "throughput_gbps": s["bytes"] * 8 / s["seconds"] / 1e9,
+                "events_per_second": s["events"] / s["seconds"],
+                "built_bytes": s["bytes"],
                 "events": s["events"],
+                "partial": s["partial"],
             }
         )
     return rows
@@ -108,7 +121,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
             ranks[doc["rank"]] = doc
     if not ranks:
         raise DaqnetError(f"{out_dir}: no rank results (rank-N.json) to collect")
-    n = expected_ranks or len(ranks)
+    n = expected_ranks or (_read_json(out_dir / "launch.json") or {}).get("ranks") or len(ranks)
     launch = _read_json(out_dir / "launch.json") or {}
     em = next(
         (u | {"rank": r} for r, d in ranks.items() for u in d["units"] if u["unit"] == "em"), None
@@ -137,6 +150,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
                 "fragments_in": u["counters"]["fragments_in"],
                 "fragments_out": u["counters"]["fragments_out"],
                 "events_built": u["counters"]["events_built"],
+                "built_bytes": u["counters"]["built_bytes"],
                 "events_per_second": w["events_built"] / secs if w else None,
                 "cpu_seconds": d["cpu_seconds"],
                 "cpu_shared_with": ",".join(x["unit"] for x in d["units"] if x is not u)
@@ -144,7 +158,8 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
                 else "",
             }
             if u["unit"] == "bu":
-                lost += u["lost_fragments"]
+                # A rank that never finished (killed) cannot tell lost from still in flight.
+                lost += u["lost_fragments"] if d["status"] != "running" else 0
                 duplicate += u["duplicate_fragments"]
                 corrupt += u["corrupt_fragments"]
                 bu_hists.append(u["latency_histogram"])
