@@ -12,9 +12,12 @@ if(Python_EXECUTABLE OR DAQNET_PYTHON_EXECUTABLE)
   if(NOT Python_EXECUTABLE)
     set(Python_EXECUTABLE ${DAQNET_PYTHON_EXECUTABLE})
   endif()
+  # Where the mpich wheel put mpi.h, found through its installed-files record: that works in
+  # a venv and in pip's isolated build environment alike.
   execute_process(
-    COMMAND "${Python_EXECUTABLE}" -c "import sysconfig; print(sysconfig.get_path('data'))"
-    OUTPUT_VARIABLE _wheel_prefix OUTPUT_STRIP_TRAILING_WHITESPACE)
+    COMMAND "${Python_EXECUTABLE}" -c
+      "import importlib.metadata as m, os; d = m.distribution('mpich'); f = [x for x in d.files if str(x).endswith('include/mpi.h')][0]; print(os.path.dirname(os.path.dirname(os.path.normpath(d.locate_file(f)))))"
+    OUTPUT_VARIABLE _wheel_prefix OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   if(NOT EXISTS "${_wheel_prefix}/include/mpi.h" OR NOT EXISTS "${_wheel_prefix}/lib/libmpi.so")
     set(_wheel_prefix "")
   endif()
