@@ -1,4 +1,5 @@
 #include "evb/config.hpp"
+#include "evb/messages.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -126,7 +127,7 @@ Config Config::read(const std::string& path) {
     r.get_int("receivers", c.receivers, 0);
     r.get("barrier", c.barrier);
     r.get_int("credits", c.credits, 1);
-    if (c.credits > 8192) r.fail("credits", "must be at most 8192");
+    if (c.credits > static_cast<int>(kMaxCredits)) r.fail("credits", "must be at most " + std::to_string(kMaxCredits));
     r.get_int("in_flight", c.in_flight, 1);
     r.get_int("max_in_flight", c.max_in_flight, 0);
     r.get_enum("schedule", c.schedule, {{"barrel", Schedule::barrel}, {"random", Schedule::random}, {"all-at-once", Schedule::all_at_once}});

@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
         MPI_Get_library_version(version, &len);
         std::string first(version, strcspn(version, "\n"));
         write_atomically(out_dir + "/launch.json",
-                         JsonObject().add("ranks", size).add("mpi_library", first).add("transport", transport->name()).str());
+                         JsonObject().add("ranks", size).add("em_rank", layout.em_rank).add("mpi_library", first).add("transport", transport->name()).str());
     }
 
     MPI_Barrier(MPI_COMM_WORLD);  // a common start for every rank's clock

@@ -9,7 +9,8 @@ namespace daqnet::evb {
 
 // The three message classes travel on their own tags. Meta-data and data tags carry the
 // builder's slot (one slot per credit), so the fragments of events built in parallel by one
-// builder never match each other's receives.
+// builder never match each other's receives. All tags stay below 32767, the smallest
+// MPI_TAG_UB the MPI standard allows.
 inline constexpr Tag kCommandTag = 0;
 inline constexpr Tag kSlotTagSpan = 8192;
 inline constexpr Tag meta_tag(std::uint32_t slot) { return kSlotTagSpan + slot; }

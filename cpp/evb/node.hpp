@@ -66,7 +66,6 @@ public:
     void give_token();
     void note_stop();  // the first sign of the end of the run reached this process
     void fail(const std::string& what);  // a protocol error: counted, reported, run fails
-    std::uint64_t protocol_errors() const { return protocol_errors_; }
 
 private:
     void dispatch(const Completion& c);

@@ -124,7 +124,6 @@ void ReadoutUnit::start_send(const Item& item) {
         ++counters.messages_out;
         ++counters.fragments_out;
     }
-    ++in_flight_;
 }
 
 void ReadoutUnit::on_completion(const Completion& c) {
@@ -136,12 +135,11 @@ void ReadoutUnit::on_completion(const Completion& c) {
     if (node_.config().meta_bytes > 0) meta_free_.push_back(s.meta);
     send_free_.push_back(cookie_value(c.cookie));
     sending_.erase(sending_.find(s.event));
-    --in_flight_;
     node_.give_token();
 }
 
 bool ReadoutUnit::finished() const {
-    return fins_ == fins_needed_ && pending_.empty() && in_flight_ == 0;
+    return fins_ == fins_needed_ && pending_.empty() && sending_.empty();
 }
 
 void ReadoutUnit::report(JsonObject& out) const {
@@ -154,6 +152,6 @@ void ReadoutUnit::report(JsonObject& out) const {
 namespace daqnet::evb {
 std::string ReadoutUnit::waiting() const {
     return "RU " + std::to_string(index_) + " has " + std::to_string(pending_.size()) + " fragments to send, " +
-           std::to_string(in_flight_) + " sends unmatched, " + std::to_string(fins_needed_ - fins_) + " end-of-run messages missing";
+           std::to_string(sending_.size()) + " sends unmatched, " + std::to_string(fins_needed_ - fins_) + " end-of-run messages missing";
 }
 }  // namespace daqnet::evb

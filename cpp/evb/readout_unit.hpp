@@ -46,7 +46,6 @@ private:
     std::vector<std::size_t> data_free_, meta_free_;
     std::vector<Send> sends_;
     std::vector<std::size_t> send_free_;
-    int in_flight_ = 0;
     int fins_ = 0, fins_needed_ = 0;
     std::int64_t released_ = -1;  // time frames with barrier: frames up to this may start
     bool em_fin_ = false;

@@ -26,7 +26,6 @@ namespace daqnet::evb {
 
 using Tag = std::uint32_t;
 inline constexpr int kAnySource = -1;
-inline constexpr Tag kMaxTag = 32767;  // the smallest MPI_TAG_UB the MPI standard allows
 
 struct Completion {
     enum class Kind : std::uint8_t { send, recv };

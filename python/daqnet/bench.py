@@ -58,22 +58,19 @@ def _mpiexec() -> str:
     return found
 
 
-def launch_command(
-    launcher: str, ranks: int, extra: str, argv: list[str]
-) -> tuple[list[str], dict]:
-    """The command line that starts `ranks` copies of argv, and environment additions."""
+def launch_command(launcher: str, ranks: int, extra: str, argv: list[str]) -> list[str]:
+    """The command line that starts `ranks` copies of argv."""
     if launcher == "auto":
         launcher = "srun" if os.environ.get("SLURM_JOB_ID") and shutil.which("srun") else "mpiexec"
-    env: dict[str, str] = {}
     if launcher == "srun":
         if not shutil.which("srun"):
             raise DaqnetError("bench.launcher = 'srun' but srun is not on PATH")
-        return ["srun", f"--ntasks={ranks}", *shlex.split(extra), *argv], env
+        return ["srun", f"--ntasks={ranks}", *shlex.split(extra), *argv]
     mpiexec = _mpiexec()
     cmd = [mpiexec, "-n", str(ranks)]
     if "Open MPI" in _version(mpiexec):
         cmd.append("--oversubscribe")  # more ranks than cores is the normal case on one machine
-    return [*cmd, *shlex.split(extra), *argv], env
+    return [*cmd, *shlex.split(extra), *argv]
 
 
 def _version(mpiexec: str) -> str:
@@ -86,28 +83,30 @@ def _version(mpiexec: str) -> str:
 
 
 def _progress_line(out_dir: Path) -> tuple[str, float]:
-    """A one-line view of the EM's latest snapshot, and the newest snapshot time."""
+    """A one-line view of the EM's latest snapshot, and the newest snapshot time of any rank.
+
+    Only file times are read for every rank; only the EM's snapshot (rank named in
+    launch.json) is parsed, so the poll stays cheap with many ranks.
+    """
     from .bench_results import _read_json
 
-    newest, text = 0.0, ""
+    newest = 0.0
     for path in out_dir.glob("rank-*.json"):
         try:
             newest = max(newest, path.stat().st_mtime)
         except OSError:
             continue
-        doc = _read_json(path)
-        if not doc:
-            continue
-        for u in doc["units"]:
-            if u["unit"] == "em":
-                secs = max(doc["time_seconds"] - u["window_start_seconds"], 1e-9)
-                gbps = (
-                    u["window_bytes"] * 8 / secs / 1e9
-                    if doc["time_seconds"] > u["window_start_seconds"]
-                    else 0.0
-                )
-                text = f"t={doc['time_seconds']:6.1f} s  events {u['window_events']:,}  {gbps:8.2f} Gb/s"
-    return text, newest
+    launch = _read_json(out_dir / "launch.json") or {}
+    doc = _read_json(out_dir / f"rank-{launch.get('em_rank', 0)}.json")
+    em = next((u for u in doc["units"] if u["unit"] == "em"), None) if doc else None
+    if em is None:
+        return "", newest
+    secs = doc["time_seconds"] - em["window_start_seconds"]
+    gbps = em["window_bytes"] * 8 / secs / 1e9 if secs > 0 else 0.0
+    return (
+        f"t={doc['time_seconds']:6.1f} s  events {em['window_events']:,}  {gbps:8.2f} Gb/s",
+        newest,
+    )
 
 
 def run(
@@ -133,7 +132,7 @@ def run(
         write_run_config(cfg, out / "run.cfg", scenario.source)
     except OSError as err:
         raise DaqnetError(f"--out {out}: {err.strerror}") from None
-    cmd, env = launch_command(
+    cmd = launch_command(
         b["launcher"],
         ranks,
         b["launcher_args"],
@@ -155,7 +154,6 @@ def run(
             cmd,
             stdout=log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, **env},
             start_new_session=True,
         )
         last_change = time.monotonic()
