@@ -99,6 +99,13 @@ struct Reader {
 Config Config::read(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw ConfigError("cannot read " + path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return parse(text.str(), path);
+}
+
+Config Config::parse(const std::string& text, const std::string& path) {
+    std::istringstream in(text);
     Reader r{path, {}, {}};
     std::string line;
     int number = 0;

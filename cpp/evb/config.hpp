@@ -60,6 +60,8 @@ struct Config {
     std::int64_t fault_duplicate_every = 0;  // test hook: RU 0 sends every N-th fragment twice
 
     static Config read(const std::string& path);
+    // The same from text; `path` names the source in messages.
+    static Config parse(const std::string& text, const std::string& path);
 };
 
 }  // namespace daqnet::evb

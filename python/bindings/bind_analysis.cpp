@@ -7,6 +7,7 @@
 
 #include "analysis/conflicts.hpp"
 #include "numpy_util.hpp"
+#include "progress.hpp"
 
 namespace daqnet::bindings {
 
@@ -64,28 +65,15 @@ void bind_analysis(nb::module_& m) {
       "analyze_conflicts",
       [](const routing::Routing& routing, IntArray placement, const workload::Schedule& schedule,
          nb::object progress, double period) {
-        // The loop runs without the GIL; the callback takes it back to report progress
-        // and to notice Ctrl-C, which then stops the run with what was measured so far.
-        bool keyboard_interrupt = false;
-        std::optional<nb::python_error> failure;
-        Progress cb = [&](int64_t done, int64_t total) -> bool {
-          nb::gil_scoped_acquire gil;
-          try {
-            if (PyErr_CheckSignals() != 0) throw nb::python_error();
-            if (!progress.is_none()) return nb::cast<bool>(progress(done, total));
-            return true;
-          } catch (nb::python_error& e) {
-            if (e.matches(PyExc_KeyboardInterrupt)) keyboard_interrupt = true;
-            else failure.emplace(std::move(e));
-            return false;
-          }
-        };
+        PyProgress py{progress};
+        Progress cb = [&](int64_t done, int64_t total) { return py(done, total); };
         ConflictResult r;
         {
           nb::gil_scoped_release nogil;
           r = analyze_conflicts(routing, as_span(placement), schedule, cb, period);
         }
-        if (failure) throw std::move(*failure);
+        py.rethrow();
+        const bool keyboard_interrupt = py.keyboard_interrupt;
         return nb::make_tuple(std::move(r), keyboard_interrupt);
       },
       nb::arg("routing"), nb::arg("placement"), nb::arg("schedule"), nb::arg("progress").none() = nb::none(),

@@ -31,5 +31,6 @@ void bind_fabric(nb::module_& m);
 void bind_routing(nb::module_& m);
 void bind_workload(nb::module_& m);
 void bind_analysis(nb::module_& m);
+void bind_simulate(nb::module_& m);
 
 }  // namespace daqnet::bindings

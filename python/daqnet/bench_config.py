@@ -14,7 +14,7 @@ from .errors import DaqnetError
 from .hostlist import read_hostnames
 from .scenario import Scenario
 
-__all__ = ["bench_ranks", "run_config", "write_run_config"]
+__all__ = ["bench_ranks", "run_config", "run_config_text", "write_run_config"]
 
 DEFAULT_RANKS = 4
 DEFAULT_SECONDS = 5.0
@@ -29,8 +29,10 @@ def bench_ranks(scenario: Scenario) -> int:
     return b["ranks"] or DEFAULT_RANKS
 
 
-def run_config(scenario: Scenario, baseline: str | None = None) -> dict[str, object]:
-    """The key/value pairs of run.cfg, checked."""
+def run_config(
+    scenario: Scenario, baseline: str | None = None, check_memory: bool = True
+) -> dict[str, object]:
+    """The key/value pairs of run.cfg, checked (`check_memory`: that the buffers fit here)."""
     b = scenario["bench"]
     src = scenario.source
     ranks = bench_ranks(scenario)
@@ -89,7 +91,7 @@ def run_config(scenario: Scenario, baseline: str | None = None) -> dict[str, obj
     rus = b["senders"] if b["mode"] == "time-frames" else ranks // b["processes_per_node"]
     per_ru = [means[i % len(means)] * spread for i in range(rus)]
     builder_bytes = b["credits"] * (sum(per_ru) + rus * b["meta_bytes"])
-    memory = _physical_memory()
+    memory = _physical_memory() if check_memory else 0
     if memory and builder_bytes > memory / 2:
         raise bad(
             "credits",
@@ -174,7 +176,11 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def write_run_config(cfg: dict[str, object], path: Path, source: str) -> None:
-    lines = [f"# daqnet-evb run description, written by daqnet bench from {source}"]
+def run_config_text(cfg: dict[str, object], source: str) -> str:
+    lines = [f"# daqnet-evb run description, written by daqnet from {source}"]
     lines += [f"{key} = {_text(value)}" for key, value in cfg.items()]
-    path.write_text("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
+
+
+def write_run_config(cfg: dict[str, object], path: Path, source: str) -> None:
+    path.write_text(run_config_text(cfg, source))

@@ -146,6 +146,30 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "int", 0, "TCP: SO_SNDBUF/SO_RCVBUF, 0 = system default", minimum=0
         ),
     },
+    # The flow-level simulation (daqnet simulate, daqnet scan); see docs/simulate.md.
+    "simulate": {
+        "mode": Key(
+            "str",
+            "steps",
+            "steps: the [workload] step by step; protocol: the [bench] event builder over time",
+            ("steps", "protocol"),
+        ),
+        "message_bytes": Key("float", 1048576.0, "steps mode: bytes of every flow", minimum=1),
+        "injection_gbps": Key(
+            "float", 0.0, "host NIC limit into the fabric, 0 = only the link", minimum=0
+        ),
+        "ejection_gbps": Key(
+            "float", 0.0, "host NIC limit out of the fabric, 0 = only the link", minimum=0
+        ),
+        "events": Key("int", 1000, "protocol mode: events to build", minimum=1),
+        "warmup_events": Key(
+            "int", 0, "protocol mode: the measurement starts once this many are built", minimum=0
+        ),
+        "local_gbps": Key(
+            "float", 0.0, "protocol mode: RU → BU copies within a node, 0 = instantaneous", minimum=0
+        ),
+        "timeseries_bins": Key("int", 50, "protocol mode: periods of the time series", minimum=1),
+    },
 }
 _TOP_LEVEL = {"name": "str", "description": "str"}
 

@@ -1,0 +1,155 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+#include "simulate/fair_share.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "common/error.hpp"
+
+namespace daqnet::simulate {
+
+namespace {
+
+void check(std::span<const double> capacity, std::span<const int64_t> offsets, std::span<const int32_t> resources,
+           std::span<const double> flow_cap) {
+  if (offsets.empty() || offsets.front() != 0) throw Error("fair share: offsets must start with 0");
+  if (offsets.back() != static_cast<int64_t>(resources.size()))
+    throw Error("fair share: the last offset must equal the number of resource entries");
+  for (size_t f = 1; f < offsets.size(); ++f)
+    if (offsets[f] < offsets[f - 1]) throw Error("fair share: offsets must not decrease (flow " + std::to_string(f - 1) + ")");
+  for (size_t r = 0; r < capacity.size(); ++r)
+    if (!(capacity[r] >= 0)) throw Error("fair share: capacity of resource " + std::to_string(r) + " must be >= 0");
+  for (int32_t r : resources)
+    if (r < 0 || static_cast<size_t>(r) >= capacity.size())
+      throw Error("fair share: resource " + std::to_string(r) + " out of range (" + std::to_string(capacity.size()) +
+                  " resources)");
+  if (!flow_cap.empty() && flow_cap.size() + 1 != offsets.size())
+    throw Error("fair share: flow caps must be empty or one per flow");
+  for (size_t f = 0; f < flow_cap.size(); ++f)
+    if (!(flow_cap[f] >= 0)) throw Error("fair share: cap of flow " + std::to_string(f) + " must be >= 0");
+}
+
+}  // namespace
+
+std::vector<double> max_min_rates(std::span<const double> capacity, std::span<const int64_t> offsets,
+                                  std::span<const int32_t> resources, std::span<const double> flow_cap) {
+  check(capacity, offsets, resources, flow_cap);
+  std::vector<double> rates;
+  FairShareSolver().solve(capacity, offsets, resources, flow_cap, rates);
+  return rates;
+}
+
+void FairShareSolver::solve(std::span<const double> capacity, std::span<const int64_t> offsets,
+                            std::span<const int32_t> resources, std::span<const double> flow_cap,
+                            std::vector<double>& rates) {
+  const size_t R = capacity.size();
+  const size_t F = offsets.size() - 1;
+  rates.assign(F, kUnlimited);
+
+  // Transpose: the flows of every resource.
+  res_offsets_.assign(R + 1, 0);
+  for (int32_t r : resources) ++res_offsets_[static_cast<size_t>(r) + 1];
+  for (size_t r = 0; r < R; ++r) res_offsets_[r + 1] += res_offsets_[r];
+  res_flows_.resize(resources.size());
+  count_.assign(R, 0);
+  for (size_t f = 0; f < F; ++f)
+    for (int64_t k = offsets[f]; k < offsets[f + 1]; ++k) {
+      const auto r = static_cast<size_t>(resources[static_cast<size_t>(k)]);
+      res_flows_[static_cast<size_t>(res_offsets_[r]) + static_cast<size_t>(count_[r]++)] = static_cast<int32_t>(f);
+    }
+  remaining_.assign(capacity.begin(), capacity.end());
+  version_.assign(R, 0);
+  frozen_.assign(F, 0);
+
+  // A resource fills when its unfrozen flows reach remaining / count: a min-heap of those
+  // levels, with stale entries skipped by version.
+  auto later = [](const Entry& a, const Entry& b) { return a.level > b.level; };
+  heap_.clear();
+  for (size_t r = 0; r < R; ++r)
+    if (count_[r] > 0) heap_.push_back({remaining_[r] / count_[r], static_cast<int32_t>(r), 0});
+  std::make_heap(heap_.begin(), heap_.end(), later);
+
+  capped_.clear();
+  for (size_t f = 0; f < flow_cap.size(); ++f)
+    if (flow_cap[f] < kUnlimited) capped_.push_back(static_cast<int32_t>(f));
+  std::sort(capped_.begin(), capped_.end(), [&](int32_t a, int32_t b) {
+    return flow_cap[static_cast<size_t>(a)] < flow_cap[static_cast<size_t>(b)];
+  });
+  size_t next_cap = 0;
+  double level = 0;  // levels only grow; rounding must not make a later flow slower
+
+  // Freezing a flow at a rate no higher than any resource's level can only raise the levels
+  // of its other resources, so a whole batch of freezes is made first and every touched
+  // resource re-enters the heap once.
+  touched_.clear();
+  touched_mark_.assign(R, 0);
+  auto freeze = [&](size_t f, double rate) {
+    frozen_[f] = 1;
+    rates[f] = rate;
+    for (int64_t k = offsets[f]; k < offsets[f + 1]; ++k) {
+      const auto q = static_cast<size_t>(resources[static_cast<size_t>(k)]);
+      if (std::isfinite(remaining_[q])) remaining_[q] -= rate;
+      --count_[q];
+      if (!touched_mark_[q]) {
+        touched_mark_[q] = 1;
+        touched_.push_back(static_cast<int32_t>(q));
+      }
+    }
+  };
+  auto requeue = [&]() {
+    for (int32_t q : touched_) {
+      const auto qu = static_cast<size_t>(q);
+      touched_mark_[qu] = 0;
+      ++version_[qu];
+      if (count_[qu] > 0) {
+        heap_.push_back({std::max(level, remaining_[qu] / count_[qu]), q, version_[qu]});
+        std::push_heap(heap_.begin(), heap_.end(), later);
+      }
+    }
+    touched_.clear();
+  };
+
+  for (;;) {
+    while (!heap_.empty()) {
+      const Entry& top = heap_.front();
+      if (top.version == version_[static_cast<size_t>(top.resource)] && count_[static_cast<size_t>(top.resource)] > 0)
+        break;
+      std::pop_heap(heap_.begin(), heap_.end(), later);
+      heap_.pop_back();
+    }
+    const double top_level = heap_.empty() ? kUnlimited : heap_.front().level;
+    // Flows whose own cap comes first.
+    bool capped_any = false;
+    while (next_cap < capped_.size()) {
+      const auto f = static_cast<size_t>(capped_[next_cap]);
+      if (frozen_[f]) {
+        ++next_cap;
+        continue;
+      }
+      if (!(flow_cap[f] < top_level) && !heap_.empty()) break;
+      level = std::max(level, flow_cap[f]);
+      freeze(f, level);
+      ++next_cap;
+      capped_any = true;
+    }
+    if (capped_any) {
+      requeue();
+      continue;
+    }
+    if (heap_.empty()) break;
+    const Entry top = heap_.front();
+    std::pop_heap(heap_.begin(), heap_.end(), later);
+    heap_.pop_back();
+    if (!std::isfinite(top.level)) break;  // only unlimited resources left: the rest stays unlimited
+    level = std::max(level, top.level);
+    const auto r = static_cast<size_t>(top.resource);
+    for (int64_t k = res_offsets_[r]; k < res_offsets_[r + 1]; ++k) {
+      const auto f = static_cast<size_t>(res_flows_[static_cast<size_t>(k)]);
+      if (!frozen_[f]) freeze(f, level);
+    }
+    requeue();
+  }
+}
+
+}  // namespace daqnet::simulate

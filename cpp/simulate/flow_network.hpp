@@ -1,0 +1,110 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "simulate/fair_share.hpp"
+#include "simulate/indexed_heap.hpp"
+
+namespace daqnet::simulate {
+
+/// Flows of bytes over shared resources, over time, at max-min fair rates.
+///
+/// Flows start and finish as events. Rates are recomputed lazily (once per instant, however
+/// many flows started or finished at it) and incrementally: only the resources the change
+/// touched are re-solved, with resources outside the set entering only as caps (their
+/// saturation level). The set widens while the new rates break the max-min conditions
+/// outside it: a resource pushed over capacity, or a bottleneck that gained room while a
+/// flow still sits at its level. Every flow then has a saturated resource on which no
+/// flow gets more, which characterises the max-min allocation; tests compare every step
+/// with a full solve.
+class FlowNetwork {
+public:
+  using FlowId = int32_t;
+
+  /// capacity[r] in bytes per second (infinite allowed).
+  explicit FlowNetwork(std::vector<double> capacity);
+
+  double now() const { return now_; }
+  size_t active() const { return active_; }
+  size_t num_resources() const { return capacity_.size(); }
+
+  /// Start a flow of `bytes` (> 0) over `resources` at now(), with an optional rate cap.
+  /// `tag` comes back when the flow completes.
+  FlowId start(std::span<const int32_t> resources, double bytes, double cap = kUnlimited, uint64_t tag = 0);
+
+  /// Time of the next completion (infinite when no flow is active). Settles the rates.
+  double next_completion();
+
+  /// Move the clock to t (≤ next_completion()) and return, in `done`, the tags of the flows
+  /// complete by then (within a relative 1e-12 of t, so that equal flows finish together).
+  void advance(double t, std::vector<uint64_t>& done);
+
+  /// Current rate of an active flow (bytes/s), after settling.
+  double rate(FlowId f);
+  /// Bytes a flow still has to move at now().
+  double remaining(FlowId f) const;
+
+  /// Σ of rates of the active flows on each resource, after settling.
+  std::vector<double> loads();
+
+  /// Work done by the incremental solver, for benchmarks and tests.
+  struct Stats {
+    int64_t solves = 0;          ///< settle() calls that had something to do
+    int64_t widenings = 0;       ///< times the resource set had to grow
+    int64_t flows_solved = 0;    ///< Σ flows in the local problems
+  };
+  const Stats& stats() const { return stats_; }
+
+  /// Testing aid: recompute every rate from scratch instead of incrementally.
+  void set_full_recompute(bool on) { full_ = on; }
+
+private:
+  struct Flow {
+    std::vector<int32_t> res;   // resources used
+    std::vector<int32_t> pos;   // index of this flow in res_flows_[res[k]]
+    double remaining = 0;       // bytes at time `since`
+    double since = 0;
+    double rate = 0;
+    double cap = kUnlimited;
+    uint64_t tag = 0;
+    bool active = false;
+  };
+
+  void touch(int32_t r);
+  void settle();
+  void solve_local();
+  void set_rate(FlowId f, double rate);
+  void finish(FlowId f);
+
+  std::vector<double> capacity_;
+  std::vector<std::vector<FlowId>> res_flows_;  // active flows of each resource
+  std::vector<double> level_;                   // saturation level (max rate there), inf if not saturated
+  std::vector<Flow> flows_;
+  std::vector<FlowId> free_;
+  IndexedHeap completions_;  // active flows with a rate > 0, by completion time
+  size_t active_ = 0;
+  double now_ = 0;
+  bool full_ = false;
+  Stats stats_;
+
+  // The set being re-solved and scratch space, reused between calls.
+  std::vector<int32_t> dirty_;
+  std::vector<uint8_t> in_set_;
+  std::vector<int32_t> local_index_;
+  std::vector<FlowId> set_flows_;
+  std::vector<uint32_t> flow_mark_;   // == mark_: the flow is in set_flows_ ...
+  std::vector<int32_t> set_pos_;      // ... at this index
+  uint32_t mark_ = 0;
+  std::vector<int64_t> offsets_;
+  std::vector<int32_t> local_res_;
+  std::vector<double> local_cap_, local_capacity_, new_rates_;
+  std::vector<int32_t> widen_, outside_;
+  std::vector<uint32_t> res_seen_;
+  uint32_t res_stamp_ = 0;
+  FairShareSolver solver_;
+};
+
+}  // namespace daqnet::simulate

@@ -1,0 +1,385 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+#include "simulate/protocol.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <queue>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "common/error.hpp"
+#include "evb/fragments.hpp"
+#include "evb/gather_order.hpp"
+
+namespace daqnet::simulate {
+
+namespace {
+
+// What happens at an instant. Commands are the event builder's small messages; they take
+// their route's latency plus their serialization at the slowest link, but no share of the
+// bandwidth (64 B against MiB fragments). Data fragments, with their meta-data (sent
+// together, to the same builder, over the same route), are flows.
+enum class Kind : uint8_t { credit, assign_bu, assign_ru, request, done, start_flow, wake_ru };
+
+struct Happening {
+  double time;
+  uint64_t seq;  // ties in time keep the order they were scheduled in: deterministic
+  Kind kind;
+  int32_t unit, slot;
+  int64_t event;
+};
+struct Later {
+  bool operator()(const Happening& a, const Happening& b) const {
+    return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+  }
+};
+
+struct Slot {
+  bool busy = false;
+  int64_t event = -1;
+  double started = 0;
+  std::vector<int> order;
+  size_t next = 0;
+  int32_t outstanding = 0, complete = 0;
+  double bytes = 0;
+};
+
+struct Item {  // a fragment an RU was asked for
+  int64_t event;
+  int32_t bu, slot;
+  bool operator<(const Item& o) const {
+    return event != o.event ? event < o.event : bu != o.bu ? bu < o.bu : slot < o.slot;
+  }
+};
+
+struct Transfer {
+  int64_t event = 0;
+  int32_t ru = 0, bu = 0, slot = 0;
+  double fragment = 0, total = 0;  // data bytes; data + meta-data bytes
+};
+
+class Simulation {
+public:
+  Simulation(const NetworkModel& model, std::span<const int32_t> host, const evb::Config& c, const ProtocolOptions& o)
+      : model_(model), host_(host.begin(), host.end()), c_(c), o_(o), n_(static_cast<int32_t>(host.size())),
+        sizes_(c, n_), net_(model.capacity()) {
+    slots_.assign(static_cast<size_t>(n_), std::vector<Slot>(static_cast<size_t>(c.credits)));
+    gathers_.assign(static_cast<size_t>(n_), 0);
+    pending_.resize(static_cast<size_t>(n_));
+    sending_.resize(static_cast<size_t>(n_));
+    wake_at_.assign(static_cast<size_t>(n_), -1);
+    tokens_.assign(static_cast<size_t>(n_ * c.processes_per_node), 0);
+    busy_.assign(static_cast<size_t>(n_), 0);
+    r_.ru_bytes_out.assign(static_cast<size_t>(n_), 0);
+    r_.bu_bytes_in.assign(static_cast<size_t>(n_), 0);
+    r_.ru_fragments_out.assign(static_cast<size_t>(n_), 0);
+    r_.bu_fragments_in.assign(static_cast<size_t>(n_), 0);
+    r_.link_bytes.assign(static_cast<size_t>(model.num_links()), 0);
+    local_rate_ = o.local_gbps > 0 ? o.local_gbps * 1e9 / 8 : kUnlimited;
+  }
+
+  ProtocolResult run(const ProtocolProgress& progress, double period) {
+    for (int32_t b = 0; b < n_; ++b)
+      for (int32_t k = 0; k < c_.credits; ++k) command(host_[static_cast<size_t>(b)], host_[0], Kind::credit, b, k, -1);
+    using clock = std::chrono::steady_clock;
+    auto last = clock::now();
+    std::vector<uint64_t> done;
+    for (uint64_t step = 1;; ++step) {
+      const double tq = queue_.empty() ? kUnlimited : queue_.top().time;
+      const double tf = net_.next_completion();
+      if (!std::isfinite(tq) && !std::isfinite(tf)) break;
+      net_.advance(std::min(tq, tf), done);
+      for (uint64_t t : done) flow_done(static_cast<size_t>(t));
+      if (tq <= tf) {
+        const Happening h = queue_.top();
+        queue_.pop();
+        handle(h);
+      }
+      if (progress && step % 4096 == 0 && clock::now() - last >= std::chrono::duration<double>(period)) {
+        last = clock::now();
+        if (!progress(built_, o_.events)) {
+          r_.interrupted = true;
+          break;
+        }
+      }
+    }
+    if (!r_.interrupted && built_ < o_.events)
+      throw Error("protocol simulation stalled after " + std::to_string(built_) + " of " + std::to_string(o_.events) +
+                  " events (a bug: please report the scenario)");
+    r_.stats = net_.stats();
+    return std::move(r_);
+  }
+
+private:
+  double now() const { return net_.now(); }
+  int32_t ru_process(int32_t r) const { return c_.processes_per_node == 1 ? r : 2 * r; }
+  int32_t bu_process(int32_t b) const { return c_.processes_per_node == 1 ? b : 2 * b + 1; }
+
+  void schedule(double t, Kind kind, int32_t unit, int32_t slot, int64_t event) {
+    queue_.push({t, seq_++, kind, unit, slot, event});
+  }
+
+  void command(int32_t from, int32_t to, Kind kind, int32_t unit, int32_t slot, int64_t event) {
+    ++r_.control_messages;
+    double delay = 0;
+    if (from != to)
+      delay = model_.latency(from, to) + static_cast<double>(c_.command_bytes) / model_.bottleneck(from, to);
+    schedule(now() + delay, kind, unit, slot, event);
+  }
+
+  bool take_token(int32_t process, bool exempt) {
+    int32_t& used = tokens_[static_cast<size_t>(process)];
+    if (c_.max_in_flight > 0 && used >= c_.max_in_flight && !exempt) return false;
+    ++used;
+    r_.max_process_in_flight = std::max(r_.max_process_in_flight, used);
+    return true;
+  }
+  void give_token(int32_t process) { --tokens_[static_cast<size_t>(process)]; }
+
+  void handle(const Happening& h) {
+    switch (h.kind) {
+    case Kind::credit:
+      credits_.emplace_back(h.unit, h.slot);
+      em_pump();
+      break;
+    case Kind::done:
+      credits_.emplace_back(h.unit, h.slot);
+      em_pump();
+      break;
+    case Kind::assign_bu:
+      bu_begin(h.unit, h.slot, h.event);
+      bu_pump(h.unit);
+      break;
+    case Kind::assign_ru:
+    case Kind::request:
+      pending_[static_cast<size_t>(h.unit)].insert({h.event, static_cast<int32_t>(h.slot >> 16), h.slot & 0xFFFF});
+      ru_pump(h.unit);
+      break;
+    case Kind::start_flow: {
+      const Transfer& t = transfers_[static_cast<size_t>(h.event)];
+      model_.resources(host_[static_cast<size_t>(t.ru)], host_[static_cast<size_t>(t.bu)], false, res_);
+      net_.start(res_, t.total, kUnlimited, static_cast<uint64_t>(h.event));
+      break;
+    }
+    case Kind::wake_ru:
+      wake_at_[static_cast<size_t>(h.unit)] = -1;
+      ru_pump(h.unit);
+      break;
+    }
+  }
+
+  // The EM gives the next event to the builder slot whose credit came first.
+  void em_pump() {
+    while (!credits_.empty() && next_event_ < o_.events) {
+      const auto [b, k] = credits_.front();
+      credits_.pop_front();
+      const int64_t e = next_event_++;
+      command(host_[0], host_[static_cast<size_t>(b)], Kind::assign_bu, b, k, e);
+      if (c_.protocol == evb::Protocol::push)
+        for (int32_t r = 0; r < n_; ++r) command(host_[0], host_[static_cast<size_t>(r)], Kind::assign_ru, r, (b << 16) | k, e);
+    }
+  }
+
+  void bu_begin(int32_t b, int32_t k, int64_t e) {
+    Slot& s = slots_[static_cast<size_t>(b)][static_cast<size_t>(k)];
+    s.busy = true;
+    s.event = e;
+    s.started = now();
+    s.order = evb::gather_order(c_.schedule, b, gathers_[static_cast<size_t>(b)]++, static_cast<uint64_t>(e), n_,
+                                c_.schedule_seed);
+    s.next = 0;
+    s.outstanding = s.complete = 0;
+    s.bytes = 0;
+    r_.max_busy_slots = std::max(r_.max_busy_slots, ++busy_[static_cast<size_t>(b)]);
+  }
+
+  // As BuilderUnit::pump: the oldest event first, up to in_flight transfers per gather.
+  void bu_pump(int32_t b) {
+    auto& slots = slots_[static_cast<size_t>(b)];
+    const int32_t per_gather = c_.schedule == evb::Schedule::all_at_once ? n_ : c_.in_flight;
+    size_t oldest = slots.size();
+    for (size_t k = 0; k < slots.size(); ++k)
+      if (slots[k].busy && (oldest == slots.size() || slots[k].event < slots[oldest].event)) oldest = k;
+    for (int pass = 0; pass < 2; ++pass)
+      for (size_t k = 0; k < slots.size(); ++k) {
+        if ((pass == 0) != (k == oldest)) continue;
+        Slot& s = slots[k];
+        while (s.busy && s.outstanding < per_gather && s.next < s.order.size()) {
+          if (!take_token(bu_process(b), k == oldest && s.outstanding == 0)) return;
+          post(b, static_cast<int32_t>(k), s.order[s.next++]);
+        }
+      }
+  }
+
+  // The builder posts its receive (PULL: and asks the RU for the fragment).
+  void post(int32_t b, int32_t k, int32_t r) {
+    Slot& s = slots_[static_cast<size_t>(b)][static_cast<size_t>(k)];
+    r_.max_gather_in_flight = std::max(r_.max_gather_in_flight, ++s.outstanding);
+    const uint64_t key = static_cast<uint64_t>(s.event) * static_cast<uint64_t>(n_) + static_cast<uint64_t>(r);
+    if (auto it = sent_.find(key); it != sent_.end()) {  // PUSH: the RU's send waited for this receive
+      const size_t t = it->second;
+      sent_.erase(it);
+      begin_transfer(t);
+    } else {
+      posted_[key] = {b, k};
+    }
+    if (c_.protocol == evb::Protocol::pull)
+      command(host_[static_cast<size_t>(b)], host_[static_cast<size_t>(r)], Kind::request, r, (b << 16) | k, s.event);
+  }
+
+  // As ReadoutUnit::pump: fragments in event order, once generated, within the process cap.
+  void ru_pump(int32_t r) {
+    auto& pending = pending_[static_cast<size_t>(r)];
+    auto& sending = sending_[static_cast<size_t>(r)];
+    while (!pending.empty()) {
+      const Item item = *pending.begin();
+      if (c_.rate_hz > 0) {
+        const double ready = static_cast<double>(item.event) / c_.rate_hz;
+        if (ready > now()) {
+          if (wake_at_[static_cast<size_t>(r)] < 0) {
+            wake_at_[static_cast<size_t>(r)] = ready;
+            schedule(ready, Kind::wake_ru, r, 0, 0);
+          }
+          return;
+        }
+      }
+      if (!take_token(ru_process(r), sending.empty() || item.event < *sending.begin())) return;
+      pending.erase(pending.begin());
+      sending.insert(item.event);
+      Transfer t;
+      t.event = item.event;
+      t.ru = r;
+      t.bu = item.bu;
+      t.slot = item.slot;
+      t.fragment = static_cast<double>(sizes_.bytes(static_cast<uint64_t>(item.event), r));
+      t.total = t.fragment + static_cast<double>(c_.meta_bytes);
+      r_.ru_bytes_out[static_cast<size_t>(r)] += t.total;
+      ++r_.ru_fragments_out[static_cast<size_t>(r)];
+      size_t id;
+      if (!free_.empty()) {
+        id = free_.back();
+        free_.pop_back();
+        transfers_[id] = t;
+      } else {
+        id = transfers_.size();
+        transfers_.push_back(t);
+      }
+      const uint64_t key = static_cast<uint64_t>(item.event) * static_cast<uint64_t>(n_) + static_cast<uint64_t>(r);
+      if (auto it = posted_.find(key); it != posted_.end()) {
+        posted_.erase(it);
+        begin_transfer(id);
+      } else {
+        sent_[key] = id;  // PUSH: a large message moves once its receive is posted
+      }
+    }
+  }
+
+  void begin_transfer(size_t id) {
+    const Transfer& t = transfers_[id];
+    const int32_t a = host_[static_cast<size_t>(t.ru)], b = host_[static_cast<size_t>(t.bu)];
+    if (a == b) {
+      ++r_.local_flows;
+      net_.start({}, t.total, local_rate_, id);
+    } else {
+      ++r_.network_flows;
+      schedule(now() + model_.latency(a, b), Kind::start_flow, 0, 0, static_cast<int64_t>(id));
+    }
+  }
+
+  void flow_done(size_t id) {
+    const Transfer t = transfers_[id];
+    free_.push_back(id);
+    const int32_t a = host_[static_cast<size_t>(t.ru)], b = host_[static_cast<size_t>(t.bu)];
+    if (a != b) {
+      model_.resources(a, b, false, res_);
+      for (int32_t l : res_)
+        if (l < model_.num_links()) r_.link_bytes[static_cast<size_t>(l)] += t.total;
+    }
+    auto& sending = sending_[static_cast<size_t>(t.ru)];
+    sending.erase(sending.find(t.event));
+    give_token(ru_process(t.ru));
+
+    Slot& s = slots_[static_cast<size_t>(t.bu)][static_cast<size_t>(t.slot)];
+    --s.outstanding;
+    ++s.complete;
+    s.bytes += t.fragment;
+    r_.bu_bytes_in[static_cast<size_t>(t.bu)] += t.total;
+    ++r_.bu_fragments_in[static_cast<size_t>(t.bu)];
+    give_token(bu_process(t.bu));
+    if (s.complete == n_) built(t.bu, t.slot);
+    bu_pump(t.bu);
+    ru_pump(t.ru);
+  }
+
+  void built(int32_t b, int32_t k) {
+    Slot& s = slots_[static_cast<size_t>(b)][static_cast<size_t>(k)];
+    s.busy = false;
+    --busy_[static_cast<size_t>(b)];
+    r_.event.push_back(s.event);
+    r_.builder.push_back(b);
+    r_.built_at.push_back(now());
+    r_.latency.push_back(now() - s.started);
+    r_.bytes.push_back(s.bytes);
+    r_.end_seconds = now();
+    ++built_;
+    command(host_[static_cast<size_t>(b)], host_[0], Kind::done, b, k, s.event);
+  }
+
+  const NetworkModel& model_;
+  std::vector<int32_t> host_;
+  const evb::Config& c_;
+  ProtocolOptions o_;
+  int32_t n_;
+  evb::FragmentSizes sizes_;
+  FlowNetwork net_;
+  double local_rate_ = kUnlimited;
+
+  std::priority_queue<Happening, std::vector<Happening>, Later> queue_;
+  uint64_t seq_ = 0;
+  std::deque<std::pair<int32_t, int32_t>> credits_;
+  int64_t next_event_ = 0, built_ = 0;
+  std::vector<std::vector<Slot>> slots_;
+  std::vector<uint64_t> gathers_;
+  std::vector<int32_t> busy_;
+  std::vector<std::set<Item>> pending_;
+  std::vector<std::multiset<int64_t>> sending_;
+  std::vector<double> wake_at_;
+  std::vector<int32_t> tokens_;
+  std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> posted_;  // (event, RU) → receive posted by (BU, slot)
+  std::unordered_map<uint64_t, size_t> sent_;                         // (event, RU) → send waiting for its receive
+  std::vector<Transfer> transfers_;
+  std::vector<size_t> free_;
+  std::vector<int32_t> res_;
+  ProtocolResult r_;
+};
+
+}  // namespace
+
+ProtocolResult simulate_protocol(const NetworkModel& model, std::span<const int32_t> node_host,
+                                 const evb::Config& config, const ProtocolOptions& options,
+                                 const ProtocolProgress& progress, double progress_period_seconds) {
+  if (config.mode != evb::Mode::event_manager)
+    throw Error("simulate: bench.mode = 'time-frames' is not simulated; the protocol simulation covers event-manager mode");
+  if (node_host.size() < 2) throw Error("simulate: the protocol simulation needs at least 2 nodes");
+  if (node_host.size() >= (1u << 15)) throw Error("simulate: at most 32767 nodes");
+  if (config.credits >= (1 << 16)) throw Error("simulate: bench.credits must be below 65536");
+  const int32_t H = model.routing().fabric().num_hosts();
+  std::vector<int32_t> seen(static_cast<size_t>(H), 0);
+  for (size_t k = 0; k < node_host.size(); ++k) {
+    if (node_host[k] < 0 || node_host[k] >= H)
+      throw Error("simulate: node " + std::to_string(k) + " is placed on " + std::to_string(node_host[k]) + ", not a host");
+    if (seen[static_cast<size_t>(node_host[k])]++)
+      throw Error("simulate: two nodes on host " + std::to_string(node_host[k]));
+  }
+  if (options.events < 1) throw Error("simulate.events must be >= 1");
+  if (options.warmup_events < 0 || options.warmup_events >= options.events)
+    throw Error("simulate.warmup_events must be >= 0 and below simulate.events");
+  if (!(options.local_gbps >= 0) || !std::isfinite(options.local_gbps))
+    throw Error("simulate.local_gbps must be a finite number >= 0");
+  return Simulation(model, node_host, config, options).run(progress, progress_period_seconds);
+}
+
+}  // namespace daqnet::simulate

@@ -1,0 +1,40 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <optional>
+
+namespace daqnet::bindings {
+
+namespace nb = nanobind;
+
+/// A long loop runs without the GIL; this callback takes it back now and then to report
+/// progress to Python and to notice Ctrl-C, which stops the loop with what it did so far.
+/// After the loop, rethrow() raises any other Python error the callback met.
+struct PyProgress {
+  nb::object callback;
+  bool keyboard_interrupt = false;
+  std::optional<nb::python_error> failure;
+
+  bool operator()(int64_t done, int64_t total) {
+    nb::gil_scoped_acquire gil;
+    try {
+      if (PyErr_CheckSignals() != 0) throw nb::python_error();
+      if (!callback.is_none()) return nb::cast<bool>(callback(done, total));
+      return true;
+    } catch (nb::python_error& e) {
+      if (e.matches(PyExc_KeyboardInterrupt))
+        keyboard_interrupt = true;
+      else
+        failure.emplace(std::move(e));
+      return false;
+    }
+  }
+  void rethrow() {
+    if (failure) throw std::move(*failure);
+  }
+};
+
+}  // namespace daqnet::bindings

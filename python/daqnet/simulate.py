@@ -1,0 +1,293 @@
+"""Flow-level simulation of a scenario: step by step, or the event builder's protocol over time.
+
+Both modes share the fabric, routing and placement of ``daqnet conflicts`` and the max-min
+fair sharing of :mod:`daqnet.fair_share`. The protocol mode reads the ``[bench]`` section
+through the same checks and run description as ``daqnet bench`` and returns a document with
+the benchmark's keys, so that prediction and measurement compare key by key.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from . import _core
+from .bench_config import run_config, run_config_text
+from .errors import DaqnetError
+from .scenario import Scenario
+
+__all__ = ["simulate", "simulate_protocol", "simulate_steps"]
+
+Progress = Callable[[int, int], object] | None
+
+
+def _model(scenario: Scenario, routing) -> _core.simulate.NetworkModel:
+    s = scenario["simulate"]
+    try:
+        return _core.simulate.NetworkModel(routing._core, s["injection_gbps"], s["ejection_gbps"])
+    except ValueError as err:
+        raise DaqnetError(f"{scenario.source}: {err}") from None
+
+
+def _context(scenario: Scenario, fabric, routing, placement) -> dict:
+    return {
+        "scenario": scenario.source,
+        "name": scenario.name,
+        "fabric": fabric.describe(),
+        "routing": routing.engine,
+        "placement": placement.describe(),
+    }
+
+
+def _report(progress: Progress) -> Callable[[int, int], bool]:
+    def report(done: int, total: int) -> bool:
+        if progress is not None:
+            progress(done, total)
+        return True
+
+    return report
+
+
+def simulate(scenario: Scenario, progress: Progress = None) -> dict:
+    """Run the scenario's ``[simulate] mode``; the result document (see docs/simulate.md)."""
+    if scenario["simulate"]["mode"] == "protocol":
+        return simulate_protocol(scenario, progress)
+    return simulate_steps(scenario, progress)
+
+
+# -- steps ----------------------------------------------------------------------------------
+def simulate_steps(scenario: Scenario, progress: Progress = None) -> dict:
+    """Every step of ``[workload]``: its duration with fair sharing and on an ideal fabric."""
+    fabric, routing, placement, workload = scenario.build()
+    model = _model(scenario, routing)
+    message = scenario["simulate"]["message_bytes"]
+    try:
+        r = _core.simulate.simulate_steps(
+            model, placement.hosts, workload._core, message, _report(progress)
+        )
+    except ValueError as err:
+        raise DaqnetError(f"{scenario.source}: {err}") from None
+    total, ideal = r["total_seconds"], r["ideal_total_seconds"]
+    ranks = workload.ranks
+    per_host = r["bytes"] / ranks if ranks else 0.0
+    steps = [
+        {
+            "step": int(s),
+            "seconds": float(t),
+            "ideal_seconds": float(i),
+            "slowdown": float(t / i) if i > 0 else 1.0,
+            "flows": int(n),
+            "min_flow_gbps": float(g),
+        }
+        for s, t, i, n, g in zip(
+            r["step"], r["seconds"], r["ideal_seconds"], r["flows"], r["min_gbps"], strict=True
+        )
+    ]
+    interrupted = bool(r["interrupted"] or r["keyboard_interrupt"])
+    return {
+        **_context(scenario, fabric, routing, placement),
+        "mode": "steps",
+        "workload": workload.describe(),
+        "ranks": ranks,
+        "message_bytes": message,
+        "steps_total": int(r["steps_total"]),
+        "steps_done": len(steps),
+        "total_seconds": total,
+        "ideal_seconds": ideal,
+        "slowdown": total / ideal if ideal > 0 else 1.0,
+        "gbps_per_host": per_host * 8 / total / 1e9 if total > 0 else 0.0,
+        "ideal_gbps_per_host": per_host * 8 / ideal / 1e9 if ideal > 0 else 0.0,
+        "interrupted": interrupted,
+        "solver": dict(r["solver"]),
+        "steps": steps,
+    }
+
+
+# -- protocol -------------------------------------------------------------------------------
+def _nodes(scenario: Scenario, placed: int) -> tuple[int, Scenario]:
+    """Nodes to simulate: bench.ranks / processes_per_node if given, else every placed rank."""
+    b = scenario["bench"]
+    ppn = b["processes_per_node"]
+    if b["ranks"]:
+        nodes = b["ranks"] // ppn if ppn in (1, 2) else 0
+        if nodes > placed:
+            raise DaqnetError(
+                f"{scenario.source}: bench.ranks = {b['ranks']} needs {nodes} hosts but only {placed} are placed"
+            )
+        return nodes, scenario
+    sized = copy.copy(scenario)
+    sized.values = {**scenario.values, "bench": {**b, "ranks": placed * ppn}}
+    return placed, sized
+
+
+def simulate_protocol(scenario: Scenario, progress: Progress = None) -> dict:
+    """The event builder of ``[bench]`` (event-manager mode) over the fabric, over time."""
+    b = scenario["bench"]
+    if b["mode"] != "event-manager":
+        raise DaqnetError(
+            f"{scenario.source}: bench.mode = {b['mode']!r}: the protocol simulation covers 'event-manager' mode"
+        )
+    fabric, routing, placement, _ = scenario.build()
+    nodes, sized = _nodes(scenario, placement.ranks)
+    cfg = run_config(sized, check_memory=False)
+    s = scenario["simulate"]
+    if s["warmup_events"] >= s["events"]:
+        raise DaqnetError(
+            f"{scenario.source}: simulate.warmup_events = {s['warmup_events']} must be below simulate.events = {s['events']}"
+        )
+    model = _model(scenario, routing)
+    hosts = np.ascontiguousarray(placement.hosts[:nodes], dtype=np.int32)
+    try:
+        r = _core.simulate.simulate_protocol(
+            model,
+            hosts,
+            run_config_text(cfg, scenario.source),
+            scenario.source,
+            s["events"],
+            s["warmup_events"],
+            s["local_gbps"],
+            _report(progress),
+        )
+    except ValueError as err:
+        raise DaqnetError(f"{scenario.source}: {err}") from None
+    return _protocol_document(scenario, fabric, routing, placement, nodes, r)
+
+
+def _percentiles(values: np.ndarray) -> dict:
+    if len(values) == 0:
+        return {"p50": None, "p99": None, "max": None}
+    return {
+        "p50": float(np.percentile(values, 50)),
+        "p99": float(np.percentile(values, 99)),
+        "max": float(values.max()),
+    }
+
+
+def _protocol_document(scenario, fabric, routing, placement, nodes: int, r: dict) -> dict:
+    s = scenario["simulate"]
+    b = scenario["bench"]
+    warm = min(s["warmup_events"], len(r["built_at"]))
+    start = float(r["built_at"][warm - 1]) if warm else 0.0
+    end = float(r["end_seconds"])
+    window = end - start
+    counted = r["bytes"][warm:]
+    events = len(counted)
+    bps = float(counted.sum()) / window if window > 0 else 0.0
+    names = placement.host_names()
+    run = end if end > 0 else math.nan
+    units = []
+    latency = r["latency"][warm:]
+    for k in range(nodes):
+        host = names[k]
+        units.append(
+            {
+                "host": host,
+                "unit": "ru",
+                "index": k,
+                "gbps_out": r["ru_bytes_out"][k] * 8 / run / 1e9,
+                "bytes_out": float(r["ru_bytes_out"][k]),
+                "fragments_out": int(r["ru_fragments_out"][k]),
+            }
+        )
+        mine = r["builder"] == k
+        units.append(
+            {
+                "host": host,
+                "unit": "bu",
+                "index": k,
+                "gbps_in": r["bu_bytes_in"][k] * 8 / run / 1e9,
+                "bytes_in": float(r["bu_bytes_in"][k]),
+                "fragments_in": int(r["bu_fragments_in"][k]),
+                "events_built": int(mine.sum()),
+                "built_bytes": float(r["bytes"][mine].sum()),
+                "events_per_second": float(mine.sum()) / run,
+                "latency_p50_seconds": _percentiles(r["latency"][mine])["p50"],
+            }
+        )
+    return {
+        **_context(scenario, fabric, routing, placement),
+        "mode": "protocol",
+        "protocol": b["protocol"],
+        "schedule": scenario["workload"]["schedule"],
+        "nodes": nodes,
+        "credits": b["credits"],
+        "in_flight": b["in_flight"],
+        "max_in_flight": b["max_in_flight"],
+        "status": "interrupted" if r["interrupted"] else "finished",
+        "interrupted": bool(r["interrupted"]),
+        "errors": [],
+        "events_built": events,
+        "events_total": int(len(r["built_at"])),
+        "window_seconds": window,
+        "total_seconds": end,
+        "throughput_gbps": bps * 8 / 1e9,
+        "bytes_per_second": bps,
+        "gbps_per_host": bps * 8 / 1e9 / nodes,
+        "events_per_second": events / window if window > 0 else 0.0,
+        "latency_seconds": _percentiles(latency),
+        "lost_fragments": 0,
+        "duplicate_fragments": 0,
+        "corrupt_fragments": 0,
+        "limits": {
+            "max_busy_slots": int(r["max_busy_slots"]),
+            "max_gather_in_flight": int(r["max_gather_in_flight"]),
+            "max_process_in_flight": int(r["max_process_in_flight"]),
+        },
+        "flows": {
+            "network": int(r["network_flows"]),
+            "local": int(r["local_flows"]),
+            "control_messages": int(r["control_messages"]),
+        },
+        "solver": dict(r["solver"]),
+        "units": units,
+        "timeseries": _timeseries(r, s["timeseries_bins"]),
+        "links": _links(fabric, r["link_bytes"], end),
+    }
+
+
+def _timeseries(r: dict, bins: int) -> list[dict]:
+    """Built-event Gb/s and events/s per period, as daqnet bench's timeseries."""
+    end = float(r["end_seconds"])
+    if end <= 0:
+        return []
+    width = end / bins
+    which = np.minimum((r["built_at"] / width).astype(np.int64), bins - 1)
+    nbytes = np.bincount(which, weights=r["bytes"], minlength=bins)
+    count = np.bincount(which, minlength=bins)
+    return [
+        {
+            "period": i,
+            "time_seconds": (i + 1) * width,
+            "seconds": width,
+            "throughput_gbps": float(nbytes[i]) * 8 / width / 1e9,
+            "events_per_second": float(count[i]) / width,
+            "built_bytes": float(nbytes[i]),
+            "events": int(count[i]),
+            "partial": False,
+        }
+        for i in range(bins)
+    ]
+
+
+def _links(fabric, link_bytes: np.ndarray, seconds: float) -> list[dict]:
+    """Mean utilization of every directed link over the run."""
+    lt = fabric.links()
+    names = fabric.node_names
+    classes = fabric.link_class_names()
+    klass = 2 * lt["tier"] + (1 - lt["up"].astype(np.int32))
+    cap = lt["gbps"] * 1e9 / 8
+    util = link_bytes / (cap * seconds) if seconds > 0 else np.zeros_like(link_bytes)
+    return [
+        {
+            "link": i,
+            "from": names[lt["src"][i]],
+            "to": names[lt["dst"][i]],
+            "class": classes[klass[i]],
+            "bytes": float(link_bytes[i]),
+            "utilization": float(util[i]),
+        }
+        for i in range(len(link_bytes))
+    ]
