@@ -122,6 +122,28 @@ def _parser() -> argparse.ArgumentParser:
         help="only write DIR/run.cfg and print the launch command (for srun/mpirun by hand; then daqnet collect DIR)",
     )
 
+    m = sub.add_parser(
+        "simulate",
+        help="flow-level simulation: step times, or the event builder's protocol over time",
+        description="Simulate the scenario with max-min fair sharing of the links. "
+        "[simulate] mode = 'steps' times every step of [workload]; 'protocol' runs the "
+        "[bench] event builder (credits, in-flight limits, PUSH/PULL) over the fabric.",
+    )
+    scenario_args(m)
+    m.add_argument(
+        "--json", action="store_true", help="print one JSON object on stdout instead of the summary"
+    )
+    m.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write result.json and the CSV tables (steps, or units, timeseries, links) into DIR",
+    )
+    m.add_argument(
+        "--progress",
+        action="store_true",
+        help="always show the progress line on stderr (default: only on a terminal)",
+    )
+
     g = sub.add_parser(
         "collect",
         help="gather the results of a daqnet-evb run started by hand",
@@ -137,8 +159,9 @@ def _parser() -> argparse.ArgumentParser:
 class _Progress:
     """A live progress line on stderr, only on a terminal and only for runs over a second."""
 
-    def __init__(self, label: str, always: bool = False):
+    def __init__(self, label: str, always: bool = False, unit: str = "step"):
         self.label = label
+        self.unit = unit
         self.start = time.monotonic()
         self.shown = False
         self.always = always
@@ -149,7 +172,7 @@ class _Progress:
             return
         self.shown = True
         pct = 100.0 * done / max(1, total)
-        sys.stderr.write(f"\r{self.label}: step {done:,}/{total:,} ({pct:.0f}%)  ")
+        sys.stderr.write(f"\r{self.label}: {self.unit} {done:,}/{total:,} ({pct:.0f}%)  ")
         sys.stderr.flush()
 
     def close(self) -> None:
@@ -278,6 +301,31 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return _bench_exit(result, args.json, scenario.name)
 
 
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from .simulate import simulate
+    from .simulate_output import simulate_summary, write_simulation
+
+    scenario = Scenario.load(args.scenario, args.overrides)
+    unit = "event" if scenario["simulate"]["mode"] == "protocol" else "step"
+    progress = _Progress("simulate", args.progress, unit)
+    try:
+        result = simulate(scenario, progress)
+    finally:
+        progress.close()
+    if args.json:
+        json.dump(result, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(simulate_summary(result))
+    sys.stdout.flush()
+    if args.out:
+        write_simulation(result, args.out)
+    if result["interrupted"]:
+        print("daqnet: interrupted; the results so far are written", file=sys.stderr)
+        return 130
+    return 0
+
+
 def _cmd_collect(args: argparse.Namespace) -> int:
     from .bench_results import collect, write_tables
 
@@ -293,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         "conflicts": _cmd_conflicts,
         "tables": _cmd_tables,
         "bench": _cmd_bench,
+        "simulate": _cmd_simulate,
         "collect": _cmd_collect,
     }
     try:

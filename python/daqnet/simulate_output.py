@@ -1,0 +1,82 @@
+"""Terminal summary and files of ``daqnet simulate``."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from .errors import DaqnetError
+
+__all__ = ["simulate_summary", "write_simulation"]
+
+# Per-row tables of the result document, written as CSV next to result.json.
+TABLES = {"steps": "steps.csv", "units": "units.csv", "timeseries": "timeseries.csv", "links": "links.csv"}
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:,.3f} ms" if seconds < 10 else f"{seconds:,.2f} s"
+
+
+def simulate_summary(r: dict) -> str:
+    lines = [
+        f"daqnet simulate — {r['scenario']} ({r['mode']} mode)",
+        f"  fabric     {r['fabric']}",
+        f"  routing    {r['routing']}",
+        f"  placement  {r['placement']}",
+    ]
+    if r["mode"] == "steps":
+        lines += [
+            f"  workload   {r['workload']}, {r['message_bytes']:,.0f}-byte messages",
+            "",
+            f"  total      {_ms(r['total_seconds'])} (contention-free fabric {_ms(r['ideal_seconds'])}, slowdown {r['slowdown']:.3f})",
+            f"  per host   {r['gbps_per_host']:.2f} Gb/s (contention-free {r['ideal_gbps_per_host']:.2f} Gb/s)",
+        ]
+        worst = sorted(r["steps"], key=lambda s: -s["slowdown"])[:3]
+        if worst and worst[0]["slowdown"] > 1 + 1e-9:
+            lines.append(
+                "  worst      "
+                + ", ".join(f"step {s['step'] + 1}: ×{s['slowdown']:.2f}" for s in worst)
+            )
+        done = f"{r['steps_done']:,} of {r['steps_total']:,} steps"
+    else:
+        lat = r["latency_seconds"]
+        lines += [
+            f"  protocol   {r['protocol'].upper()}, {r['schedule']} gathers, {r['nodes']} nodes, "
+            f"{r['credits']} credits, {r['in_flight']} in flight per gather",
+            "",
+            f"  throughput {r['throughput_gbps']:,.1f} Gb/s in total, {r['gbps_per_host']:.2f} Gb/s per node, "
+            f"{r['events_per_second']:,.0f} events/s",
+        ]
+        if lat["p50"] is not None:
+            lines.append(
+                f"  latency    p50 {_ms(lat['p50'])}, p99 {_ms(lat['p99'])}, max {_ms(lat['max'])}"
+            )
+        busiest = max((ln["utilization"] for ln in r["links"]), default=0.0)
+        lines.append(f"  links      busiest at {busiest:.1%} of its capacity on average")
+        done = f"{r['events_built']:,} events measured in {_ms(r['window_seconds'])} of simulated time"
+    lines.append(f"  {'INTERRUPTED: ' if r['interrupted'] else ''}{done}")
+    return "\n".join(lines)
+
+
+def write_simulation(r: dict, out: str | Path) -> list[Path]:
+    """result.json and one CSV per table of the document; returns the files written."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise DaqnetError(f"--out {out}: cannot create directory: {err.strerror}") from None
+    written = [out / "result.json"]
+    written[0].write_text(json.dumps(r, indent=1) + "\n")
+    for key, name in TABLES.items():
+        rows = r.get(key)
+        if not rows:
+            continue
+        path = out / name
+        fields = list(dict.fromkeys(k for row in rows for k in row))  # RU and BU rows differ
+        with path.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=fields)
+            w.writeheader()
+            w.writerows(rows)
+        written.append(path)
+    return written
