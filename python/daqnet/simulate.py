@@ -220,7 +220,7 @@ def _protocol_document(scenario, fabric, routing, placement, nodes: int, r: dict
         "interrupted": bool(r["interrupted"]),
         "errors": [],
         "events_built": events,
-        "events_total": int(len(r["built_at"])),
+        "events_total": len(r["built_at"]),
         "window_seconds": window,
         "total_seconds": end,
         "throughput_gbps": bps * 8 / 1e9,

@@ -11,7 +11,12 @@ from .errors import DaqnetError
 __all__ = ["simulate_summary", "write_simulation"]
 
 # Per-row tables of the result document, written as CSV next to result.json.
-TABLES = {"steps": "steps.csv", "units": "units.csv", "timeseries": "timeseries.csv", "links": "links.csv"}
+TABLES = {
+    "steps": "steps.csv",
+    "units": "units.csv",
+    "timeseries": "timeseries.csv",
+    "links": "links.csv",
+}
 
 
 def _ms(seconds: float) -> str:
@@ -54,7 +59,9 @@ def simulate_summary(r: dict) -> str:
             )
         busiest = max((ln["utilization"] for ln in r["links"]), default=0.0)
         lines.append(f"  links      busiest at {busiest:.1%} of its capacity on average")
-        done = f"{r['events_built']:,} events measured in {_ms(r['window_seconds'])} of simulated time"
+        done = (
+            f"{r['events_built']:,} events measured in {_ms(r['window_seconds'])} of simulated time"
+        )
     lines.append(f"  {'INTERRUPTED: ' if r['interrupted'] else ''}{done}")
     return "\n".join(lines)
 
