@@ -85,3 +85,26 @@ def test_reference_detects_a_wrong_allocation():
     # Equal split is feasible but not max-min here: B could grow on link 0.
     assert not is_max_min([10, 4], [[0, 1], [0], [1]], None, [2, 2, 2])
     assert is_max_min([10, 4], [[0, 1], [0], [1]], None, [2, 8, 2])
+
+
+@settings(max_examples=100, deadline=None)
+@given(instances(), st.integers(0, 2**32 - 1))
+def test_heap_and_scan_paths_agree(inst, seed):
+    # Few resources are solved by scanning, many with a heap: padding the same problem with
+    # unused resources switches paths and must not change a rate.
+    capacity, flows, caps = inst
+    caps = [INF if c is None else c for c in caps]
+    small = fair_share(capacity, flows, caps)
+    rng = np.random.default_rng(seed)
+    padding = list(rng.integers(1, 20, size=100).astype(float))
+    big = fair_share(capacity + padding, flows, caps)
+    np.testing.assert_allclose(big, small, rtol=1e-12)
+
+
+def test_large_random_instance_is_max_min():
+    rng = np.random.default_rng(7)
+    capacity = list(rng.integers(1, 50, size=150).astype(float))
+    flows = [list(rng.choice(150, size=rng.integers(1, 6), replace=False)) for _ in range(400)]
+    caps = [float(c) if c < 8 else INF for c in rng.integers(1, 40, size=400)]
+    rates = fair_share(capacity, flows, caps)
+    assert is_max_min(capacity, flows, caps, rates)

@@ -65,10 +65,15 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
   // A resource fills when its unfrozen flows reach remaining / count: a min-heap of those
   // levels, with stale entries skipped by version.
   auto later = [](const Entry& a, const Entry& b) { return a.level > b.level; };
+  // Few resources (the simulators' local problems): finding the next one to fill by a scan
+  // beats keeping a heap. Many (a whole fabric): a heap.
+  const bool scan = R <= 64;
   heap_.clear();
-  for (size_t r = 0; r < R; ++r)
-    if (count_[r] > 0) heap_.push_back({remaining_[r] / count_[r], static_cast<int32_t>(r), 0});
-  std::make_heap(heap_.begin(), heap_.end(), later);
+  if (!scan) {
+    for (size_t r = 0; r < R; ++r)
+      if (count_[r] > 0) heap_.push_back({remaining_[r] / count_[r], static_cast<int32_t>(r), 0});
+    std::make_heap(heap_.begin(), heap_.end(), later);
+  }
 
   capped_.clear();
   for (size_t f = 0; f < flow_cap.size(); ++f)
@@ -102,7 +107,7 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
       const auto qu = static_cast<size_t>(q);
       touched_mark_[qu] = 0;
       ++version_[qu];
-      if (count_[qu] > 0) {
+      if (!scan && count_[qu] > 0) {
         heap_.push_back({std::max(level, remaining_[qu] / count_[qu]), q, version_[qu]});
         std::push_heap(heap_.begin(), heap_.end(), later);
       }
@@ -110,15 +115,31 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
     touched_.clear();
   };
 
-  for (;;) {
+  // The resource that fills first: (level, resource), resource −1 when none is left.
+  auto next_full = [&]() -> Entry {
+    if (scan) {
+      Entry best{kUnlimited, -1, 0};
+      for (size_t r = 0; r < R; ++r)
+        if (count_[r] > 0) {
+          const double l = std::max(level, remaining_[r] / count_[r]);
+          if (best.resource < 0 || l < best.level) best = {l, static_cast<int32_t>(r), 0};
+        }
+      return best;
+    }
     while (!heap_.empty()) {
       const Entry& top = heap_.front();
       if (top.version == version_[static_cast<size_t>(top.resource)] && count_[static_cast<size_t>(top.resource)] > 0)
-        break;
+        return top;
       std::pop_heap(heap_.begin(), heap_.end(), later);
       heap_.pop_back();
     }
-    const double top_level = heap_.empty() ? kUnlimited : heap_.front().level;
+    return {kUnlimited, -1, 0};
+  };
+
+  for (;;) {
+    const Entry top = next_full();
+    const bool none = top.resource < 0;
+    const double top_level = top.level;
     // Flows whose own cap comes first.
     bool capped_any = false;
     while (next_cap < capped_.size()) {
@@ -127,7 +148,7 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
         ++next_cap;
         continue;
       }
-      if (!(flow_cap[f] < top_level) && !heap_.empty()) break;
+      if (!(flow_cap[f] < top_level) && !none) break;
       level = std::max(level, flow_cap[f]);
       freeze(f, level);
       ++next_cap;
@@ -137,10 +158,11 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
       requeue();
       continue;
     }
-    if (heap_.empty()) break;
-    const Entry top = heap_.front();
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    heap_.pop_back();
+    if (none) break;
+    if (!scan) {
+      std::pop_heap(heap_.begin(), heap_.end(), later);
+      heap_.pop_back();
+    }
     if (!std::isfinite(top.level)) break;  // only unlimited resources left: the rest stays unlimited
     level = std::max(level, top.level);
     const auto r = static_cast<size_t>(top.resource);

@@ -43,6 +43,8 @@ void FlowNetwork::touch(int32_t r) {
 FlowNetwork::FlowId FlowNetwork::start(std::span<const int32_t> resources, double bytes, double cap, uint64_t tag) {
   if (!(bytes > 0) || !std::isfinite(bytes)) throw Error("flow network: a flow must carry a finite number of bytes > 0");
   if (!(cap >= 0)) throw Error("flow network: a flow's cap must be >= 0");
+  if (resources.size() > kMaxResources)
+    throw Error("flow network: a flow uses at most " + std::to_string(kMaxResources) + " resources");
   for (int32_t r : resources)
     if (r < 0 || static_cast<size_t>(r) >= capacity_.size())
       throw Error("flow network: resource " + std::to_string(r) + " out of range");
@@ -57,7 +59,8 @@ FlowNetwork::FlowId FlowNetwork::start(std::span<const int32_t> resources, doubl
     set_pos_.push_back(-1);
   }
   Flow& f = flows_[static_cast<size_t>(id)];
-  f.res.assign(resources.begin(), resources.end());
+  f.res.resize(resources.size());
+  std::copy(resources.begin(), resources.end(), f.res.v.begin());
   f.pos.resize(f.res.size());
   for (size_t k = 0; k < f.res.size(); ++k) {
     auto& list = res_flows_[static_cast<size_t>(f.res[k])];

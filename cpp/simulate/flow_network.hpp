@@ -1,6 +1,7 @@
 // daqnet — plan, simulate and benchmark event-building networks.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -23,6 +24,8 @@ namespace daqnet::simulate {
 class FlowNetwork {
 public:
   using FlowId = int32_t;
+  /// Resources one flow may use (a 3-level fat-tree route is 6 links, plus 2 NIC limits).
+  static constexpr size_t kMaxResources = 8;
 
   /// capacity[r] in bytes per second (infinite allowed).
   explicit FlowNetwork(std::vector<double> capacity);
@@ -62,9 +65,22 @@ public:
   void set_full_recompute(bool on) { full_ = on; }
 
 private:
+  // Up to kMaxResources ints kept inside the flow: the solver visits flows' resources
+  // millions of times, and a separate allocation per flow costs a cache miss each time.
+  struct SmallList {
+    std::array<int32_t, 8> v{};
+    uint32_t n = 0;
+    const int32_t* begin() const { return v.data(); }
+    const int32_t* end() const { return v.data() + n; }
+    size_t size() const { return n; }
+    bool empty() const { return n == 0; }
+    int32_t& operator[](size_t i) { return v[i]; }
+    int32_t operator[](size_t i) const { return v[i]; }
+    void resize(size_t k) { n = static_cast<uint32_t>(k); }
+  };
   struct Flow {
-    std::vector<int32_t> res;   // resources used
-    std::vector<int32_t> pos;   // index of this flow in res_flows_[res[k]]
+    SmallList res;   // resources used
+    SmallList pos;   // index of this flow in res_flows_[res[k]]
     double remaining = 0;       // bytes at time `since`
     double since = 0;
     double rate = 0;

@@ -93,7 +93,8 @@ public:
       if (!std::isfinite(tq) && !std::isfinite(tf)) break;
       net_.advance(std::min(tq, tf), done);
       for (uint64_t t : done) flow_done(static_cast<size_t>(t));
-      if (tq <= tf) {
+      // Everything due at this instant, before the rates are settled once for all of it.
+      while (tq <= tf && !queue_.empty() && queue_.top().time <= tq) {
         const Happening h = queue_.top();
         queue_.pop();
         handle(h);
