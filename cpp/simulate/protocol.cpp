@@ -79,6 +79,7 @@ public:
     r_.bu_fragments_in.assign(static_cast<size_t>(n_), 0);
     r_.link_bytes.assign(static_cast<size_t>(model.num_links()), 0);
     local_rate_ = o.local_gbps > 0 ? o.local_gbps * 1e9 / 8 : kUnlimited;
+    net_.set_full_recompute(o.full_recompute);
   }
 
   ProtocolResult run(const ProtocolProgress& progress, double period) {

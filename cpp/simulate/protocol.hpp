@@ -17,6 +17,7 @@ struct ProtocolOptions {
   int64_t events = 1000;        ///< events to build
   int64_t warmup_events = 0;    ///< the measurement starts when this many are built
   double local_gbps = 0;        ///< RU → BU copies within a host; 0 = instantaneous
+  bool full_recompute = false;  ///< re-solve all rates at every change (a baseline for tests and benchmarks)
 };
 
 /// Per built event, and totals. Python turns these into the benchmark's result document.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "analysis/conflicts.hpp"
@@ -48,7 +49,8 @@ std::pair<double, double> run_step(FlowNetwork& net, const NetworkModel& model, 
 }  // namespace
 
 StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> placement,
-                          const workload::Schedule& schedule, double message_bytes, const StepProgress& progress,
+                          const workload::Schedule& schedule, double message_bytes, bool ideal_run,
+                          const StepProgress& progress,
                           double progress_period_seconds) {
   analysis::check_placement(model.routing(), placement, schedule);
   if (!(message_bytes > 0) || !std::isfinite(message_bytes))
@@ -75,7 +77,8 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
     const auto [seconds, slowest] = run_step(real, model, pending, message_bytes, false, res, done);
     st.seconds = seconds;
     st.min_gbps = pending.empty() ? 0 : slowest * 8 / 1e9;
-    st.ideal_seconds = run_step(ideal, model, pending, message_bytes, true, res, done).first;
+    st.ideal_seconds = ideal_run ? run_step(ideal, model, pending, message_bytes, true, res, done).first
+                                 : std::numeric_limits<double>::quiet_NaN();
     result.bytes += message_bytes * static_cast<double>(pending.size());
     result.total_seconds += st.seconds;
     result.ideal_seconds += st.ideal_seconds;

@@ -37,8 +37,9 @@ struct StepResult {
 /// (steps done, steps in total) now and then; return false to stop early.
 using StepProgress = std::function<bool(int64_t, int64_t)>;
 
+/// `ideal` = false skips the contention-free run (ideal times are then NaN).
 StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> placement,
-                          const workload::Schedule& schedule, double message_bytes,
+                          const workload::Schedule& schedule, double message_bytes, bool ideal,
                           const StepProgress& progress = {}, double progress_period_seconds = 0.25);
 
 }  // namespace daqnet::simulate

@@ -95,29 +95,29 @@ void bind_simulate(nb::module_& m) {
   m.def(
       "simulate_steps",
       [](const NetworkModel& model, IntArray placement, const workload::Schedule& schedule, double message_bytes,
-         nb::object progress, double period) {
+         bool ideal, nb::object progress, double period) {
         PyProgress py{progress};
         StepResult r;
         {
           nb::gil_scoped_release nogil;
-          r = simulate_steps(model, span_of(placement), schedule, message_bytes,
+          r = simulate_steps(model, span_of(placement), schedule, message_bytes, ideal,
                              [&](int64_t d, int64_t t) { return py(d, t); }, period);
         }
         py.rethrow();
         std::vector<int64_t> step, flows;
-        std::vector<double> seconds, ideal, min_gbps;
+        std::vector<double> seconds, ideal_s, min_gbps;
         for (const auto& s : r.steps) {
           step.push_back(s.step);
           flows.push_back(s.flows);
           seconds.push_back(s.seconds);
-          ideal.push_back(s.ideal_seconds);
+          ideal_s.push_back(s.ideal_seconds);
           min_gbps.push_back(s.min_gbps);
         }
         nb::dict d;
         d["step"] = to_numpy(std::move(step));
         d["flows"] = to_numpy(std::move(flows));
         d["seconds"] = to_numpy(std::move(seconds));
-        d["ideal_seconds"] = to_numpy(std::move(ideal));
+        d["ideal_seconds"] = to_numpy(std::move(ideal_s));
         d["min_gbps"] = to_numpy(std::move(min_gbps));
         d["steps_total"] = r.steps_total;
         d["total_seconds"] = r.total_seconds;
@@ -129,20 +129,21 @@ void bind_simulate(nb::module_& m) {
         return d;
       },
       nb::arg("model"), nb::arg("placement"), nb::arg("schedule"), nb::arg("message_bytes"),
-      nb::arg("progress").none() = nb::none(), nb::arg("period_seconds") = 0.25,
+      nb::arg("ideal") = true, nb::arg("progress").none() = nb::none(), nb::arg("period_seconds") = 0.25,
       "Step-synchronous flow-level simulation; a dict of per-step arrays and totals");
 
   m.def(
       "simulate_protocol",
       [](const NetworkModel& model, IntArray node_host, const std::string& run_config, const std::string& source,
-         int64_t events, int64_t warmup_events, double local_gbps, nb::object progress, double period) {
+         int64_t events, int64_t warmup_events, double local_gbps, nb::object progress, double period,
+         bool full_recompute) {
         evb::Config config;
         try {
           config = evb::Config::parse(run_config, source);
         } catch (const evb::ConfigError& e) {
           throw Error(e.what());
         }
-        ProtocolOptions o{events, warmup_events, local_gbps};
+        ProtocolOptions o{events, warmup_events, local_gbps, full_recompute};
         PyProgress py{progress};
         ProtocolResult r;
         {
@@ -176,7 +177,7 @@ void bind_simulate(nb::module_& m) {
       },
       nb::arg("model"), nb::arg("node_host"), nb::arg("run_config"), nb::arg("source"), nb::arg("events"),
       nb::arg("warmup_events") = 0, nb::arg("local_gbps") = 0.0, nb::arg("progress").none() = nb::none(),
-      nb::arg("period_seconds") = 0.25,
+      nb::arg("period_seconds") = 0.25, nb::arg("full_recompute") = false,
       "Flow-level simulation of the event builder's protocol; a dict of per-event arrays and totals");
 }
 

@@ -155,6 +155,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
             ("steps", "protocol"),
         ),
         "message_bytes": Key("float", 1048576.0, "steps mode: bytes of every flow", minimum=1),
+        "ideal": Key("bool", True, "steps mode: also time the steps on a contention-free fabric"),
         "injection_gbps": Key(
             "float", 0.0, "host NIC limit into the fabric, 0 = only the link", minimum=0
         ),
@@ -166,7 +167,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "int", 0, "protocol mode: the measurement starts once this many are built", minimum=0
         ),
         "local_gbps": Key(
-            "float", 0.0, "protocol mode: RU → BU copies within a node, 0 = instantaneous", minimum=0
+            "float",
+            0.0,
+            "protocol mode: RU → BU copies within a node, 0 = instantaneous",
+            minimum=0,
         ),
         "timeseries_bins": Key("int", 50, "protocol mode: periods of the time series", minimum=1),
     },

@@ -64,21 +64,31 @@ def simulate_steps(scenario: Scenario, progress: Progress = None) -> dict:
     fabric, routing, placement, workload = scenario.build()
     model = _model(scenario, routing)
     message = scenario["simulate"]["message_bytes"]
+    with_ideal = scenario["simulate"]["ideal"]
     try:
         r = _core.simulate.simulate_steps(
-            model, placement.hosts, workload._core, message, _report(progress)
+            model, placement.hosts, workload._core, message, with_ideal, _report(progress)
         )
     except ValueError as err:
         raise DaqnetError(f"{scenario.source}: {err}") from None
     total, ideal = r["total_seconds"], r["ideal_total_seconds"]
     ranks = workload.ranks
     per_host = r["bytes"] / ranks if ranks else 0.0
+
+    def ratio(a: float, b: float) -> float | None:
+        return None if not with_ideal else (a / b if b > 0 else 1.0)
+
+    def rate(seconds: float) -> float | None:
+        if seconds is None or math.isnan(seconds):
+            return None
+        return per_host * 8 / seconds / 1e9 if seconds > 0 else 0.0
+
     steps = [
         {
             "step": int(s),
             "seconds": float(t),
-            "ideal_seconds": float(i),
-            "slowdown": float(t / i) if i > 0 else 1.0,
+            "ideal_seconds": float(i) if with_ideal else None,
+            "slowdown": ratio(t, i),
             "flows": int(n),
             "min_flow_gbps": float(g),
         }
@@ -96,10 +106,10 @@ def simulate_steps(scenario: Scenario, progress: Progress = None) -> dict:
         "steps_total": int(r["steps_total"]),
         "steps_done": len(steps),
         "total_seconds": total,
-        "ideal_seconds": ideal,
-        "slowdown": total / ideal if ideal > 0 else 1.0,
-        "gbps_per_host": per_host * 8 / total / 1e9 if total > 0 else 0.0,
-        "ideal_gbps_per_host": per_host * 8 / ideal / 1e9 if ideal > 0 else 0.0,
+        "ideal_seconds": ideal if with_ideal else None,
+        "slowdown": ratio(total, ideal),
+        "gbps_per_host": rate(total),
+        "ideal_gbps_per_host": rate(ideal) if with_ideal else None,
         "interrupted": interrupted,
         "solver": dict(r["solver"]),
         "steps": steps,
@@ -123,8 +133,14 @@ def _nodes(scenario: Scenario, placed: int) -> tuple[int, Scenario]:
     return placed, sized
 
 
-def simulate_protocol(scenario: Scenario, progress: Progress = None) -> dict:
-    """The event builder of ``[bench]`` (event-manager mode) over the fabric, over time."""
+def simulate_protocol(
+    scenario: Scenario, progress: Progress = None, full_recompute: bool = False
+) -> dict:
+    """The event builder of ``[bench]`` (event-manager mode) over the fabric, over time.
+
+    `full_recompute` re-solves every rate at every change instead of only what the change
+    touches: the same result, slowly (a baseline for tests and benchmarks).
+    """
     b = scenario["bench"]
     if b["mode"] != "event-manager":
         raise DaqnetError(
@@ -150,6 +166,7 @@ def simulate_protocol(scenario: Scenario, progress: Progress = None) -> dict:
             s["warmup_events"],
             s["local_gbps"],
             _report(progress),
+            full_recompute=full_recompute,
         )
     except ValueError as err:
         raise DaqnetError(f"{scenario.source}: {err}") from None

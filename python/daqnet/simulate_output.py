@@ -31,14 +31,19 @@ def simulate_summary(r: dict) -> str:
         f"  placement  {r['placement']}",
     ]
     if r["mode"] == "steps":
-        lines += [
-            f"  workload   {r['workload']}, {r['message_bytes']:,.0f}-byte messages",
-            "",
-            f"  total      {_ms(r['total_seconds'])} (contention-free fabric {_ms(r['ideal_seconds'])}, slowdown {r['slowdown']:.3f})",
-            f"  per host   {r['gbps_per_host']:.2f} Gb/s (contention-free {r['ideal_gbps_per_host']:.2f} Gb/s)",
-        ]
-        worst = sorted(r["steps"], key=lambda s: -s["slowdown"])[:3]
-        if worst and worst[0]["slowdown"] > 1 + 1e-9:
+        lines += [f"  workload   {r['workload']}, {r['message_bytes']:,.0f}-byte messages", ""]
+        if r["ideal_seconds"] is None:
+            lines += [
+                f"  total      {_ms(r['total_seconds'])}",
+                f"  per host   {r['gbps_per_host']:.2f} Gb/s",
+            ]
+        else:
+            lines += [
+                f"  total      {_ms(r['total_seconds'])} (contention-free fabric {_ms(r['ideal_seconds'])}, slowdown {r['slowdown']:.3f})",
+                f"  per host   {r['gbps_per_host']:.2f} Gb/s (contention-free {r['ideal_gbps_per_host']:.2f} Gb/s)",
+            ]
+        worst = sorted(r["steps"], key=lambda s: -(s["slowdown"] or 0))[:3]
+        if worst and (worst[0]["slowdown"] or 0) > 1 + 1e-9:
             lines.append(
                 "  worst      "
                 + ", ".join(f"step {s['step'] + 1}: ×{s['slowdown']:.2f}" for s in worst)
