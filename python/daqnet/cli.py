@@ -144,6 +144,55 @@ def _parser() -> argparse.ArgumentParser:
         help="always show the progress line on stderr (default: only on a terminal)",
     )
 
+    s = sub.add_parser(
+        "scan",
+        help="simulate every combination of scenario values: a table and a heat map",
+        description="Run daqnet simulate for every combination of the --vary values (the "
+        "cartesian product, first --vary outermost), in parallel over local cores, or over "
+        "MPI ranks when started by mpiexec or srun. Writes DIR/scan.csv, scan.json (one row "
+        "per point) and scan.png. See docs/scan.md.",
+    )
+    scenario_args(s)
+    s.add_argument(
+        "--vary",
+        action="append",
+        required=True,
+        metavar="SECTION.KEY=V1,V2,...",
+        help="values of one scenario key, each read like a --set value; a list value in "
+        "brackets, e.g. workload.shifts=[1],[1,2] (repeatable: the points are all combinations)",
+    )
+    s.add_argument(
+        "--out",
+        metavar="DIR",
+        help="directory for scan.csv, scan.json, scan.png (default: a new scan-NAME in the current directory)",
+    )
+    s.add_argument(
+        "-j",
+        "--jobs",
+        type=_scan_jobs,
+        metavar="N",
+        help="points run at once on this machine, per MPI rank (default: the cores available)",
+    )
+    s.add_argument(
+        "--metric",
+        default="gbps_per_host",
+        metavar="NAME",
+        help="column for the best point and the figure (default gbps_per_host; see docs/scan.md)",
+    )
+    s.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="write the figure here instead of DIR/scan.png (png, pdf, svg)",
+    )
+    s.add_argument(
+        "--json", action="store_true", help="print scan.json on stdout instead of the summary"
+    )
+    s.add_argument(
+        "--progress",
+        action="store_true",
+        help="always show the progress line on stderr (default: only on a terminal)",
+    )
+
     g = sub.add_parser(
         "collect",
         help="gather the results of a daqnet-evb run started by hand",
@@ -326,6 +375,18 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scan_jobs(text: str) -> int:
+    from .scan import positive_int
+
+    return positive_int(text)
+
+
+def _cmd_scan(args: argparse.Namespace) -> int:
+    from .scan import scan_command
+
+    return scan_command(args, lambda: _Progress("scan", args.progress, "point"))
+
+
 def _cmd_collect(args: argparse.Namespace) -> int:
     from .bench_results import collect, write_tables
 
@@ -343,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
         "bench": _cmd_bench,
         "simulate": _cmd_simulate,
         "collect": _cmd_collect,
+        "scan": _cmd_scan,
     }
     try:
         return handlers[args.command](args)

@@ -19,7 +19,7 @@ from .bench_config import run_config, run_config_text
 from .errors import DaqnetError
 from .scenario import Scenario
 
-__all__ = ["simulate", "simulate_protocol", "simulate_steps"]
+__all__ = ["check_protocol", "simulate", "simulate_protocol", "simulate_steps"]
 
 Progress = Callable[[int, int], object] | None
 
@@ -117,20 +117,30 @@ def simulate_steps(scenario: Scenario, progress: Progress = None) -> dict:
 
 
 # -- protocol -------------------------------------------------------------------------------
-def _nodes(scenario: Scenario, placed: int) -> tuple[int, Scenario]:
-    """Nodes to simulate: bench.ranks / processes_per_node if given, else every placed rank."""
-    b = scenario["bench"]
+def check_protocol(scenario: Scenario, placed: int) -> tuple[int, dict]:
+    """Every check of the protocol simulation that needs no run: (nodes, run description).
+
+    Nodes are bench.ranks / processes_per_node if given, else every placed rank. The run
+    description is daqnet bench's (same checks, bar whether the buffers fit this machine).
+    """
+    b, s = scenario["bench"], scenario["simulate"]
+    if b["mode"] != "event-manager":
+        raise DaqnetError(
+            f"{scenario.source}: bench.mode = {b['mode']!r}: the protocol simulation covers 'event-manager' mode"
+        )
     ppn = b["processes_per_node"]
-    if b["ranks"]:
-        nodes = b["ranks"] // ppn if ppn in (1, 2) else 0
-        if nodes > placed:
-            raise DaqnetError(
-                f"{scenario.source}: bench.ranks = {b['ranks']} needs {nodes} hosts but only {placed} are placed"
-            )
-        return nodes, scenario
+    nodes = b["ranks"] // ppn if b["ranks"] and ppn in (1, 2) else placed
+    if nodes > placed:
+        raise DaqnetError(
+            f"{scenario.source}: bench.ranks = {b['ranks']} needs {nodes} hosts but only {placed} are placed"
+        )
+    if s["warmup_events"] >= s["events"]:
+        raise DaqnetError(
+            f"{scenario.source}: simulate.warmup_events = {s['warmup_events']} must be below simulate.events = {s['events']}"
+        )
     sized = copy.copy(scenario)
-    sized.values = {**scenario.values, "bench": {**b, "ranks": placed * ppn}}
-    return placed, sized
+    sized.values = {**scenario.values, "bench": {**b, "ranks": b["ranks"] or nodes * ppn}}
+    return nodes, run_config(sized, check_memory=False)
 
 
 def simulate_protocol(
@@ -141,19 +151,9 @@ def simulate_protocol(
     `full_recompute` re-solves every rate at every change instead of only what the change
     touches: the same result, slowly (a baseline for tests and benchmarks).
     """
-    b = scenario["bench"]
-    if b["mode"] != "event-manager":
-        raise DaqnetError(
-            f"{scenario.source}: bench.mode = {b['mode']!r}: the protocol simulation covers 'event-manager' mode"
-        )
     fabric, routing, placement, _ = scenario.build()
-    nodes, sized = _nodes(scenario, placement.ranks)
-    cfg = run_config(sized, check_memory=False)
+    nodes, cfg = check_protocol(scenario, placement.ranks)
     s = scenario["simulate"]
-    if s["warmup_events"] >= s["events"]:
-        raise DaqnetError(
-            f"{scenario.source}: simulate.warmup_events = {s['warmup_events']} must be below simulate.events = {s['events']}"
-        )
     model = _model(scenario, routing)
     hosts = np.ascontiguousarray(placement.hosts[:nodes], dtype=np.int32)
     try:

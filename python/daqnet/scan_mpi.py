@@ -1,0 +1,229 @@
+"""A scan spread over MPI ranks, when ``daqnet scan`` itself is started by mpiexec or srun.
+
+Every rank plans the whole scan (the same checks, the same point order); rank r runs points
+r, r+N, r+2N, ... with its own local process pool, and sends each row to rank 0 as it
+finishes. Rank 0 writes the files, shows progress and prints the summary; the other ranks
+print nothing. Waiting is done by probing non-blocking calls and sleeping, because MPICH's
+blocking calls spin on a core that a neighbouring rank's simulation needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .errors import USER_ERRORS, DaqnetError
+from .scan import LocalRunner, available_cores, make_plan
+from .scan_output import Collector, check_plot, finish, prepare_out
+
+__all__ = ["launched_ranks", "scan_mpi"]
+
+# The first of these set by the launcher gives the number of ranks: MPICH/Intel MPI (hydra,
+# and srun --mpi=pmi2), Open MPI, MVAPICH, and srun itself (a job step; a batch script has
+# SLURM_NTASKS but no SLURM_STEP_NUM_TASKS, and is no launch of many ranks).
+_SIZE = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS")
+_RANK = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID")
+
+_READY, _GO, _ROW, _FAIL, _STOP = range(1, 6)
+_POLL = 0.02  # seconds between probes while waiting for other ranks
+
+
+def _first(names: tuple[str, ...]) -> tuple[str, int] | None:
+    for name in names:
+        try:
+            return name, int(os.environ[name])
+        except (KeyError, ValueError):
+            continue
+    return None
+
+
+def launched_ranks() -> int:
+    """Ranks of the launch this process belongs to, from the launcher's environment (1 if none)."""
+    found = _first(_SIZE)
+    return found[1] if found else 1
+
+
+def _env_rank() -> int:
+    found = _first(_RANK)
+    return found[1] if found else 0
+
+
+class _Quiet(Exception):
+    """A rank other than 0 stops; rank 0 says why."""
+
+    def __init__(self, code: int):
+        self.code = code
+
+
+def _mpi():
+    name, n = _first(_SIZE) or ("?", 0)
+    try:
+        import mpi4py
+    except ImportError:
+        raise DaqnetError(
+            f"daqnet scan runs as one of {n} MPI ranks ({name}={n}) but mpi4py is not installed: "
+            "pip install 'daqnet[mpi]' (or mpi4py) into this environment, or run daqnet scan without mpiexec/srun"
+        ) from None
+    mpi4py.rc.thread_level = "funneled"  # only the main thread calls MPI
+    from mpi4py import MPI
+
+    size = MPI.COMM_WORLD.Get_size()
+    if size != n:
+        library = " ".join(MPI.Get_library_version().split()[:3])
+        raise DaqnetError(
+            f"the launcher started {n} ranks ({name}={n}) but MPI reports {size}: mpi4py is using another "
+            f"MPI library than the launcher ({library})"
+        )
+    return MPI
+
+
+def _local_jobs(MPI) -> int:
+    """Cores per rank on this node: the ranks here share the union of their affinity masks
+    (all cores under mpiexec without binding; disjoint sets under srun --cpus-per-task)."""
+    local = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        mine = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        union = set().union(*(set(s) for s in local.allgather(mine)))
+        share = len(union) // local.Get_size() if union else available_cores()
+        return max(1, min(share, available_cores()))
+    finally:
+        local.Free()
+
+
+def _wait(comm, MPI, source: int, tag: int) -> Any:
+    status = MPI.Status()
+    while not comm.iprobe(source=source, tag=tag, status=status):
+        time.sleep(_POLL)
+    return comm.recv(source=status.Get_source(), tag=tag)
+
+
+def _inbox(comm, MPI) -> list[tuple[int, int, Any]]:
+    """(tag, source, payload) of every message that has arrived."""
+    status = MPI.Status()
+    got = []
+    while comm.iprobe(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=status):
+        src, tag = status.Get_source(), status.Get_tag()
+        got.append((tag, src, comm.recv(source=src, tag=tag)))
+    return got
+
+
+def _stop_all(comm, code: int) -> None:
+    for r in range(1, comm.Get_size()):
+        comm.isend(code, dest=r, tag=_STOP)
+
+
+def scan_mpi(args: argparse.Namespace, make_progress: Callable[[], Any]) -> int:
+    quiet = _env_rank() != 0
+    try:
+        MPI = _mpi()
+    except DaqnetError:
+        if quiet:
+            return 2
+        raise
+    comm = MPI.COMM_WORLD
+    jobs = args.jobs or _local_jobs(MPI)
+    if comm.Get_rank() == 0:
+        return _root(comm, MPI, args, jobs, make_progress)
+    try:
+        return _other(comm, MPI, args, jobs)
+    except _Quiet as q:
+        return q.code
+    except USER_ERRORS:
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _root(comm, MPI, args: argparse.Namespace, jobs: int, make_progress) -> int:
+    size = comm.Get_size()
+    verdict = None
+    try:
+        plan = make_plan(args.scenario, args.vary, args.overrides, args.metric)
+        check_plot(plan, args.plot)
+        out = prepare_out(args.out, plan)
+    except DaqnetError as err:
+        verdict = str(err)
+    # Every rank planned the same scan; go only if all could (files may differ between nodes).
+    for r in range(1, size):
+        theirs = _wait(comm, MPI, r, _READY)
+        if theirs and verdict is None:
+            verdict = f"rank {r}: {theirs}"
+    for r in range(1, size):
+        comm.send(verdict, dest=r, tag=_GO)
+    if verdict is not None:
+        raise DaqnetError(verdict)
+
+    progress = make_progress()
+    collector = Collector(plan, out, jobs, size, progress)
+    runner = LocalRunner(plan.points[0::size], jobs)
+    try:
+        while len(collector.rows) < len(plan.points):
+            if runner.done:
+                time.sleep(_POLL)
+            for index, metrics in runner.poll(_POLL):
+                collector.add(index, metrics)
+            for tag, src, payload in _inbox(comm, MPI):
+                if tag == _ROW:
+                    collector.add(*payload)
+                elif tag == _FAIL:
+                    raise DaqnetError(f"rank {src}: {payload}")
+    except KeyboardInterrupt:
+        runner.close()
+        _stop_all(comm, 130)
+        for tag, _, payload in _inbox(comm, MPI):  # rows that arrived meanwhile
+            if tag == _ROW:
+                collector.add(*payload)
+        doc = collector.flush("interrupted")
+    except BaseException as err:
+        runner.close()
+        _stop_all(comm, 2)
+        collector.flush("failed", str(err) or type(err).__name__)
+        raise
+    else:
+        runner.close(kill=False)
+        doc = collector.flush("finished")
+        _stop_all(comm, 0)
+    finally:
+        progress.close()
+    return finish(doc, out, args.plot, args.json)
+
+
+def _other(comm, MPI, args: argparse.Namespace, jobs: int) -> int:
+    rank, size = comm.Get_rank(), comm.Get_size()
+    try:
+        plan = make_plan(args.scenario, args.vary, args.overrides, args.metric)
+        comm.send(None, dest=0, tag=_READY)
+    except DaqnetError as err:
+        comm.send(str(err), dest=0, tag=_READY)
+        plan = None
+    if _wait(comm, MPI, 0, _GO) is not None:
+        raise _Quiet(2)
+
+    def stopped() -> int | None:
+        if comm.iprobe(source=0, tag=_STOP):
+            return comm.recv(source=0, tag=_STOP)
+        return None
+
+    runner = LocalRunner(plan.points[rank::size], jobs)
+    sends = []
+    try:
+        while not runner.done:
+            for index, metrics in runner.poll(0.2):
+                sends.append(comm.isend((index, metrics), dest=0, tag=_ROW))
+            code = stopped()
+            if code is not None:
+                raise _Quiet(code)
+    except (_Quiet, KeyboardInterrupt):
+        runner.close()
+        raise
+    except BaseException as err:
+        runner.close()
+        comm.send(str(err) or type(err).__name__, dest=0, tag=_FAIL)
+    runner.close(kill=False)
+    code = _wait(comm, MPI, 0, _STOP)
+    if code == 0:
+        MPI.Request.Waitall(sends)  # long done: rank 0 stops us only after every row arrived
+    return code

@@ -1,0 +1,500 @@
+"""`daqnet scan`: rows against independent simulate() runs, --jobs and MPI ranks giving the
+same rows, bad input stopping before anything runs, files and figures, Ctrl-C."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import pytest
+from daqnet import DaqnetError, Scenario
+from daqnet.cli import main
+from daqnet.scan import make_plan, parse_vary, run_scan
+from daqnet.scan_mpi import launched_ranks
+from daqnet.scan_output import METRICS
+from daqnet.scan_plot import scan_figure
+from daqnet.simulate import simulate
+
+SCENARIO = """
+name = "small"
+[fabric]
+radix = 8
+hosts = 32
+naming = "shuffled"
+[routing]
+engine = "dmodk"
+[placement]
+order = "topology"
+[workload]
+schedule = "barrel"
+[simulate]
+events = 120
+"""
+STEPS_VARY = [
+    "--vary",
+    "simulate.message_bytes=1048576,65536,262144",  # unsorted on purpose
+    "--vary",
+    "placement.order=random,topology,hostname",
+]
+PROTOCOL = ["--set", "simulate.mode=protocol"]
+PROTOCOL_VARY = ["--vary", "bench.credits=1,2,4", "--vary", "bench.in_flight=1,8"]
+
+
+@pytest.fixture
+def scenario(tmp_path):
+    p = tmp_path / "small.toml"
+    p.write_text(SCENARIO)
+    return p
+
+
+def daqnet(*args, cwd=None, env=None, timeout=120):
+    return subprocess.run(
+        [sys.executable, "-m", "daqnet", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def expected_row(path, sets: list[str]) -> dict:
+    """The metrics of one point from simulate() itself, flattened as a row has them."""
+    r = simulate(Scenario.load(path, sets))
+    lat = r.get("latency_seconds") or {}
+    flat = {**r, **{f"latency_{k}_seconds": v for k, v in lat.items()}}
+    return {m: flat[m] for m in METRICS[r["mode"]]}
+
+
+def read_csv(path: Path) -> list[dict]:
+    with path.open() as fh:
+        return list(csv.DictReader(fh))
+
+
+def one_error_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("daqnet: error: "), stderr
+    return lines[0]
+
+
+# -- rows ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("mode_args", "vary", "keys"),
+    [
+        ([], STEPS_VARY, ["simulate.message_bytes", "placement.order"]),
+        (PROTOCOL, PROTOCOL_VARY, ["bench.credits", "bench.in_flight"]),
+    ],
+)
+def test_rows_equal_individual_simulations(scenario, tmp_path, mode_args, vary, keys):
+    out = tmp_path / "out"
+    p = daqnet("scan", scenario, *mode_args, *vary, "--out", out, "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc == json.loads((out / "scan.json").read_text())
+    mode = "protocol" if mode_args else "steps"
+    assert doc["mode"] == mode and doc["status"] == "finished" and not doc["interrupted"]
+    assert [v["key"] for v in doc["vary"]] == keys
+    values = [parse_vary(v).values for v in vary[1::2]]
+    assert [v["values"] for v in doc["vary"]] == [list(v) for v in values]
+    assert doc["columns"] == ["point", *keys, *METRICS[mode]]
+    # Cartesian product, the first --vary outermost, one row per point.
+    combos = [(a, b) for a in values[0] for b in values[1]]
+    assert len(doc["rows"]) == doc["points_done"] == doc["points_total"] == len(combos)
+    sets = [s for i, s in enumerate(mode_args) if i % 2]
+    for i, (row, (a, b)) in enumerate(zip(doc["rows"], combos, strict=True)):
+        assert row["point"] == i and (row[keys[0]], row[keys[1]]) == (a, b)
+        want = expected_row(scenario, [*sets, f"{keys[0]}={a}", f"{keys[1]}={b}"])
+        assert {m: row[m] for m in METRICS[mode]} == want, (i, a, b)
+    # The points differ: a scan that ignored its overrides would give one repeated row.
+    assert len({row["gbps_per_host"] for row in doc["rows"]}) > 1
+    # The CSV holds the same table, floats to the last digit.
+    table = read_csv(out / "scan.csv")
+    assert list(table[0]) == doc["columns"] and len(table) == len(doc["rows"])
+    for row, line in zip(doc["rows"], table, strict=True):
+        for m in METRICS[mode]:
+            assert (float(line[m]) if line[m] else None) == row[m]
+        assert line[keys[1]] == str(row[keys[1]])
+    # The best point is the best row.
+    best = max(doc["rows"], key=lambda r: r["gbps_per_host"])
+    assert doc["best"]["gbps_per_host"] == best["gbps_per_host"]
+    assert (out / "scan.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_jobs_do_not_change_rows(scenario, tmp_path):
+    docs = []
+    for jobs in (1, 2):
+        out = tmp_path / f"j{jobs}"
+        p = daqnet("scan", scenario, *PROTOCOL, *PROTOCOL_VARY, "--jobs", jobs, "--out", out)
+        assert p.returncode == 0, p.stderr
+        docs.append(json.loads((out / "scan.json").read_text()))
+        assert docs[-1]["jobs"] == jobs
+    assert docs[0]["rows"] == docs[1]["rows"]
+    assert (tmp_path / "j1" / "scan.csv").read_text() == (tmp_path / "j2" / "scan.csv").read_text()
+
+
+def test_list_values_and_summary(scenario, tmp_path):
+    p = daqnet(
+        "scan",
+        scenario,
+        "--set",
+        "workload.kind=shift",
+        "--vary",
+        "workload.shifts=[1],[1, 2, 3],[4,5]",
+        "--out",
+        tmp_path / "o",
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((tmp_path / "o" / "scan.json").read_text())
+    assert [r["workload.shifts"] for r in doc["rows"]] == [[1], [1, 2, 3], [4, 5]]
+    assert [r["steps_total"] for r in doc["rows"]] == [1, 3, 2]
+    assert [r["workload.shifts"] for r in read_csv(tmp_path / "o" / "scan.csv")] == [
+        "[1]",
+        "[1, 2, 3]",
+        "[4, 5]",
+    ]
+    # Summary: a header, one line per point, the best point, where the files are.
+    out = p.stdout
+    assert "3 points over workload.shifts (3)" in out
+    assert sum(line.split()[:1] in (["0"], ["1"], ["2"]) for line in out.splitlines()) == 3
+    best = doc["best"]
+    assert f"(point {best['point']})" in out and "best       gbps_per_host" in out
+    assert str(tmp_path / "o" / "scan.csv") in out
+
+
+def test_parse_vary_syntax():
+    assert parse_vary("fabric.taper=1:1,2:1").values == ("1:1", "2:1")
+    assert parse_vary('fabric.taper=["2:1", "1:1"],"3:1"').values == (["2:1", "1:1"], "3:1")
+    assert parse_vary('fabric.host_prefix="a,b",c').values == ("a,b", "c")
+    assert parse_vary("simulate.message_bytes=65536, 1e6").values == (65536, 1e6)
+    assert parse_vary("bench.checksum=true,false").values == (True, False)
+
+
+def test_default_out_never_overwrites(scenario, tmp_path):
+    for _ in range(2):
+        p = daqnet("scan", scenario, "--vary", "simulate.message_bytes=65536", cwd=tmp_path)
+        assert p.returncode == 0, p.stderr
+    assert (tmp_path / "scan-small" / "scan.csv").exists()
+    assert (tmp_path / "scan-small-2" / "scan.csv").exists()
+    assert "scan-small-2/scan.csv" in p.stdout
+
+
+# -- bad input -------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--vary", "fabric.radx=8,16"], "unknown key 'fabric.radx'"),
+        (["--vary", "fabrik.radix=8"], "unknown section 'fabrik'"),
+        (["--vary", "fabric.radix="], "fabric.radix=: no values"),
+        (["--vary", "fabric.radix=8,,16"], "value 2 is empty"),
+        (["--vary", "fabric.hosts=16,16"], "value 16 is given twice"),
+        (["--vary", "fabric.hosts=8", "--vary", "fabric.hosts=16"], "fabric.hosts is given twice"),
+        (["--vary", "fabric.hosts=8", "--set", "fabric.hosts=16"], "also varied by --vary"),
+        (["--vary", "workload.shifts=[1,2"], "unclosed"),
+        (["--vary", "simulate.mode=steps,protocol"], "one scan per mode"),
+        (
+            ["--vary", "fabric.hosts=8,16", "--vary", "placement.order=topology,hostnam"],
+            r"point 1 \(fabric.hosts=8, placement.order=hostnam\): .*placement.order = 'hostnam'",
+        ),
+        # Only the last point is bad, and only once built: nothing may run before the check.
+        (
+            ["--vary", "fabric.radix=16,8", "--vary", "fabric.hosts=16,40"],
+            r"point 3 \(fabric.radix=8, fabric.hosts=40\): .*at most 32 hosts",
+        ),
+        # Loads, but the fabric cannot be built: found before running too.
+        (["--vary", "fabric.radix=8,7"], r"point 1 \(fabric.radix=7\): .*fabric.radix = 7"),
+        (
+            ["--set", "simulate.mode=protocol", "--vary", "simulate.warmup_events=0,500"],
+            r"point 1 \(simulate.warmup_events=500\): .*must be below simulate.events",
+        ),
+        (["--vary", "fabric.hosts=8", "--metric", "latency_p50_seconds"], "not a metric"),
+        (
+            [*(a for k in "abcde" for a in ("--vary", f"bench.{k}=1"))],
+            "unknown key 'bench.a'",
+        ),
+    ],
+)
+def test_bad_input_stops_before_running(scenario, tmp_path, capsys, args, message):
+    out = tmp_path / "never"
+    assert main(["scan", str(scenario), *args, "--out", str(out)]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert re.search(message, line), line
+    assert not out.exists()
+
+
+def test_too_many_keys_for_a_figure(scenario, tmp_path, capsys):
+    five = [
+        "--vary",
+        "fabric.hosts=8",
+        "--vary",
+        "routing.seed=1",
+        "--vary",
+        "placement.seed=1",
+        "--vary",
+        "workload.seed=1",
+        "--vary",
+        "bench.seed=1",
+    ]
+    # An explicit --plot that cannot be drawn is an error before running ...
+    assert main(["scan", str(scenario), *five, "--plot", str(tmp_path / "f.png")]) == 2
+    assert "at most 4 varied keys" in one_error_line(capsys.readouterr().err)
+    # ... the default figure is skipped with a note, the table is still written.
+    assert main(["scan", str(scenario), *five, "--out", str(tmp_path / "o"), "--jobs", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "no figure" in err and "at most 4 varied keys" in err
+    assert len(read_csv(tmp_path / "o" / "scan.csv")) == 1
+    assert not (tmp_path / "o" / "scan.png").exists()
+
+
+def test_point_failing_at_run_time_keeps_rows(scenario, tmp_path, monkeypatch):
+    import daqnet.scan as scan
+
+    real = scan.run_point
+
+    def flaky(point):
+        if point.index == 2:
+            raise DaqnetError(f"point {point.index} ({point.label}): broken")
+        return real(point)
+
+    monkeypatch.setattr(scan, "run_point", flaky)
+    with pytest.raises(DaqnetError, match=r"point 2 \(simulate.message_bytes=3000\): broken"):
+        run_scan(
+            scenario,
+            ["simulate.message_bytes=1000,2000,3000,4000"],
+            out=str(tmp_path / "o"),
+            jobs=1,
+        )
+    doc = json.loads((tmp_path / "o" / "scan.json").read_text())
+    assert doc["status"] == "failed" and "broken" in doc["error"]
+    assert [r["point"] for r in doc["rows"]] == [0, 1]
+
+
+# -- figures ---------------------------------------------------------------------------------
+def scanned(scenario, tmp_path, vary: list[str], sets=()) -> dict:
+    return run_scan(scenario, vary, list(sets), out=str(tmp_path / "fig"), jobs=1)
+
+
+def test_line_figure_one_key(scenario, tmp_path):
+    doc = scanned(scenario, tmp_path, ["simulate.message_bytes=1048576,4096,65536"])
+    fig = scan_figure(doc)
+    (ax,) = [a for a in fig.axes if a.get_lines()]
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    assert set(lines) == {"Gb/s per host", "contention-free fabric", "best"}
+    got = lines["Gb/s per host"]
+    assert list(got.get_xdata()) == [4096, 65536, 1048576]  # numbers sorted
+    by_size = {r["simulate.message_bytes"]: r for r in doc["rows"]}
+    assert list(got.get_ydata()) == [by_size[x]["gbps_per_host"] for x in (4096, 65536, 1048576)]
+    assert list(lines["contention-free fabric"].get_ydata()) == [
+        by_size[x]["ideal_gbps_per_host"] for x in (4096, 65536, 1048576)
+    ]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["4 KiB", "64 KiB", "1 MiB"]
+    best = lines["best"]
+    assert (best.get_xdata()[0], best.get_ydata()[0]) == (
+        doc["best"]["simulate.message_bytes"],
+        doc["best"]["gbps_per_host"],
+    )
+    assert (tmp_path / "fig" / "scan.json").exists()
+
+
+def test_without_the_contention_free_run(scenario, tmp_path):
+    doc = scanned(
+        scenario, tmp_path, ["placement.order=topology,hostname"], ["simulate.ideal=false"]
+    )
+    assert [r["ideal_gbps_per_host"] for r in doc["rows"]] == [None, None]
+    assert [r["slowdown"] for r in doc["rows"]] == [None, None]
+    assert doc["best"]["placement.order"] == "topology"
+    assert [r["ideal_gbps_per_host"] for r in read_csv(tmp_path / "fig" / "scan.csv")] == ["", ""]
+    labels = [ln.get_label() for a in scan_figure(doc).axes for ln in a.get_lines()]
+    assert labels == ["Gb/s per host", "best"]
+
+
+def test_heat_map_two_keys(scenario, tmp_path):
+    doc = scanned(
+        scenario,
+        tmp_path,
+        ["simulate.message_bytes=1048576,65536", "placement.order=random,topology,hostname"],
+    )
+    fig = scan_figure(doc)
+    (ax,) = [a for a in fig.axes if a.get_images()]
+    grid = ax.get_images()[0].get_array()
+    rows = {(r["simulate.message_bytes"], r["placement.order"]): r for r in doc["rows"]}
+    orders = ["random", "topology", "hostname"]  # strings keep the given order
+    sizes = [65536, 1048576]
+    for yi, order in enumerate(orders):
+        for xi, size in enumerate(sizes):
+            assert grid[yi, xi] == rows[(size, order)]["gbps_per_host"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == orders
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["64 KiB", "1 MiB"]
+    # Every cell is annotated, and the best cell is framed.
+    assert len(ax.texts) == 6
+    (frame,) = ax.patches
+    best = doc["best"]
+    assert frame.get_xy() == (
+        sizes.index(best["simulate.message_bytes"]) - 0.5,
+        orders.index(best["placement.order"]) - 0.5,
+    )
+    assert best["placement.order"] == "topology"  # D-mod-K's conflict-free order wins
+
+
+def test_facets_over_a_third_key(scenario, tmp_path):
+    doc3 = scanned(
+        scenario,
+        tmp_path,
+        [
+            "simulate.message_bytes=65536,1048576",
+            "placement.order=topology,hostname",
+            "fabric.taper=1:1,2:1",
+        ],
+    )
+    assert len(doc3["rows"]) == 8
+    fig = scan_figure(doc3)
+    panels = [a for a in fig.axes if a.get_images()]
+    assert [a.get_title() for a in panels] == ["fabric.taper=1:1", "fabric.taper=2:1"]
+    assert sum(len(a.patches) for a in panels) == 1  # one best point in the figure
+    # Tapering the leaves cannot make the best point faster.
+    assert doc3["best"]["fabric.taper"] == "1:1"
+
+
+# -- Ctrl-C ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_ctrl_c_writes_finished_rows(scenario, tmp_path, jobs):
+    out = tmp_path / "o"
+    cmd = [sys.executable, "-m", "daqnet", "scan", str(scenario), *PROTOCOL]
+    cmd += ["--set", "simulate.events=800", "--vary", "bench.credits=1,2,3,4,5,6,7,8"]
+    cmd += ["--vary", "bench.in_flight=1,2,4,8", "--out", str(out), "--jobs", str(jobs)]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    done = 0
+    while done < 2 and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.2)
+        with contextlib.suppress(OSError, ValueError):  # not written yet
+            done = json.loads((out / "scan.json").read_text())["points_done"]
+    assert p.poll() is None, "the scan finished before it could be interrupted"
+    p.send_signal(signal.SIGINT)
+    stdout, stderr = p.communicate(timeout=60)
+    assert p.returncode == 130, stderr
+    assert "interrupted after" in stderr and "Traceback" not in stderr
+    assert "INTERRUPTED" in stdout
+    doc = json.loads((out / "scan.json").read_text())
+    assert doc["status"] == "interrupted" and doc["interrupted"]
+    assert 2 <= doc["points_done"] < doc["points_total"] == 32
+    assert len(read_csv(out / "scan.csv")) == doc["points_done"]
+    # A finished row is a whole simulation, not a cut-short one.
+    row = doc["rows"][1]
+    assert {m: row[m] for m in METRICS["protocol"]} == expected_row(
+        scenario,
+        [
+            "simulate.mode=protocol",
+            "simulate.events=800",
+            f"bench.credits={row['bench.credits']}",
+            f"bench.in_flight={row['bench.in_flight']}",
+        ],
+    )
+
+
+# -- MPI -------------------------------------------------------------------------------------
+def mpiexec() -> str:
+    pytest.importorskip("mpi4py", reason="mpi4py is in daqnet's test extra")
+    from daqnet.bench import _mpiexec
+
+    return _mpiexec()
+
+
+# MPICH ranks waiting in MPI spin; daqnet scan only probes and sleeps, and this throttle
+# keeps MPICH's own progress polling from taking a core from the other rank.
+MPI_ENV = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1"}
+
+
+def test_mpi_ranks_give_the_serial_rows(scenario, tmp_path):
+    launcher = mpiexec()
+    serial = daqnet("scan", scenario, *STEPS_VARY, "--out", tmp_path / "serial", "--jobs", "1")
+    assert serial.returncode == 0, serial.stderr
+    daq = str(Path(sysconfig.get_path("scripts")) / "daqnet")
+    p = subprocess.run(
+        [launcher, "-n", "2", daq, "scan", str(scenario), *STEPS_VARY, "--out", tmp_path / "mpi"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **MPI_ENV},
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    a = json.loads((tmp_path / "serial" / "scan.json").read_text())
+    b = json.loads((tmp_path / "mpi" / "scan.json").read_text())
+    assert b["ranks"] == 2 and a["ranks"] == 1
+    assert a["rows"] == b["rows"]
+    assert (tmp_path / "serial" / "scan.csv").read_text() == (
+        tmp_path / "mpi" / "scan.csv"
+    ).read_text()
+    # Only rank 0 speaks: one summary.
+    assert p.stdout.count("daqnet scan —") == 1 and "1 job × 2 ranks" in p.stdout
+    assert p.stderr == ""
+
+
+def test_mpi_bad_input_one_line(scenario, tmp_path):
+    launcher = mpiexec()
+    daq = str(Path(sysconfig.get_path("scripts")) / "daqnet")
+    p = subprocess.run(
+        [launcher, "-n", "2", daq, "scan", str(scenario), "--vary", "fabric.radix=8,7"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **MPI_ENV},
+        cwd=tmp_path,
+    )
+    assert p.returncode == 2
+    assert "point 1 (fabric.radix=7)" in one_error_line(p.stderr)
+    assert not list(tmp_path.glob("scan-*"))
+
+
+def test_mpi_launch_without_mpi4py(scenario, tmp_path):
+    # A stand-in package that fails to import, as if mpi4py were not installed.
+    (tmp_path / "mpi4py").mkdir()
+    (tmp_path / "mpi4py" / "__init__.py").write_text("raise ImportError('no mpi4py')\n")
+    p = daqnet(
+        "scan",
+        scenario,
+        "--vary",
+        "simulate.message_bytes=65536",
+        env={"PMI_SIZE": "2", "PMI_RANK": "0", "PYTHONPATH": str(tmp_path)},
+        cwd=tmp_path,
+    )
+    assert p.returncode == 2
+    assert "mpi4py is not installed" in one_error_line(p.stderr)
+    assert "PMI_SIZE=2" in p.stderr
+
+
+def test_launch_detection(monkeypatch):
+    for var in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS"):
+        monkeypatch.delenv(var, raising=False)
+    # A batch script with --ntasks=4 is not a launch of 4 ranks ...
+    monkeypatch.setenv("SLURM_NTASKS", "4")
+    monkeypatch.setenv("SLURM_PROCID", "0")
+    assert launched_ranks() == 1
+    # ... srun inside it is.
+    monkeypatch.setenv("SLURM_STEP_NUM_TASKS", "4")
+    assert launched_ranks() == 4
+    # mpiexec -n 1 inside a step: the launcher closest to us decides.
+    monkeypatch.setenv("PMI_SIZE", "1")
+    assert launched_ranks() == 1
+    monkeypatch.setenv("PMI_SIZE", "3")
+    assert launched_ranks() == 3
+
+
+def test_plan_is_stable(scenario):
+    plan = make_plan(str(scenario), ["fabric.hosts=8,16", "placement.order=topology,random"], [])
+    assert [p.label for p in plan.points] == [
+        "fabric.hosts=8, placement.order=topology",
+        "fabric.hosts=8, placement.order=random",
+        "fabric.hosts=16, placement.order=topology",
+        "fabric.hosts=16, placement.order=random",
+    ]
+    assert [p.scenario["fabric"]["hosts"] for p in plan.points] == [8, 8, 16, 16]
