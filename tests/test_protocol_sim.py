@@ -67,6 +67,10 @@ def test_conservation_and_limits(bench, schedule):
         # (so shared caps cannot deadlock): at most one per assigned event, and one for the
         # builder's oldest gather. The cap must still bind, see test_process_cap_binds.
         assert lim["max_process_in_flight"] <= b["max_in_flight"] + nodes * b["credits"] + 1
+    # The time series adds up to the events built.
+    ts = r["timeseries"]
+    assert sum(p["events"] for p in ts) == 60
+    assert sum(p["built_bytes"] for p in ts) == pytest.approx(built, rel=1e-12)
     # Throughput is what the events carry over the window.
     assert r["throughput_gbps"] == pytest.approx(built * 8 / r["window_seconds"] / 1e9, rel=1e-9)
 

@@ -33,7 +33,7 @@ std::pair<double, double> run_step(FlowNetwork& net, const NetworkModel& model, 
       net.advance(start, done);
       while (next < pending.size() && t0 + pending[next].latency <= start) {
         model.resources(pending[next].a, pending[next].b, ideal, res);
-        // The tag remembers when the flow's bandwidth phase began (its latency).
+        // The tag is the flow's index in `pending`: its latency gives its average rate.
         net.start(res, bytes, kUnlimited, next);
         ++next;
       }

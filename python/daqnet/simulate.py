@@ -260,13 +260,13 @@ def _protocol_document(scenario, fabric, routing, placement, nodes: int, r: dict
         },
         "solver": dict(r["solver"]),
         "units": units,
-        "timeseries": _timeseries(r, s["timeseries_bins"]),
+        "timeseries": _timeseries(r, s["timeseries_bins"], nodes),
         "links": _links(fabric, r["link_bytes"], end),
     }
 
 
-def _timeseries(r: dict, bins: int) -> list[dict]:
-    """Built-event Gb/s and events/s per period, as daqnet bench's timeseries."""
+def _timeseries(r: dict, bins: int, nodes: int) -> list[dict]:
+    """Built-event Gb/s (in all and per node) and events/s per period, as daqnet bench's."""
     end = float(r["end_seconds"])
     if end <= 0:
         return []
@@ -280,6 +280,7 @@ def _timeseries(r: dict, bins: int) -> list[dict]:
             "time_seconds": (i + 1) * width,
             "seconds": width,
             "throughput_gbps": float(nbytes[i]) * 8 / width / 1e9,
+            "gbps_per_host": float(nbytes[i]) * 8 / width / 1e9 / nodes,
             "events_per_second": float(count[i]) / width,
             "built_bytes": float(nbytes[i]),
             "events": int(count[i]),
