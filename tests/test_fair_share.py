@@ -108,3 +108,29 @@ def test_large_random_instance_is_max_min():
     caps = [float(c) if c < 8 else INF for c in rng.integers(1, 40, size=400)]
     rates = fair_share(capacity, flows, caps)
     assert is_max_min(capacity, flows, caps, rates)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(4, 24),
+    st.lists(st.tuples(st.integers(0, 23), st.integers(0, 23)), min_size=1, max_size=10),
+    st.sampled_from([0.0, 30.0, 100.0]),
+    st.sampled_from([0.0, 20.0, 70.0]),
+)
+def test_host_flows_with_nic_limits_against_reference(hosts, pairs, inject, eject):
+    # Routes from the fabric, NIC limits as resources of their own; the exact reference
+    # builds its own resource lists from the route's links.
+    fab = daqnet.fat_tree(radix=8, hosts=hosts, taper="2:1")
+    rt = daqnet.routing.dmodk(fab)
+    pairs = [(a % hosts, b % hosts) for a, b in pairs if a % hosts != b % hosts]
+    if not pairs:
+        return
+    links = fab.links()
+    nlinks = len(links["gbps"])
+    capacity = (
+        [float(g) for g in links["gbps"]] + [inject or None] * hosts + [eject or None] * hosts
+    )
+    flows = [[int(x) for x in rt.path(a, b)] + [nlinks + a, nlinks + hosts + b] for a, b in pairs]
+    expected = max_min(capacity, flows)
+    got = flow_rates(rt, pairs, injection_gbps=inject, ejection_gbps=eject)
+    np.testing.assert_allclose(got, [float(e) for e in expected], rtol=1e-9)
