@@ -144,10 +144,7 @@ private:
   void handle(const Happening& h) {
     switch (h.kind) {
     case Kind::credit:
-      credits_.emplace_back(h.unit, h.slot);
-      em_pump();
-      break;
-    case Kind::done:
+    case Kind::done:  // a built event returns its builder slot's credit
       credits_.emplace_back(h.unit, h.slot);
       em_pump();
       break;

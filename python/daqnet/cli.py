@@ -29,6 +29,16 @@ def _detail_steps(text: str) -> int | None:
     return n
 
 
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="daqnet", description="Plan, simulate and benchmark event-building networks."
@@ -45,6 +55,13 @@ def _parser() -> argparse.ArgumentParser:
             default=[],
             metavar="SECTION.KEY=VALUE",
             help="override a scenario key; the value is read as TOML, a bare word as a string (repeatable)",
+        )
+
+    def progress_arg(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument(
+            "--progress",
+            action="store_true",
+            help="always show the progress line on stderr (default: only on a terminal)",
         )
 
     c = sub.add_parser(
@@ -65,11 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--plot", metavar="FILE", help="write a figure of conflicts per step (png, pdf, svg)"
     )
-    c.add_argument(
-        "--progress",
-        action="store_true",
-        help="always show the progress line on stderr (default: only on a terminal)",
-    )
+    progress_arg(c)
     c.add_argument(
         "--detail-steps",
         type=_detail_steps,
@@ -111,11 +124,7 @@ def _parser() -> argparse.ArgumentParser:
         choices=["none", "alltoall", "p2p"],
         help="also time MPI_Alltoall or point-to-point pairs among the same ranks (overrides bench.baseline)",
     )
-    b.add_argument(
-        "--progress",
-        action="store_true",
-        help="always show the progress line on stderr (default: only on a terminal)",
-    )
+    progress_arg(b)
     b.add_argument(
         "--prepare",
         action="store_true",
@@ -138,11 +147,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="write result.json and the CSV tables (steps, or units, timeseries, links) into DIR",
     )
-    m.add_argument(
-        "--progress",
-        action="store_true",
-        help="always show the progress line on stderr (default: only on a terminal)",
-    )
+    progress_arg(m)
 
     s = sub.add_parser(
         "scan",
@@ -169,7 +174,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "-j",
         "--jobs",
-        type=_scan_jobs,
+        type=_positive_int,
         metavar="N",
         help="points run at once on this machine, per MPI rank (default: the cores available)",
     )
@@ -187,11 +192,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--json", action="store_true", help="print scan.json on stdout instead of the summary"
     )
-    s.add_argument(
-        "--progress",
-        action="store_true",
-        help="always show the progress line on stderr (default: only on a terminal)",
-    )
+    progress_arg(s)
 
     g = sub.add_parser(
         "collect",
@@ -373,12 +374,6 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         print("daqnet: interrupted; the results so far are written", file=sys.stderr)
         return 130
     return 0
-
-
-def _scan_jobs(text: str) -> int:
-    from .scan import positive_int
-
-    return positive_int(text)
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:

@@ -38,23 +38,11 @@ __all__ = [
     "available_cores",
     "make_plan",
     "parse_vary",
-    "positive_int",
     "run_local",
     "run_point",
     "run_scan",
     "scan_command",
 ]
-
-
-def positive_int(text: str) -> int:
-    """argparse type for --jobs."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a whole number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return n
 
 
 def available_cores() -> int:
