@@ -6,11 +6,14 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 from daqnet import DaqnetError, Scenario
 from daqnet.simulate import simulate_protocol
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def scenario(bench=None, simulate=None, fabric=None, placement=None, workload=None):
@@ -41,6 +44,8 @@ def test_conservation_and_limits(bench, schedule):
     b = {"credits": 2, "in_flight": 8, "max_in_flight": 0, **bench}
     nodes = r["nodes"]
     assert r["events_built"] == 60 and r["status"] == "finished"
+    events = r["events_total"]  # warm-up, window and drain: every event assigned is built
+    assert events >= 60 + 16 * b["credits"]
     units = r["units"]
     sent = sum(u.get("bytes_out", 0) for u in units)
     received = sum(u.get("bytes_in", 0) for u in units)
@@ -48,10 +53,10 @@ def test_conservation_and_limits(bench, schedule):
     frags_in = sum(u.get("fragments_in", 0) for u in units)
     # Every fragment sent arrives; every event has one fragment per RU (+ meta-data).
     assert sent == pytest.approx(received, rel=1e-12)
-    assert frags_in == 60 * nodes
-    assert received == pytest.approx(built + 60 * nodes * 1024, rel=1e-12)
+    assert frags_in == events * nodes
+    assert received == pytest.approx(built + events * nodes * 1024, rel=1e-12)
     if bench.get("fragment_distribution", "fixed") == "fixed":
-        assert built == 60 * nodes * 65536
+        assert built == events * nodes * 65536
     # Bytes over the hosts' links = bytes of the fragments that left their host.
     up = sum(ln["bytes"] for ln in r["links"] if ln["class"] == "host->leaf")
     down = sum(ln["bytes"] for ln in r["links"] if ln["class"] == "leaf->host")
@@ -69,10 +74,26 @@ def test_conservation_and_limits(bench, schedule):
         assert lim["max_process_in_flight"] <= b["max_in_flight"] + nodes * b["credits"] + 1
     # The time series adds up to the events built.
     ts = r["timeseries"]
-    assert sum(p["events"] for p in ts) == 60
+    assert sum(p["events"] for p in ts) == events
     assert sum(p["built_bytes"] for p in ts) == pytest.approx(built, rel=1e-12)
-    # Throughput is what the events carry over the window.
-    assert r["throughput_gbps"] == pytest.approx(built * 8 / r["window_seconds"] / 1e9, rel=1e-9)
+    # Throughput is the payload delivered over the window, and no more than links carry.
+    assert r["throughput_gbps"] == pytest.approx(
+        r["window_payload_bytes"] * 8 / r["window_seconds"] / 1e9, rel=1e-12
+    )
+    assert_within_links(r)
+
+
+def assert_within_links(r):
+    """Payload over the fabric in the window ≤ what the hosts' links can take in; the whole
+    payload ≤ that plus each node's own (local) fragment share; no link over capacity."""
+    nodes, window, end = r["nodes"], r["window_seconds"], r["total_seconds"]
+    # Every link: bytes carried over the run ≤ capacity times run time.
+    assert all(ln["utilization"] <= 1 + 1e-9 for ln in r["links"])
+    link_gbps = 100.0
+    assert r["network_gbps_per_host"] <= link_gbps * (1 + 1e-9)
+    assert r["gbps_per_host"] <= link_gbps * nodes / (nodes - 1) * (1 + 1e-9)
+    assert r["network_gbps_per_host"] <= r["gbps_per_host"] * (1 + 1e-12)
+    assert 0 < window <= end
 
 
 def test_limits_bind():
@@ -103,23 +124,36 @@ def test_deterministic_for_a_seed():
 
 @pytest.mark.parametrize("protocol", ["push", "pull"])
 def test_one_builder_closed_form(protocol):
-    # One event, N nodes on one leaf, every fragment at once: the N-1 remote fragments
-    # start together once the command (latency 2L + command/C) and then the data's route
-    # latency (2L) are paid, share the builder's link equally, and end together.
+    # N nodes on one leaf, one credit each, every fragment at once; the window closes with
+    # the first event built. A command between two hosts takes d = 2L + command/C. Builder
+    # 0 shares the EM's host, so it is assigned at once; its N-1 remote fragments start
+    # when the RUs' assignments (d) and then the data's route latency (2L) are paid, share
+    # its link equally and end together at T = d + 2L + (N-1)(F+M)/C: its latency, and the
+    # window. The other builders' credits and assignments cross the leaf (2d), so their
+    # remote fragments start d later (PULL: 2d, the requests cross it after them) and, at
+    # C/(N-1) each, have moved (N-1)(F+M) - C·(d or 2d) bytes of each builder's link by T:
+    # payload counts parts of fragments still moving.
     n, frag, meta, cmd, lat, gbps = 6, 200_000, 1000, 64, 3e-7, 100.0
     r = simulate_protocol(
         scenario(
             {"protocol": protocol, "fragment_bytes": frag, "meta_bytes": meta, "credits": 1},
-            {"events": 1},
+            {"events": 1, "warmup_events": 0},
             fabric={"radix": 16, "hosts": 8, "latency_seconds": lat, "link_gbps": gbps},
             placement={"ranks": n},
             workload={"schedule": "all-at-once"},
         )
     )
     c = gbps * 1e9 / 8
-    expected = 2 * lat + cmd / c + 2 * lat + (n - 1) * (frag + meta) / c
+    d = 2 * lat + cmd / c
+    expected = d + 2 * lat + (n - 1) * (frag + meta) / c
     assert r["latency_seconds"]["max"] == pytest.approx(expected, rel=1e-12)
-    assert r["throughput_gbps"] == pytest.approx(n * frag * 8 / expected / 1e9, rel=1e-12)
+    assert r["window_seconds"] == pytest.approx(expected, rel=1e-12)
+    lag = d if protocol == "push" else 2 * d
+    later = ((n - 1) * (frag + meta) - c * lag) * frag / (frag + meta)
+    payload = n * frag + (n - 1) * (frag + later)  # local fragments arrive at once
+    assert r["window_payload_bytes"] == pytest.approx(payload, rel=1e-12)
+    assert r["throughput_gbps"] == pytest.approx(payload * 8 / expected / 1e9, rel=1e-12)
+    assert r["events_built"] == 1 and r["events_total"] == n  # the drain completes the rest
 
 
 def test_injection_limit_bounds_the_throughput():
@@ -138,7 +172,8 @@ def test_injection_limit_bounds_the_throughput():
     ("change", "message"),
     [
         ({"bench": {"mode": "time-frames", "senders": 2, "receivers": 2}}, "event-manager"),
-        ({"simulate": {"warmup_events": 60}}, "warmup_events"),
+        ({"bench": {"events": 10}}, "bench.events and simulate.events both set the run length"),
+        ({"bench": {"events": 10, "seconds": 1.0}}, "not both"),
         ({"bench": {"ranks": 40}}, "bench.ranks = 40"),
         ({"bench": {"processes_per_node": 3}}, "processes_per_node"),
         ({"bench": {"meta_bytes": 10}}, "meta_bytes"),
@@ -219,3 +254,85 @@ def test_incremental_equals_full_recompute(protocol):
         for k in a:
             assert a[k] == (pytest.approx(b[k], rel=1e-9) if isinstance(b[k], float) else b[k])
     assert fast["solver"]["flows_solved"] < slow["solver"]["flows_solved"]
+
+
+# -- run length and steady state (issue 9) ----------------------------------------------------
+def lhcb72(*sets):
+    return Scenario.load(
+        ROOT / "examples" / "lhcb-540.toml",
+        ["fabric.hosts=72", "simulate.mode=protocol", *sets],
+    )
+
+
+@pytest.mark.parametrize("order", ["topology", "hostname"])
+def test_throughput_does_not_swing_with_run_length(order):
+    # Whole events counted in the window made 100, 150 and 400 events on 72 nodes read
+    # 69.7, 52.3 and 89.6 Gb/s per node. Payload delivered over the window does not depend
+    # on where the run happens to stop.
+    runs = [
+        simulate_protocol(lhcb72(f"placement.order={order}", f"simulate.events={n}"))
+        for n in (300, 500, 900)
+    ]
+    rates = [r["gbps_per_host"] for r in runs]
+    assert max(rates) / min(rates) < 1.01, rates
+    for r in runs:
+        assert r["warnings"] == []
+        assert_within_links(r)
+    if order == "topology":  # no contention: the links' payload share, minus latencies
+        share = 1048576 / (1048576 + 10240)
+        assert runs[-1]["network_gbps_per_host"] == pytest.approx(100 * share, rel=0.002)
+
+
+def test_long_run_never_exceeds_the_links():
+    # 2,000 events on 72 nodes were once reported at 100.79 Gb/s per node on 100 Gb/s links.
+    r = simulate_protocol(lhcb72("simulate.events=2000", "simulate.warmup_events=0"))
+    assert_within_links(r)
+    assert r["network_gbps_per_host"] < 100.0
+
+
+def test_short_run_warns_and_latency_is_per_event():
+    r = simulate_protocol(lhcb72("simulate.events=100", "simulate.warmup_events=0"))
+    assert any("too short for steady state" in w for w in r["warnings"])
+    # Latency is one event's gather (72 MiB at 2 credits per builder: ~12 ms), not the run.
+    steady = simulate_protocol(lhcb72())
+    assert steady["warnings"] == []
+    assert r["latency_seconds"]["p50"] == pytest.approx(steady["latency_seconds"]["p50"], rel=0.01)
+    assert steady["latency_seconds"]["p99"] < 0.5 * steady["total_seconds"]
+
+
+def test_bench_run_length_keys_are_honoured():
+    by_events = simulate_protocol(lhcb72("bench.events=300", "bench.warmup_seconds=0.002"))
+    assert by_events["run_length_from"] == "bench" and by_events["events_built"] == 300
+    assert by_events["warmup_seconds"] == pytest.approx(0.002)
+    by_time = simulate_protocol(lhcb72("bench.seconds=0.03", "bench.warmup_seconds=0.01"))
+    assert by_time["window_seconds"] == pytest.approx(0.03, rel=1e-9)
+    assert by_time["warmup_seconds"] == pytest.approx(0.01, rel=1e-9)
+    rate = by_events["gbps_per_host"]
+    assert by_time["gbps_per_host"] == pytest.approx(rate, rel=0.01)
+    with pytest.raises(DaqnetError, match="bench.events and bench.seconds are both 0"):
+        simulate_protocol(lhcb72("bench.seconds=0"))
+    with pytest.raises(DaqnetError, match="bench.seconds and simulate.events both set"):
+        simulate_protocol(lhcb72("bench.seconds=0.01", "simulate.events=10"))
+
+
+def test_cli_prints_warnings_and_network_share(examples_dir):
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "daqnet",
+            "simulate",
+            str(examples_dir / "lhcb-540.toml"),
+            "--set",
+            "fabric.hosts=72",
+            "--set",
+            "simulate.mode=protocol",
+            "--set",
+            "simulate.events=100",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "warning: the measurement window holds 100 events" in r.stderr
+    assert "over the network" in r.stdout

@@ -2,6 +2,7 @@
 #include "simulate/protocol.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -22,7 +23,8 @@ namespace {
 // their route's latency plus their serialization at the slowest link, but no share of the
 // bandwidth (64 B against MiB fragments). Data fragments, with their meta-data (sent
 // together, to the same builder, over the same route), are flows.
-enum class Kind : uint8_t { credit, assign_bu, assign_ru, request, done, start_flow, wake_ru };
+// `window` opens or closes the measurement window at a set simulated time.
+enum class Kind : uint8_t { credit, assign_bu, assign_ru, request, done, start_flow, wake_ru, window };
 
 struct Happening {
   double time;
@@ -85,6 +87,10 @@ public:
   ProtocolResult run(const ProtocolProgress& progress, double period) {
     for (int32_t b = 0; b < n_; ++b)
       for (int32_t k = 0; k < c_.credits; ++k) command(host_[static_cast<size_t>(b)], host_[0], Kind::credit, b, k, -1);
+    if (o_.warmup_seconds >= 0)
+      schedule(o_.warmup_seconds, Kind::window, 0, 0, 0);
+    else if (o_.warmup_events == 0)
+      open_window();
     using clock = std::chrono::steady_clock;
     auto last = clock::now();
     std::vector<uint64_t> done;
@@ -94,6 +100,11 @@ public:
       if (!std::isfinite(tq) && !std::isfinite(tf)) break;
       net_.advance(std::min(tq, tf), done);
       for (uint64_t t : done) flow_done(static_cast<size_t>(t));
+      // A window edge reached by an event built at this instant is taken once every flow
+      // ending at the instant is accounted for.
+      if (edge_ == Edge::open) open_window();
+      if (edge_ == Edge::close) close_window();
+      edge_ = Edge::none;
       // Everything due at this instant, before the rates are settled once for all of it.
       while (tq <= tf && !queue_.empty() && queue_.top().time <= tq) {
         const Happening h = queue_.top();
@@ -102,15 +113,28 @@ public:
       }
       if (progress && step % 4096 == 0 && clock::now() - last >= std::chrono::duration<double>(period)) {
         last = clock::now();
-        if (!progress(built_, o_.events)) {
+        const bool by_time = o_.events == 0;
+        const auto ms = [](double t) { return static_cast<int64_t>(t * 1e3); };
+        const int64_t total = by_time ? ms(std::max(0.0, o_.warmup_seconds) + o_.seconds) : o_.events;
+        const int64_t done_now = by_time ? ms(now()) : (open_ ? built_ - r_.first_in_window : 0);
+        if (!progress(std::min(done_now, total), total)) {
           r_.interrupted = true;
           break;
         }
       }
     }
-    if (!r_.interrupted && built_ < o_.events)
-      throw Error("protocol simulation stalled after " + std::to_string(built_) + " of " + std::to_string(o_.events) +
+    if (!r_.interrupted && !closed_)
+      throw Error("protocol simulation stalled after " + std::to_string(built_) +
                   " events (a bug: please report the scenario)");
+    if (open_ && !closed_) close_window();  // interrupted: the window ends here
+    r_.end_seconds = now();
+    // Parts of fragments still moving count as carried by their links.
+    for (size_t id = 0; id < flow_of_.size(); ++id) {
+      if (flow_of_[id] < 0) continue;
+      const Transfer& t = transfers_[id];
+      const int32_t a = host_[static_cast<size_t>(t.ru)], b = host_[static_cast<size_t>(t.bu)];
+      if (a != b) add_link_bytes(a, b, t.total - net_.remaining(flow_of_[id]));
+    }
     r_.stats = net_.stats();
     return std::move(r_);
   }
@@ -160,19 +184,63 @@ private:
     case Kind::start_flow: {
       const Transfer& t = transfers_[static_cast<size_t>(h.event)];
       model_.resources(host_[static_cast<size_t>(t.ru)], host_[static_cast<size_t>(t.bu)], false, res_);
-      net_.start(res_, t.total, kUnlimited, static_cast<uint64_t>(h.event));
+      flow_of_[static_cast<size_t>(h.event)] = net_.start(res_, t.total, kUnlimited, static_cast<uint64_t>(h.event));
       break;
     }
     case Kind::wake_ru:
       wake_at_[static_cast<size_t>(h.unit)] = -1;
       ru_pump(h.unit);
       break;
+    case Kind::window:
+      if (!open_) {
+        r_.first_in_window = built_;
+        open_window();
+      } else {
+        close_window();
+      }
+      break;
     }
+  }
+
+  // Fragment data delivered to builders so far (over the network, within hosts), fragments
+  // still moving in proportion to the bytes they moved.
+  std::pair<double, double> delivered() const {
+    double net = delivered_done_[0], local = delivered_done_[1];
+    for (size_t id = 0; id < flow_of_.size(); ++id)
+      if (flow_of_[id] >= 0) {
+        const Transfer& t = transfers_[id];
+        const double d = t.fragment * (1.0 - net_.remaining(flow_of_[id]) / t.total);
+        (t.ru == t.bu ? local : net) += d;
+      }
+    return {net, local};
+  }
+
+  void open_window() {
+    open_ = true;
+    r_.window_start_seconds = now();
+    window_start_payload_ = delivered();
+    if (o_.events == 0) schedule(now() + o_.seconds, Kind::window, 0, 0, 0);
+  }
+
+  // As EventManager::stop: no more assignments; the simulation ends at this instant.
+  void close_window() {
+    closed_ = true;
+    r_.window_end_seconds = now();
+    if (edge_ != Edge::close) r_.window_events = built_ - r_.first_in_window;  // by time, or Ctrl-C
+    const auto [net, local] = delivered();
+    r_.window_network_payload_bytes = net - window_start_payload_.first;
+    r_.window_payload_bytes = r_.window_network_payload_bytes + local - window_start_payload_.second;
+  }
+
+  void add_link_bytes(int32_t a, int32_t b, double bytes) {
+    model_.resources(a, b, false, res_);
+    for (int32_t l : res_)
+      if (l < model_.num_links()) r_.link_bytes[static_cast<size_t>(l)] += bytes;
   }
 
   // The EM gives the next event to the builder slot whose credit came first.
   void em_pump() {
-    while (!credits_.empty() && next_event_ < o_.events) {
+    while (!credits_.empty() && !closed_) {
       const auto [b, k] = credits_.front();
       credits_.pop_front();
       const int64_t e = next_event_++;
@@ -265,6 +333,7 @@ private:
       } else {
         id = transfers_.size();
         transfers_.push_back(t);
+        flow_of_.push_back(-1);
       }
       const uint64_t key = static_cast<uint64_t>(item.event) * static_cast<uint64_t>(n_) + static_cast<uint64_t>(r);
       if (auto it = posted_.find(key); it != posted_.end()) {
@@ -281,7 +350,7 @@ private:
     const int32_t a = host_[static_cast<size_t>(t.ru)], b = host_[static_cast<size_t>(t.bu)];
     if (a == b) {
       ++r_.local_flows;
-      net_.start({}, t.total, local_rate_, id);
+      flow_of_[id] = net_.start({}, t.total, local_rate_, id);
     } else {
       ++r_.network_flows;
       schedule(now() + model_.latency(a, b), Kind::start_flow, 0, 0, static_cast<int64_t>(id));
@@ -291,12 +360,10 @@ private:
   void flow_done(size_t id) {
     const Transfer t = transfers_[id];
     free_.push_back(id);
+    flow_of_[id] = -1;
+    delivered_done_[t.ru == t.bu ? 1 : 0] += t.fragment;
     const int32_t a = host_[static_cast<size_t>(t.ru)], b = host_[static_cast<size_t>(t.bu)];
-    if (a != b) {
-      model_.resources(a, b, false, res_);
-      for (int32_t l : res_)
-        if (l < model_.num_links()) r_.link_bytes[static_cast<size_t>(l)] += t.total;
-    }
+    if (a != b) add_link_bytes(a, b, t.total);
     auto& sending = sending_[static_cast<size_t>(t.ru)];
     sending.erase(sending.find(t.event));
     give_token(ru_process(t.ru));
@@ -322,9 +389,21 @@ private:
     r_.built_at.push_back(now());
     r_.latency.push_back(now() - s.started);
     r_.bytes.push_back(s.bytes);
-    r_.end_seconds = now();
+    if (open_ && !closed_ && edge_ == Edge::none) {
+      const auto [net, local] = delivered();
+      r_.payload_at.push_back(net + local - window_start_payload_.first - window_start_payload_.second);
+    } else {
+      r_.payload_at.push_back(-1);
+    }
     ++built_;
     command(host_[static_cast<size_t>(b)], host_[0], Kind::done, b, k, s.event);
+    if (!open_ && edge_ == Edge::none && o_.warmup_seconds < 0 && built_ == o_.warmup_events) {
+      edge_ = Edge::open;
+      r_.first_in_window = built_;
+    } else if (open_ && !closed_ && edge_ == Edge::none && o_.events > 0 && built_ - r_.first_in_window == o_.events) {
+      edge_ = Edge::close;
+      r_.window_events = o_.events;
+    }
   }
 
   const NetworkModel& model_;
@@ -340,6 +419,11 @@ private:
   uint64_t seq_ = 0;
   std::deque<std::pair<int32_t, int32_t>> credits_;
   int64_t next_event_ = 0, built_ = 0;
+  bool open_ = false, closed_ = false;  // the measurement window
+  enum class Edge : uint8_t { none, open, close } edge_ = Edge::none;  // reached at this instant
+  std::pair<double, double> window_start_payload_{0, 0};  // delivered() when the window opened
+  std::array<double, 2> delivered_done_{0, 0};            // fragments complete: network, local
+  std::vector<FlowNetwork::FlowId> flow_of_;  // per transfer: its flow while it moves, else -1
   std::vector<std::vector<Slot>> slots_;
   std::vector<uint64_t> gathers_;
   std::vector<int32_t> busy_;
@@ -373,9 +457,10 @@ ProtocolResult simulate_protocol(const NetworkModel& model, std::span<const int3
     if (seen[static_cast<size_t>(node_host[k])]++)
       throw Error("simulate: two nodes on host " + std::to_string(node_host[k]));
   }
-  if (options.events < 1) throw Error("simulate.events must be >= 1");
-  if (options.warmup_events < 0 || options.warmup_events >= options.events)
-    throw Error("simulate.warmup_events must be >= 0 and below simulate.events");
+  if (options.events < 0 || (options.events == 0 && !(options.seconds > 0 && std::isfinite(options.seconds))))
+    throw Error("simulate: the run needs a number of events >= 1 or a finite number of seconds > 0");
+  if (options.warmup_events < 0 || !std::isfinite(options.warmup_seconds))
+    throw Error("simulate: the warm-up must be >= 0 events or finite seconds");
   if (!(options.local_gbps >= 0) || !std::isfinite(options.local_gbps))
     throw Error("simulate.local_gbps must be a finite number >= 0");
   return Simulation(model, node_host, config, options).run(progress, progress_period_seconds);

@@ -12,10 +12,18 @@
 
 namespace daqnet::simulate {
 
-/// What the protocol simulation runs beyond the benchmark's own run description.
+/// How long the protocol simulation runs, and what it does beyond the benchmark's run description.
+///
+/// The measurement window is kept as daqnet-evb's event manager keeps it: it opens after a
+/// warm-up and closes once `events` events are built in it, or `seconds` after it opened.
+/// The event manager keeps assigning events until then, so every builder stays busy up to
+/// the end of the window; then it stops assigning and the events under way are completed
+/// (the drain), as in the benchmark, so unit totals compare with its units.csv.
 struct ProtocolOptions {
-  int64_t events = 1000;        ///< events to build
-  int64_t warmup_events = 0;    ///< the measurement starts when this many are built
+  int64_t warmup_events = 0;    ///< the window opens when this many events are built ...
+  double warmup_seconds = -1;   ///< ... or, if ≥ 0, at this simulated time
+  int64_t events = 1000;        ///< the window closes once this many events are built in it ...
+  double seconds = 0;           ///< ... or, if events is 0, this many simulated seconds after it opened
   double local_gbps = 0;        ///< RU → BU copies within a host; 0 = instantaneous
   bool full_recompute = false;  ///< re-solve all rates at every change (a baseline for tests and benchmarks)
 };
@@ -28,11 +36,20 @@ struct ProtocolResult {
   std::vector<double> built_at;   ///< seconds of simulated time
   std::vector<double> latency;    ///< from the builder's assignment to its last fragment
   std::vector<double> bytes;      ///< fragment bytes (headers included, meta-data not)
+  std::vector<double> payload_at; ///< payload delivered since the window opened, when built (-1 outside it)
 
-  double end_seconds = 0;         ///< when the last event was built
+  double end_seconds = 0;         ///< when the simulation stopped (drained, or Ctrl-C)
+  double window_start_seconds = -1;  ///< when the measurement window opened (-1: it never did)
+  double window_end_seconds = -1;    ///< when it closed (or the run was interrupted)
+  int64_t first_in_window = 0;       ///< index of the first event built in the window ...
+  int64_t window_events = 0;         ///< ... and how many were built in it
+  /// Fragment data bytes that reached builders during the window, parts of fragments still
+  /// moving at its edges included: the steady-state throughput is this over the window.
+  double window_payload_bytes = 0;
+  double window_network_payload_bytes = 0;  ///< the part that crossed the fabric (not RU → BU in one host)
   std::vector<double> ru_bytes_out, bu_bytes_in;  ///< data + meta-data, per unit
   std::vector<int64_t> ru_fragments_out, bu_fragments_in;
-  std::vector<double> link_bytes;  ///< bytes carried per directed link
+  std::vector<double> link_bytes;  ///< bytes carried per directed link up to end_seconds
   int64_t control_messages = 0;    ///< credits, assignments, requests, done
   int64_t network_flows = 0, local_flows = 0;
 
@@ -45,7 +62,8 @@ struct ProtocolResult {
   FlowNetwork::Stats stats;
 };
 
-/// (events built, events in total) now and then; return false to stop early.
+/// (done, total) now and then: events built in the window and `events`, or simulated
+/// milliseconds and the run's length in them when it is given in seconds; return false to stop early.
 using ProtocolProgress = std::function<bool(int64_t, int64_t)>;
 
 /// A discrete-event, flow-level simulation of daqnet-evb's event-manager mode (see

@@ -135,15 +135,15 @@ void bind_simulate(nb::module_& m) {
   m.def(
       "simulate_protocol",
       [](const NetworkModel& model, IntArray node_host, const std::string& run_config, const std::string& source,
-         int64_t events, int64_t warmup_events, double local_gbps, nb::object progress, double period,
-         bool full_recompute) {
+         int64_t events, double seconds, int64_t warmup_events, double warmup_seconds, double local_gbps,
+         nb::object progress, double period, bool full_recompute) {
         evb::Config config;
         try {
           config = evb::Config::parse(run_config, source);
         } catch (const evb::ConfigError& e) {
           throw Error(e.what());
         }
-        ProtocolOptions o{events, warmup_events, local_gbps, full_recompute};
+        ProtocolOptions o{warmup_events, warmup_seconds, events, seconds, local_gbps, full_recompute};
         PyProgress py{progress};
         ProtocolResult r;
         {
@@ -159,6 +159,13 @@ void bind_simulate(nb::module_& m) {
         d["latency"] = to_numpy(std::move(r.latency));
         d["bytes"] = to_numpy(std::move(r.bytes));
         d["end_seconds"] = r.end_seconds;
+        d["window_start_seconds"] = r.window_start_seconds;
+        d["window_end_seconds"] = r.window_end_seconds;
+        d["first_in_window"] = r.first_in_window;
+        d["window_events"] = r.window_events;
+        d["window_payload_bytes"] = r.window_payload_bytes;
+        d["window_network_payload_bytes"] = r.window_network_payload_bytes;
+        d["payload_at"] = to_numpy(std::move(r.payload_at));
         d["ru_bytes_out"] = to_numpy(std::move(r.ru_bytes_out));
         d["bu_bytes_in"] = to_numpy(std::move(r.bu_bytes_in));
         d["ru_fragments_out"] = to_numpy(std::move(r.ru_fragments_out));
@@ -176,7 +183,8 @@ void bind_simulate(nb::module_& m) {
         return d;
       },
       nb::arg("model"), nb::arg("node_host"), nb::arg("run_config"), nb::arg("source"), nb::arg("events"),
-      nb::arg("warmup_events") = 0, nb::arg("local_gbps") = 0.0, nb::arg("progress").none() = nb::none(),
+      nb::arg("seconds") = 0.0, nb::arg("warmup_events") = 0, nb::arg("warmup_seconds") = -1.0,
+      nb::arg("local_gbps") = 0.0, nb::arg("progress").none() = nb::none(),
       nb::arg("period_seconds") = 0.25, nb::arg("full_recompute") = false,
       "Flow-level simulation of the event builder's protocol; a dict of per-event arrays and totals");
 }

@@ -19,7 +19,13 @@ from .bench_config import run_config, run_config_text
 from .errors import DaqnetError
 from .scenario import Scenario
 
-__all__ = ["check_protocol", "simulate", "simulate_protocol", "simulate_steps"]
+__all__ = [
+    "check_protocol",
+    "protocol_run_length",
+    "simulate",
+    "simulate_protocol",
+    "simulate_steps",
+]
 
 Progress = Callable[[int, int], object] | None
 
@@ -85,7 +91,7 @@ def simulate_steps(scenario: Scenario, progress: Progress = None) -> dict:
 
     steps = [
         {
-            "step": int(s),
+            "step": int(s) + 1,  # counted from 1, as in every report
             "seconds": float(t),
             "ideal_seconds": float(i) if with_ideal else None,
             "slowdown": ratio(t, i),
@@ -117,13 +123,61 @@ def simulate_steps(scenario: Scenario, progress: Progress = None) -> dict:
 
 
 # -- protocol -------------------------------------------------------------------------------
+# A run is too short for steady state when its window holds fewer events than this many
+# rounds of every builder credit, or when the two halves of the window differ by more than
+# STEADY_TOLERANCE in throughput.
+STEADY_ROUNDS = 2
+STEADY_TOLERANCE = 0.10
+
+
+def protocol_run_length(scenario: Scenario, nodes: int) -> dict:
+    """How long the protocol simulation runs and when its measurement window opens.
+
+    As the benchmark when the scenario gives ``bench.events`` or ``bench.seconds`` (warm-up
+    ``bench.warmup_seconds``, in simulated time); otherwise ``simulate.events`` built after
+    ``simulate.warmup_events`` (defaults: 4 and 1 rounds of every builder's credits).
+    """
+    b, s = scenario["bench"], scenario["simulate"]
+    src = scenario.source
+    if b["events"] and b["seconds"]:
+        raise DaqnetError(f"{src}: give bench.events or bench.seconds, not both")
+    if b["events"] or b["seconds"]:
+        clash = sorted({"simulate.events", "simulate.warmup_events"} & scenario.given)
+        if clash:
+            which = "bench.events" if b["events"] else "bench.seconds"
+            raise DaqnetError(
+                f"{src}: {which} and {' and '.join(clash)} both set the run length of the "
+                "protocol simulation: keep one (docs/simulate.md)"
+            )
+        return {
+            "from": "bench",
+            "events": b["events"],
+            "seconds": b["seconds"] if not b["events"] else 0.0,
+            "warmup_events": 0,
+            "warmup_seconds": b["warmup_seconds"],
+        }
+    if {"bench.events", "bench.seconds"} & scenario.given:
+        raise DaqnetError(
+            f"{src}: bench.events and bench.seconds are both 0: give one of them > 0 for the "
+            "run length, or leave both out for simulate.events"
+        )
+    rounds = nodes * b["credits"]
+    return {
+        "from": "simulate",
+        "events": s["events"] if s["events"] is not None else 4 * rounds,
+        "seconds": 0.0,
+        "warmup_events": s["warmup_events"] if s["warmup_events"] is not None else rounds,
+        "warmup_seconds": -1.0,
+    }
+
+
 def check_protocol(scenario: Scenario, placed: int) -> tuple[int, dict]:
     """Every check of the protocol simulation that needs no run: (nodes, run description).
 
     Nodes are bench.ranks / processes_per_node if given, else every placed rank. The run
     description is daqnet bench's (same checks, bar whether the buffers fit this machine).
     """
-    b, s = scenario["bench"], scenario["simulate"]
+    b = scenario["bench"]
     if b["mode"] != "event-manager":
         raise DaqnetError(
             f"{scenario.source}: bench.mode = {b['mode']!r}: the protocol simulation covers 'event-manager' mode"
@@ -134,10 +188,7 @@ def check_protocol(scenario: Scenario, placed: int) -> tuple[int, dict]:
         raise DaqnetError(
             f"{scenario.source}: bench.ranks = {b['ranks']} needs {nodes} hosts but only {placed} are placed"
         )
-    if s["warmup_events"] >= s["events"]:
-        raise DaqnetError(
-            f"{scenario.source}: simulate.warmup_events = {s['warmup_events']} must be below simulate.events = {s['events']}"
-        )
+    protocol_run_length(scenario, nodes)
     sized = copy.copy(scenario)
     sized.values = {**scenario.values, "bench": {**b, "ranks": b["ranks"] or nodes * ppn}}
     return nodes, run_config(sized, check_memory=False)
@@ -153,6 +204,7 @@ def simulate_protocol(
     """
     fabric, routing, placement, _ = scenario.build()
     nodes, cfg = check_protocol(scenario, placement.ranks)
+    run = protocol_run_length(scenario, nodes)
     s = scenario["simulate"]
     model = _model(scenario, routing)
     hosts = np.ascontiguousarray(placement.hosts[:nodes], dtype=np.int32)
@@ -162,15 +214,17 @@ def simulate_protocol(
             hosts,
             run_config_text(cfg, scenario.source),
             scenario.source,
-            s["events"],
-            s["warmup_events"],
+            run["events"],
+            run["seconds"],
+            run["warmup_events"],
+            run["warmup_seconds"],
             s["local_gbps"],
             _report(progress),
             full_recompute=full_recompute,
         )
     except ValueError as err:
         raise DaqnetError(f"{scenario.source}: {err}") from None
-    return _protocol_document(scenario, fabric, routing, placement, nodes, r)
+    return _protocol_document(scenario, fabric, routing, placement, nodes, run, r)
 
 
 def _percentiles(values: np.ndarray) -> dict:
@@ -183,20 +237,63 @@ def _percentiles(values: np.ndarray) -> dict:
     }
 
 
-def _protocol_document(scenario, fabric, routing, placement, nodes: int, r: dict) -> dict:
-    s = scenario["simulate"]
+def _steadiness(r: dict) -> float | None:
+    """Relative difference of the payload rate between the window's two halves.
+
+    The payload delivered is known at every event built in the window (parts of fragments
+    still moving included), so the rate at the middle is interpolated between them.
+    """
+    t0, t1 = float(r["window_start_seconds"]), float(r["window_end_seconds"])
+    if not 0 <= t0 < t1:
+        return None
+    first, count = int(r["first_in_window"]), int(r["window_events"])
+    at, payload = r["built_at"][first : first + count], r["payload_at"][first : first + count]
+    known = payload >= 0  # not known for events built at the instant a window edge was taken
+    times = np.concatenate(([t0], at[known], [t1]))
+    done = np.concatenate(([0.0], payload[known], [r["window_payload_bytes"]]))
+    mid = 0.5 * (t0 + t1)
+    half = float(np.interp(mid, times, done))
+    a, b = half / (mid - t0), (float(done[-1]) - half) / (t1 - mid)
+    return abs(a - b) / max(a, b) if max(a, b) > 0 else None
+
+
+def protocol_warnings(doc: dict, run: dict) -> list[str]:
+    """Why a result may not be the steady state (empty when it is)."""
+    out = []
+    rounds = doc["nodes"] * doc["credits"]
+    keys = "bench.events or bench.seconds" if run["from"] == "bench" else "simulate.events"
+    if doc["window_seconds"] <= 0 or doc["events_built"] == 0:
+        return [f"no event was built in the measurement window: raise {keys}"]
+    if doc["events_built"] < STEADY_ROUNDS * rounds:
+        out.append(
+            f"the measurement window holds {doc['events_built']:,} events, fewer than "
+            f"{STEADY_ROUNDS} rounds of every builder's credits ({STEADY_ROUNDS} × {doc['nodes']} nodes × "
+            f"{doc['credits']} credits = {STEADY_ROUNDS * rounds:,}): too short for steady state; raise {keys}"
+        )
+    drift = doc["halves_difference"]
+    if drift is not None and drift > STEADY_TOLERANCE and not out:
+        out.append(
+            f"the payload throughput of the window's two halves differs by {drift:.0%} "
+            f"(over {STEADY_TOLERANCE:.0%}): not yet steady; raise {keys}"
+        )
+    return out
+
+
+def _protocol_document(
+    scenario, fabric, routing, placement, nodes: int, run: dict, r: dict
+) -> dict:
     b = scenario["bench"]
-    warm = min(s["warmup_events"], len(r["built_at"]))
-    start = float(r["built_at"][warm - 1]) if warm else 0.0
+    t0, t1 = float(r["window_start_seconds"]), float(r["window_end_seconds"])
+    window = t1 - t0 if t0 >= 0 and t1 >= t0 else 0.0
+    first, count = int(r["first_in_window"]), int(r["window_events"])
+    in_window = slice(first, first + count)
+    payload = float(r["window_payload_bytes"])
+    bps = payload / window if window > 0 else 0.0
+    mean_event = float(r["bytes"][in_window].mean()) if count else 0.0
     end = float(r["end_seconds"])
-    window = end - start
-    counted = r["bytes"][warm:]
-    events = len(counted)
-    bps = float(counted.sum()) / window if window > 0 else 0.0
     names = placement.host_names()
-    run = end if end > 0 else math.nan
+    run_time = end if end > 0 else math.nan
     units = []
-    latency = r["latency"][warm:]
     for k in range(nodes):
         host = names[k]
         units.append(
@@ -204,7 +301,7 @@ def _protocol_document(scenario, fabric, routing, placement, nodes: int, r: dict
                 "host": host,
                 "unit": "ru",
                 "index": k,
-                "gbps_out": r["ru_bytes_out"][k] * 8 / run / 1e9,
+                "gbps_out": r["ru_bytes_out"][k] * 8 / run_time / 1e9,
                 "bytes_out": float(r["ru_bytes_out"][k]),
                 "fragments_out": int(r["ru_fragments_out"][k]),
             }
@@ -215,16 +312,16 @@ def _protocol_document(scenario, fabric, routing, placement, nodes: int, r: dict
                 "host": host,
                 "unit": "bu",
                 "index": k,
-                "gbps_in": r["bu_bytes_in"][k] * 8 / run / 1e9,
+                "gbps_in": r["bu_bytes_in"][k] * 8 / run_time / 1e9,
                 "bytes_in": float(r["bu_bytes_in"][k]),
                 "fragments_in": int(r["bu_fragments_in"][k]),
                 "events_built": int(mine.sum()),
                 "built_bytes": float(r["bytes"][mine].sum()),
-                "events_per_second": float(mine.sum()) / run,
+                "events_per_second": float(mine.sum()) / run_time,
                 "latency_p50_seconds": _percentiles(r["latency"][mine])["p50"],
             }
         )
-    return {
+    doc = {
         **_context(scenario, fabric, routing, placement),
         "mode": "protocol",
         "protocol": b["protocol"],
@@ -233,18 +330,29 @@ def _protocol_document(scenario, fabric, routing, placement, nodes: int, r: dict
         "credits": b["credits"],
         "in_flight": b["in_flight"],
         "max_in_flight": b["max_in_flight"],
+        "fragment_bytes": b["fragment_bytes"],
+        "run_length_from": run["from"],
         "status": "interrupted" if r["interrupted"] else "finished",
         "interrupted": bool(r["interrupted"]),
         "errors": [],
-        "events_built": events,
+        "events_built": count,
         "events_total": len(r["built_at"]),
+        "warmup_seconds": max(t0, 0.0),
         "window_seconds": window,
+        "measured_seconds": window,
         "total_seconds": end,
         "throughput_gbps": bps * 8 / 1e9,
         "bytes_per_second": bps,
+        "window_payload_bytes": payload,
         "gbps_per_host": bps * 8 / 1e9 / nodes,
-        "events_per_second": events / window if window > 0 else 0.0,
-        "latency_seconds": _percentiles(latency),
+        # The part that crossed the fabric: each node's own fragment stays in its host, so
+        # gbps_per_host can exceed the link rate by a factor nodes / (nodes - 1).
+        "network_gbps_per_host": float(r["window_network_payload_bytes"]) / window * 8 / 1e9 / nodes
+        if window > 0
+        else 0.0,
+        "events_per_second": bps / mean_event if mean_event > 0 else 0.0,
+        "latency_seconds": _percentiles(r["latency"][in_window]),
+        "halves_difference": _steadiness(r),
         "lost_fragments": 0,
         "duplicate_fragments": 0,
         "corrupt_fragments": 0,
@@ -260,9 +368,11 @@ def _protocol_document(scenario, fabric, routing, placement, nodes: int, r: dict
         },
         "solver": dict(r["solver"]),
         "units": units,
-        "timeseries": _timeseries(r, s["timeseries_bins"], nodes),
+        "timeseries": _timeseries(r, scenario["simulate"]["timeseries_bins"], nodes),
         "links": _links(fabric, r["link_bytes"], end),
     }
+    doc["warnings"] = [] if doc["interrupted"] else protocol_warnings(doc, run)
+    return doc
 
 
 def _timeseries(r: dict, bins: int, nodes: int) -> list[dict]:
