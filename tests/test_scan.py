@@ -213,8 +213,21 @@ def test_default_out_never_overwrites(scenario, tmp_path):
         # Loads, but the fabric cannot be built: found before running too.
         (["--vary", "fabric.radix=8,7"], r"point 1 \(fabric.radix=7\): .*fabric.radix = 7"),
         (
-            ["--set", "simulate.mode=protocol", "--vary", "simulate.warmup_events=0,500"],
-            r"point 1 \(simulate.warmup_events=500\): .*must be below simulate.events",
+            ["--set", "simulate.mode=protocol", "--vary", "bench.seconds=0,0.01"],
+            r"point 0 \(bench.seconds=0\): .*bench.events and bench.seconds are both 0",
+        ),
+        # Keys the mode does not read would give identical rows and a meaningless best point.
+        (
+            ["--vary", "bench.fragment_bytes=65536,1048576"],
+            "steps mode does not read bench.fragment_bytes .*every point would give the same row",
+        ),
+        (
+            ["--set", "simulate.mode=protocol", "--vary", "simulate.message_bytes=1e5,1e6"],
+            "protocol mode does not read simulate.message_bytes",
+        ),
+        (
+            ["--vary", "routing.seed=1,2"],
+            "ignores routing.seed: it is read only when routing.engine is 'random'",
         ),
         (["--vary", "fabric.hosts=8", "--metric", "latency_p50_seconds"], "not a metric"),
         (

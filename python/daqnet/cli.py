@@ -230,6 +230,18 @@ class _Progress:
             sys.stderr.write("\n")
 
 
+def _load(args: argparse.Namespace, command: str) -> Scenario:
+    """The scenario with its --set overrides; a warning for each one the command ignores."""
+    from .key_use import unused
+
+    scenario = Scenario.load(args.scenario, args.overrides)
+    for key in sorted(scenario.overridden):
+        why = unused(scenario, command, key)
+        if why:
+            print(f"daqnet: warning: --set {key}: {why}", file=sys.stderr)
+    return scenario
+
+
 def _check_outputs(args: argparse.Namespace) -> None:
     """Fail on unusable output paths before a long analysis, not after it."""
     if args.csv is not None:
@@ -251,7 +263,7 @@ def _cmd_conflicts(args: argparse.Namespace) -> int:
     from .summary import conflict_summary
 
     _check_outputs(args)
-    scenario = Scenario.load(args.scenario, args.overrides)
+    scenario = _load(args, "conflicts")
     _fabric, routing, placement, workload = scenario.build()
     progress = _Progress("conflicts", args.progress)
     try:
@@ -285,7 +297,7 @@ def _cmd_conflicts(args: argparse.Namespace) -> int:
 
 
 def _cmd_tables(args: argparse.Namespace) -> int:
-    scenario = Scenario.load(args.scenario, args.overrides)
+    scenario = _load(args, "tables")
     fabric = scenario.build_fabric()
     routing = scenario.build_routing(fabric)
     routing.write_table(args.output)
@@ -320,7 +332,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     from . import bench
 
-    scenario = Scenario.load(args.scenario, args.overrides)
+    scenario = _load(args, "bench")
     if args.prepare:
         from .bench_config import bench_ranks, run_config, write_run_config
 
@@ -355,7 +367,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from .simulate import simulate
     from .simulate_output import simulate_summary, write_simulation
 
-    scenario = Scenario.load(args.scenario, args.overrides)
+    scenario = _load(args, "simulate")
     unit = "event" if scenario["simulate"]["mode"] == "protocol" else "step"
     progress = _Progress("simulate", args.progress, unit)
     try:
@@ -368,10 +380,15 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     else:
         print(simulate_summary(result))
     sys.stdout.flush()
+    for warning in result.get("warnings", []):
+        print(f"daqnet: warning: {warning}", file=sys.stderr)
     if args.out:
         write_simulation(result, args.out)
     if result["interrupted"]:
-        print("daqnet: interrupted; the results so far are written", file=sys.stderr)
+        where = (
+            f"written to {args.out}" if args.out else "printed above (give --out DIR to keep files)"
+        )
+        print(f"daqnet: interrupted; the results so far are {where}", file=sys.stderr)
         return 130
     return 0
 

@@ -18,12 +18,13 @@ import multiprocessing
 import os
 import queue
 import signal
+import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import USER_ERRORS, DaqnetError
@@ -149,6 +150,8 @@ class Plan:
     overrides: list[str]
     axes: list[Axis]
     points: list[Point]
+    #: --set keys the scan ignores (key_use.unused), said before it runs.
+    warnings: list[str] = field(default_factory=list)
 
 
 def _label(axes: list[Axis], texts: tuple[str, ...]) -> str:
@@ -189,7 +192,29 @@ def make_plan(
         values = tuple(a.values[i] for a, i in zip(axes, combo, strict=True))
         points.append(Point(index, values, label, scenario))
     _preflight(points)
-    return Plan(str(path), base.name, mode, metric, list(overrides), axes, points)
+    warnings = _ignored_keys(axes, base, points)
+    return Plan(str(path), base.name, mode, metric, list(overrides), axes, points, warnings)
+
+
+def _ignored_keys(axes: list[Axis], base: Scenario, points: list[Point]) -> list[str]:
+    """Refuse a --vary key that no point reads (identical rows, a meaningless "best");
+    return warnings for --set keys the scan ignores."""
+    from .key_use import unused
+
+    warnings = []
+    for a in axes:
+        reasons = [unused(p.scenario, "scan", a.key) for p in points]
+        if all(reasons):
+            if len(a.values) > 1:
+                raise DaqnetError(
+                    f"--vary {a.key}: {reasons[0]}; every point would give the same row"
+                )
+            warnings.append(f"--vary {a.key}: {reasons[0]}")
+    return warnings + [
+        f"--set {key}: {why}"
+        for key in sorted(base.overridden)
+        if (why := unused(base, "scan", key))
+    ]
 
 
 def _preflight(points: list[Point]) -> None:
@@ -372,6 +397,8 @@ def scan_command(args: argparse.Namespace, make_progress: Callable[[], Any]) -> 
         return scan_mpi(args, make_progress)
     plan = make_plan(args.scenario, args.vary, args.overrides, args.metric)
     check_plot(plan, args.plot)
+    for warning in plan.warnings:
+        print(f"daqnet: warning: {warning}", file=sys.stderr)
     jobs = args.jobs or available_cores()
     out = prepare_out(args.out, plan)
     progress = make_progress()

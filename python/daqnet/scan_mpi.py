@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -144,6 +145,8 @@ def _root(comm, MPI, args: argparse.Namespace, jobs: int, make_progress) -> int:
         plan = make_plan(args.scenario, args.vary, args.overrides, args.metric)
         check_plot(plan, args.plot)
         out = prepare_out(args.out, plan)
+        for warning in plan.warnings:
+            print(f"daqnet: warning: {warning}", file=sys.stderr)
     except DaqnetError as err:
         verdict = str(err)
     # Every rank planned the same scan; go only if all could (files may differ between nodes).

@@ -1,0 +1,172 @@
+"""Which command reads which scenario key.
+
+One scenario file serves every command, so most files hold keys that a given command does
+not read (``[bench]`` keys in ``daqnet conflicts``). That is fine in the file, but a key the
+user sets *for this run* (``--set``, ``--vary``) that the command ignores gives an unchanged
+answer that looks like a finding: a scan over ``bench.fragment_bytes`` in steps mode prints
+identical rows and a "best" point. :func:`unused` says why a key would be ignored, so the
+command line can warn (``--set``) or refuse (``--vary``).
+"""
+
+from __future__ import annotations
+
+from .scenario import Scenario
+
+__all__ = ["run_length_from_bench", "unused"]
+
+_STAGES = ("fabric", "routing", "placement", "workload")
+
+_SIMULATE_STEPS = {"mode", "message_bytes", "ideal", "injection_gbps", "ejection_gbps"}
+_SIMULATE_PROTOCOL = {
+    "mode",
+    "injection_gbps",
+    "ejection_gbps",
+    "events",
+    "warmup_events",
+    "local_gbps",
+    "timeseries_bins",
+}
+# [bench] keys that shape the event builder's traffic, which the protocol simulation mirrors.
+# The rest (transport, launcher, checksums, waiting, time-outs, baselines) only matter to
+# real processes.
+_BENCH_PROTOCOL = {
+    "mode",
+    "protocol",
+    "ranks",
+    "processes_per_node",
+    "credits",
+    "in_flight",
+    "max_in_flight",
+    "fragment_bytes",
+    "fragment_distribution",
+    "fragment_sigma",
+    "fragment_bytes_per_ru",
+    "meta_bytes",
+    "command_bytes",
+    "rate_hz",
+    "events",
+    "seconds",
+    "warmup_seconds",
+    "seed",
+}
+_RUN_LENGTH_SIMULATE = {"events", "warmup_events"}
+
+
+def run_length_from_bench(scenario: Scenario) -> bool:
+    """Whether the protocol simulation takes its run length from ``[bench]``: yes when
+    ``bench.events`` or ``bench.seconds`` is above 0 (docs/simulate.md)."""
+    return bool(scenario["bench"]["events"] or scenario["bench"]["seconds"])
+
+
+def _command_name(command: str, scenario: Scenario) -> str:
+    if command in ("simulate", "scan"):
+        return f"daqnet {command} in {scenario['simulate']['mode']} mode"
+    return f"daqnet {command}"
+
+
+def _readers(section: str, key: str) -> str:
+    """Who reads the key, for the message."""
+    who = []
+    if section in ("fabric", "routing"):
+        who += ["conflicts", "simulate"]
+    elif section in ("placement", "workload"):
+        who += ["conflicts", "simulate", "bench"]
+    elif section == "simulate":
+        if key in _SIMULATE_STEPS:
+            who.append("simulate in steps mode")
+        if key in _SIMULATE_PROTOCOL:
+            who.append("simulate in protocol mode")
+    elif section == "bench":
+        who.append("bench")
+        if key in _BENCH_PROTOCOL:
+            who.append("simulate in protocol mode")
+    return ", ".join(f"daqnet {w}" for w in dict.fromkeys(who))
+
+
+def _by_command(command: str, scenario: Scenario, section: str, key: str) -> bool:
+    """Whether `command` (in the scenario's mode) reads section.key at all."""
+    mode = scenario["simulate"]["mode"]
+    if command == "tables":
+        return section in ("fabric", "routing")
+    if command == "conflicts":
+        return section in _STAGES
+    if command == "bench":
+        if section == "bench":
+            return True
+        if section == "placement":
+            return key in ("order", "seed", "file")
+        if section == "workload":
+            return key in ("kind", "schedule", "seed")
+        return False
+    # simulate and scan
+    if section in _STAGES:
+        return mode == "steps" or section != "workload" or key != "shifts"
+    if section == "simulate":
+        return key in (_SIMULATE_STEPS if mode == "steps" else _SIMULATE_PROTOCOL)
+    if section == "bench":
+        return mode == "protocol" and key in _BENCH_PROTOCOL
+    return False
+
+
+def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str | None:
+    """Keys that only matter for some value of another key: the reason, or None."""
+    v = scenario.values
+    cond = {
+        ("routing", "seed"): ("routing.engine", "random"),
+        ("routing", "file"): ("routing.engine", "table"),
+        ("placement", "seed"): ("placement.order", "random"),
+        ("placement", "file"): ("placement.order", "file"),
+        ("fabric", "naming_seed"): ("fabric.naming", "shuffled"),
+        ("fabric", "naming_file"): ("fabric.naming", "file"),
+        ("workload", "shifts"): ("workload.kind", "shift"),
+        ("workload", "schedule"): ("workload.kind", "event-building"),
+        ("workload", "seed"): ("workload.schedule", "random"),
+        ("bench", "fragment_sigma"): ("bench.fragment_distribution", "normal' or 'lognormal"),
+        ("bench", "tcp_address"): ("bench.transport", "tcp"),
+        ("bench", "tcp_interface"): ("bench.transport", "tcp"),
+        ("bench", "tcp_socket_buffer_bytes"): ("bench.transport", "tcp"),
+        ("bench", "senders"): ("bench.mode", "time-frames"),
+        ("bench", "receivers"): ("bench.mode", "time-frames"),
+        ("bench", "barrier"): ("bench.mode", "time-frames"),
+    }.get((section, key))
+    if cond is not None:
+        other, wanted = cond
+        s, k = other.split(".")
+        have = v[s][k]
+        if key == "fragment_sigma":
+            if have == "fixed":
+                return f"it is read only when {other} is 'normal' or 'lognormal' (here '{have}')"
+        elif key == "seed" and section == "workload":
+            if v["workload"]["kind"] != "event-building" or have != "random":
+                return f"it is read only when {other} is 'random' (here '{have}')"
+        elif have != wanted:
+            return f"it is read only when {other} is '{wanted}' (here '{have}')"
+    if (section, key) == ("bench", "in_flight") and v["workload"]["schedule"] == "all-at-once":
+        return "workload.schedule = 'all-at-once' asks for every fragment at once"
+    if command in ("simulate", "scan") and scenario["simulate"]["mode"] == "protocol":
+        from_bench = run_length_from_bench(scenario)
+        if (section, key) == ("bench", "warmup_seconds") and not from_bench:
+            return (
+                "the run length comes from simulate.events and simulate.warmup_events "
+                "unless bench.events or bench.seconds is set"
+            )
+        if section == "simulate" and key in _RUN_LENGTH_SIMULATE and from_bench:
+            return "bench.events or bench.seconds sets the run length here"
+    return None
+
+
+def unused(scenario: Scenario, command: str, key: str) -> str | None:
+    """Why `command` ignores `key` ("section.key") in this scenario, or None if it reads it.
+
+    `command` is one of conflicts, tables, simulate, scan (as simulate) and bench.
+    """
+    section, name = key.split(".", 1)
+    if section not in scenario.values or not isinstance(scenario.values[section], dict):
+        return None
+    if not _by_command(command, scenario, section, name):
+        readers = _readers(section, name)
+        return f"{_command_name(command, scenario)} does not read {key}" + (
+            f" (read by {readers})" if readers else ""
+        )
+    why = _by_value(command, scenario, section, name)
+    return f"{_command_name(command, scenario)} ignores {key}: {why}" if why else None
