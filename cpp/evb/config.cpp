@@ -123,6 +123,7 @@ Config Config::parse(const std::string& text, const std::string& path) {
     }
 
     Config c;
+    r.get_int("ranks", c.ranks, 0);
     r.get_enum("mode", c.mode, {{"event-manager", Mode::event_manager}, {"time-frames", Mode::time_frames}});
     r.get_enum("protocol", c.protocol, {{"push", Protocol::push}, {"pull", Protocol::pull}});
     r.get("transport", c.transport);

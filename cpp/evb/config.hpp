@@ -21,6 +21,7 @@ enum class Schedule { barrel, random, all_at_once };
 enum class SizeDistribution { fixed, normal, lognormal };
 
 struct Config {
+    int ranks = 0;  // ranks the run was prepared for; 0 = any (MPI decides)
     Mode mode = Mode::event_manager;
     Protocol protocol = Protocol::push;
     std::string transport = "mpi";

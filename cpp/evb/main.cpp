@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -38,6 +39,24 @@ std::vector<std::string> gather_hostnames(MPI_Comm comm) {
     return out;
 }
 
+// Why MPI's world differs from the prepared rank count, and how to fix it.
+std::string rank_mismatch(int wanted, int rank, int size) {
+    std::string msg = "run.cfg was prepared for " + std::to_string(wanted) + " ranks but MPI started this process as rank " +
+                      std::to_string(rank) + " of " + std::to_string(size);
+    const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
+    if (tasks) {
+        msg += std::string(" (srun started ") + tasks + " tasks)";
+        const char* type = std::getenv("SLURM_MPI_TYPE");
+        msg += ": srun did not give MPI a process manager interface it speaks";
+        if (type) msg += std::string(" (SLURM_MPI_TYPE=") + type + ")";
+        msg += "; run srun --mpi=pmi2 (or export SLURM_MPI_TYPE=pmi2; srun --mpi=list shows what this Slurm has), "
+               "or set bench.launcher = \"mpiexec\"";
+    } else {
+        msg += ": start it with mpiexec -n " + std::to_string(wanted) + " (or srun --mpi=pmi2 --ntasks=" + std::to_string(wanted) + ")";
+    }
+    return msg;
+}
+
 int usage() {
     std::fprintf(stderr, "usage: daqnet-evb RUN.cfg --out DIR   (under mpiexec or srun)\n");
     return 2;
@@ -64,6 +83,13 @@ int main(int argc, char** argv) {
     std::vector<std::string> hosts;
     try {
         config = Config::read(cfg_path);
+        if (config.ranks > 0 && size != config.ranks) {
+            // Typically srun without PMI: every task starts as rank 0 of 1. Say so before
+            // any rank writes a file that would look like a (smaller) run.
+            std::fprintf(stderr, "daqnet-evb: %s\n", rank_mismatch(config.ranks, rank, size).c_str());
+            MPI_Finalize();
+            return 3;
+        }
         hosts = gather_hostnames(MPI_COMM_WORLD);
         layout = make_layout(config, rank, hosts);
         parse_wait_mode(config.progress);

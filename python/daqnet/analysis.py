@@ -62,6 +62,13 @@ class ConflictReport:
         return int(np.count_nonzero(self._steps["conflicts"]))
 
     @property
+    def sum_max_link_load(self) -> int:
+        """Σ over steps of the step's max link load: with equal flows, a step lasts as long as
+        its most loaded link needs, so this over the steps done is the schedule's slowdown
+        against a conflict-free fabric (where every step's max load is 1)."""
+        return int(self._steps["max_link_load"].sum())
+
+    @property
     def total_link_traversals(self) -> int:
         """Σ over flows of route length in links (= Σ over links and steps of load)."""
         return self._core.total_link_traversals
@@ -215,6 +222,7 @@ class ConflictReport:
             "steps_total": self.steps_total,
             "steps_done": self.steps_done,
             "steps_with_conflicts": self.steps_with_conflicts,
+            "sum_max_link_load": self.sum_max_link_load,
             "interrupted": self.interrupted,
             "steps": [
                 {

@@ -23,6 +23,7 @@ from pathlib import Path
 from .bench_config import bench_ranks, run_config, write_run_config
 from .bench_results import collect, write_tables
 from .errors import DaqnetError
+from .files import write_text_atomic
 from .scenario import Scenario
 
 __all__ = ["executable", "launch_command", "run"]
@@ -138,7 +139,7 @@ def run(
         b["launcher_args"],
         [executable(), str(out / "run.cfg"), "--out", str(out)],
     )
-    (out / "command.txt").write_text(shlex.join(cmd) + "\n")
+    write_text_atomic(out / "command.txt", shlex.join(cmd) + "\n")
 
     # Never longer than the run plus generous margins: a hung launcher cannot hang daqnet.
     quiet_limit = (

@@ -11,6 +11,7 @@ import shlex
 from pathlib import Path
 
 from .errors import DaqnetError
+from .files import write_text_atomic
 from .hostlist import read_hostnames
 from .scenario import Scenario
 
@@ -78,6 +79,11 @@ def run_config(
         raise bad("meta_bytes", "must be 0 (no meta-data messages) or at least 64")
     if b["events"] and b["seconds"]:
         raise DaqnetError(f"{src}: give bench.events or bench.seconds, not both")
+    if not b["events"] and not b["seconds"] and {"bench.events", "bench.seconds"} & scenario.given:
+        raise DaqnetError(
+            f"{src}: bench.events and bench.seconds are both 0, so the run would have no end: "
+            f"give one of them > 0, or leave both out for {DEFAULT_SECONDS:g} s"
+        )
     means = b["fragment_bytes_per_ru"] or [b["fragment_bytes"]]
     size_key = "fragment_bytes_per_ru" if b["fragment_bytes_per_ru"] else "fragment_bytes"
     spread = 1 + 8 * b["fragment_sigma"] if b["fragment_distribution"] != "fixed" else 1
@@ -100,6 +106,8 @@ def run_config(
 
     p = scenario["placement"]
     cfg: dict[str, object] = {
+        # daqnet-evb refuses to run with another number of ranks (e.g. srun without PMI).
+        "ranks": ranks,
         "mode": b["mode"],
         "protocol": b["protocol"],
         "transport": b["transport"],
@@ -183,4 +191,4 @@ def run_config_text(cfg: dict[str, object], source: str) -> str:
 
 
 def write_run_config(cfg: dict[str, object], path: Path, source: str) -> None:
-    path.write_text(run_config_text(cfg, source))
+    write_text_atomic(path, run_config_text(cfg, source))

@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 
 from .errors import DaqnetError
+from .files import atomic_open, write_text_atomic
 
 __all__ = ["collect", "latency_percentiles", "summary", "write_tables"]
 
@@ -240,12 +241,12 @@ def write_tables(result: dict, out_dir: str | Path) -> None:
     """result.json plus units.csv and timeseries.csv."""
     out_dir = Path(out_dir)
     result = _clean(result)
-    (out_dir / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+    write_text_atomic(out_dir / "result.json", json.dumps(result, indent=1) + "\n")
     for name, rows in (("units", result["units"]), ("timeseries", result["timeseries"])):
         keys = list(rows[0]) if rows else []
         for row in rows:
             keys += [k for k in row if k not in keys]
-        with (out_dir / f"{name}.csv").open("w", newline="") as f:
+        with atomic_open(out_dir / f"{name}.csv", newline="") as f:
             w = csv.DictWriter(f, fieldnames=keys)
             w.writeheader()
             w.writerows(rows)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import DaqnetError
+from .files import read_text
 
 __all__ = ["read_hostnames"]
 
@@ -17,10 +18,7 @@ def read_hostnames(path: str | Path, key: str) -> list[tuple[str, int]]:
 
     `key` is the scenario key that named the file, for the message when it cannot be read.
     """
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as err:
-        raise DaqnetError(f"{key}: cannot read {path}: {err.strerror}") from None
+    lines = read_text(path, f"{key} host list").splitlines()
     out: list[tuple[str, int]] = []
     first: dict[str, int] = {}
     for lineno, line in enumerate(lines, 1):

@@ -10,12 +10,13 @@ import numpy as np
 
 from .analysis import ConflictReport
 from .errors import DaqnetError
+from .files import atomic_open
 
 __all__ = ["write_conflict_csv"]
 
 
 def _write(path: Path, header: list[str], rows: Iterable[Iterable]) -> None:
-    with path.open("w", newline="") as fh:
+    with atomic_open(path, newline="") as fh:
         w = csv.writer(fh)
         w.writerow(header)
         w.writerows(rows)

@@ -8,6 +8,7 @@ import numpy as np
 
 from .analysis import ConflictReport
 from .errors import DaqnetError
+from .files import save_figure
 
 __all__ = ["check_plot_path", "plot_conflicts"]
 
@@ -82,7 +83,7 @@ def plot_conflicts(report: ConflictReport, path: str | Path, title: str | None =
     bx.legend(ncol=3, fontsize="small")
     bx.set_title("load distribution per link class")
     try:
-        fig.savefig(path, dpi=110)
+        save_figure(fig, path, dpi=110)
     except OSError as err:
         raise DaqnetError(f"--plot {path}: cannot write figure: {err.strerror}") from None
     except ValueError as err:  # e.g. an unknown file extension

@@ -7,6 +7,9 @@ every destination must reach it without a loop or a black hole, else a
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -61,8 +64,21 @@ class Routing:
         return self._core.table()
 
     def write_table(self, path: str | Path) -> None:
-        """Write the tables in daqnet's plain-text format (readable by engine "table")."""
-        _core.routing.write_table_file(self._core, str(path))
+        """Write the tables in daqnet's plain-text format (readable by engine "table").
+
+        The C++ writer fills a temporary file beside `path`, renamed over it when complete.
+        """
+        path = Path(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+        os.close(fd)
+        try:
+            _core.routing.write_table_file(self._core, tmp)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
     def __repr__(self) -> str:
         return f"<daqnet.Routing {self.engine} over {self.fabric.describe()}>"

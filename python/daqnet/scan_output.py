@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import math
-import os
 import re
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import DaqnetError
+from .files import write_text_atomic
 
 if TYPE_CHECKING:
     from .scan import Plan
@@ -155,9 +155,7 @@ def _cell(value: Any) -> Any:
 
 def _replace(path: Path, text: str) -> None:
     """Write then rename: a reader (or a kill) never sees a half-written file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    write_text_atomic(path, text)
 
 
 def write_files(doc: dict, out: Path) -> None:

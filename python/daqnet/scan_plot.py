@@ -14,6 +14,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from .files import save_figure
+
 __all__ = ["MAX_KEYS", "MAX_PANELS", "layout_problem", "plot_scan", "scan_figure"]
 
 MAX_KEYS = 4  # x, y, facet columns, facet rows
@@ -100,7 +102,7 @@ def plot_scan(doc: dict, path: str | Path) -> Path:
     fig = scan_figure(doc)
     path = Path(path)
     try:
-        fig.savefig(path, dpi=120)
+        save_figure(fig, path, dpi=120)
     finally:
         plt.close(fig)
     return path

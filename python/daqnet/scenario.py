@@ -20,6 +20,7 @@ from . import routing as _routing
 from . import workload as _workload
 from .errors import DaqnetError
 from .fabric import NAMINGS, Fabric, fat_tree
+from .files import read_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -114,9 +115,14 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "rate_hz": Key(
             "float", 0.0, "fragments per second per RU, 0 = as fast as possible", minimum=0
         ),
-        "events": Key("int", 0, "stop after this many events built after warm-up", minimum=0),
+        "events": Key(
+            "int", 0, "stop after this many events built after warm-up (0: use seconds)", minimum=0
+        ),
         "seconds": Key(
-            "float", 0.0, "or stop after this many seconds after warm-up (default 5)", minimum=0
+            "float",
+            0.0,
+            "or stop this many seconds after warm-up (0: use events; neither given: 5 s)",
+            minimum=0,
         ),
         "warmup_seconds": Key("float", 0.5, "excluded from the measurement", minimum=0),
         "seed": Key("seed", 0, "seed of sizes and payloads"),
@@ -162,9 +168,19 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "ejection_gbps": Key(
             "float", 0.0, "host NIC limit out of the fabric, 0 = only the link", minimum=0
         ),
-        "events": Key("int", 1000, "protocol mode: events to build", minimum=1),
+        "events": Key(
+            "int",
+            None,
+            "protocol mode, unless bench.events or bench.seconds is set: events built in the "
+            "measurement window (default 4 × nodes × credits)",
+            minimum=1,
+        ),
         "warmup_events": Key(
-            "int", 0, "protocol mode: the measurement starts once this many are built", minimum=0
+            "int",
+            None,
+            "protocol mode, with simulate.events: the window opens once this many are built "
+            "(default nodes × credits)",
+            minimum=0,
         ),
         "local_gbps": Key(
             "float",
@@ -196,19 +212,33 @@ def parse_set(item: str) -> tuple[str, str, Any]:
 class Scenario:
     """A validated scenario: values with defaults filled in, and builders for each stage."""
 
-    def __init__(self, data: dict, source: str = "<scenario>", base_dir: str | Path = "."):
+    def __init__(
+        self,
+        data: dict,
+        source: str = "<scenario>",
+        base_dir: str | Path = ".",
+        overrides: list[str] | tuple[str, ...] = (),
+    ):
         self.source = source
         self.base_dir = Path(base_dir)
+        #: The ``--set`` items applied, as typed.
+        self.overrides = list(overrides)
         self.values = self._validate(data)
+        #: "section.key" of every key given in the file or by ``--set`` (the rest are defaults).
+        self.given = frozenset(
+            f"{section}.{key}"
+            for section, keys in data.items()
+            if isinstance(keys, dict)
+            for key in keys
+        )
+        #: "section.key" of every key set by ``--set``.
+        self.overridden = frozenset(".".join(parse_set(item)[:2]) for item in self.overrides)
 
     # -- loading -------------------------------------------------------------------------
     @classmethod
     def load(cls, path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
         path = Path(path)
-        try:
-            text = path.read_text()
-        except OSError as err:
-            raise DaqnetError(f"cannot read scenario {path}: {err.strerror}") from None
+        text = read_text(path, "scenario")
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as err:
@@ -228,11 +258,11 @@ class Scenario:
                     f"{path}: '{section}' must be a table ([{section}]) to take --set {item}"
                 )
             if SCHEMA[section][key].kind == "path" and isinstance(value, str):
-                value = str(
-                    Path(value).absolute()
-                )  # a path typed on the command line is relative to here
+                # A path typed on the command line is relative to the current directory,
+                # as the shell completed it; paths in the file are relative to the file.
+                value = str(Path(value).absolute())
             data[section][key] = value
-        return cls(data, str(path), path.parent)
+        return cls(data, str(path), path.parent, list(overrides))
 
     def _validate(self, data: dict) -> dict:
         out: dict[str, Any] = {}

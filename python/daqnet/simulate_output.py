@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from .errors import DaqnetError
+from .files import atomic_open, write_text_atomic
 
 __all__ = ["simulate_summary", "write_simulation"]
 
@@ -46,7 +47,7 @@ def simulate_summary(r: dict) -> str:
         if worst and (worst[0]["slowdown"] or 0) > 1 + 1e-9:
             lines.append(
                 "  worst      "
-                + ", ".join(f"step {s['step'] + 1}: ×{s['slowdown']:.2f}" for s in worst)
+                + ", ".join(f"step {s['step']}: ×{s['slowdown']:.2f}" for s in worst)
             )
         done = f"{r['steps_done']:,} of {r['steps_total']:,} steps"
     else:
@@ -55,7 +56,8 @@ def simulate_summary(r: dict) -> str:
             f"  protocol   {r['protocol'].upper()}, {r['schedule']} gathers, {r['nodes']} nodes, "
             f"{r['credits']} credits, {r['in_flight']} in flight per gather",
             "",
-            f"  throughput {r['throughput_gbps']:,.1f} Gb/s in total, {r['gbps_per_host']:.2f} Gb/s per node, "
+            f"  throughput {r['throughput_gbps']:,.1f} Gb/s in total, {r['gbps_per_host']:.2f} Gb/s per node "
+            f"({r['network_gbps_per_host']:.2f} over the network; each node's own fragment stays local), "
             f"{r['events_per_second']:,.0f} events/s",
         ]
         if lat["p50"] is not None:
@@ -65,7 +67,8 @@ def simulate_summary(r: dict) -> str:
         busiest = max((ln["utilization"] for ln in r["links"]), default=0.0)
         lines.append(f"  links      busiest at {busiest:.1%} of its capacity on average")
         done = (
-            f"{r['events_built']:,} events measured in {_ms(r['window_seconds'])} of simulated time"
+            f"{r['events_built']:,} events measured in {_ms(r['window_seconds'])} of simulated time "
+            f"after {_ms(r['warmup_seconds'])} of warm-up (run length from [{r['run_length_from']}])"
         )
     lines.append(f"  {'INTERRUPTED: ' if r['interrupted'] else ''}{done}")
     return "\n".join(lines)
@@ -79,14 +82,14 @@ def write_simulation(r: dict, out: str | Path) -> list[Path]:
     except OSError as err:
         raise DaqnetError(f"--out {out}: cannot create directory: {err.strerror}") from None
     written = [out / "result.json"]
-    written[0].write_text(json.dumps(r, indent=1) + "\n")
+    write_text_atomic(written[0], json.dumps(r, indent=1) + "\n")
     for key, name in TABLES.items():
         rows = r.get(key)
         if not rows:
             continue
         path = out / name
         fields = list(dict.fromkeys(k for row in rows for k in row))  # RU and BU rows differ
-        with path.open("w", newline="") as fh:
+        with atomic_open(path, newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=fields)
             w.writeheader()
             w.writerows(rows)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .analysis import ConflictReport
 
 __all__ = ["conflict_summary"]
@@ -34,6 +36,13 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
         f"  {report.total_flows:,} flows, {report.total_conflicts:,} conflicts in "
         f"{report.steps_with_conflicts:,} of {done:,} steps, max link load {report.max_link_load}"
     )
+    busy = int(np.count_nonzero(report.steps()["flows"]))
+    if busy:
+        total = report.sum_max_link_load
+        lines.append(
+            f"  Σ over steps of the max link load {total:,} against {busy:,} without conflicts: "
+            f"steps of equal flows take ×{total / busy:.3f} as long"
+        )
     if report.interrupted:
         lines.append(
             f"  INTERRUPTED after {done:,} of {report.steps_total:,} steps: totals cover those steps"

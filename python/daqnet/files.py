@@ -1,0 +1,84 @@
+"""Reading users' text files strictly, and writing result files atomically.
+
+Inputs (scenarios, host lists) must be UTF-8; a byte-order mark, as some Windows editors
+write, is accepted and dropped. Anything else stops with one line naming the file, line and
+column. Outputs are written to a temporary file in the same directory and renamed over the
+target, so a reader (or a second Ctrl-C) never sees a half-written file that looks whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from .errors import DaqnetError
+
+__all__ = ["atomic_open", "read_text", "save_figure", "write_text_atomic"]
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def read_text(path: str | Path, what: str) -> str:
+    """The UTF-8 text of `path` (`what` names it in messages, e.g. "scenario")."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise DaqnetError(f"cannot read {what} {path}: {err.strerror}") from None
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise DaqnetError(
+            f"{path}:{line}:{column}: {what} is not UTF-8 text (byte 0x{data[err.start]:02x}); "
+            "save it as UTF-8"
+        ) from None
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | Path, newline: str | None = None, binary: bool = False) -> Iterator[IO]:
+    """Open a temporary file beside `path` for writing; rename it over `path` on success.
+
+    On any exception (KeyboardInterrupt included) the temporary file is removed and `path`
+    keeps its previous content, if any.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        if binary:
+            with os.fdopen(fd, "wb") as fh:
+                yield fh
+        else:
+            with os.fdopen(fd, "w", newline=newline, encoding="utf-8") as fh:
+                yield fh
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    with atomic_open(path) as fh:
+        fh.write(text)
+
+
+def save_figure(fig, path: str | Path, dpi: int) -> None:
+    """``fig.savefig`` through a temporary file; the format comes from the file's suffix."""
+    path = Path(path)
+    fmt = path.suffix.lstrip(".").lower() or None
+    with atomic_open(path, binary=True) as fh:
+        fig.savefig(fh, format=fmt, dpi=dpi)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
