@@ -317,6 +317,9 @@ def test_interrupt_keeps_what_was_measured(tmp_path):
     r = json.loads(stdout)
     assert r["interrupted"] and r["events_built"] > 0
     assert json.loads((out / "result.json").read_text())["interrupted"]
+    # Fragments of events under way at Ctrl-C were in flight, not lost.
+    assert r["lost_fragments"] == 0 and r["in_flight_fragments"] >= 0
+    assert all("lost" not in e for e in r["errors"])
 
 
 @pytest.mark.parametrize(
@@ -339,6 +342,8 @@ def test_interrupt_keeps_what_was_measured(tmp_path):
         (("workload.kind=all-to-all",), "event building only"),
         (("bench.launcher_args='\"x'",), "bench.launcher_args"),
         (("bench.credits=8000", "bench.fragment_bytes=100000000"), "of buffers"),
+        # An explicit 0 with no event count once ran the default 5 s silently.
+        (("bench.seconds=0",), "bench.events and bench.seconds are both 0"),
     ],
 )
 def test_bad_values_are_rejected_before_launch(tmp_path, sets, message):
@@ -373,6 +378,65 @@ def test_collect_reports_a_missing_rank(tmp_path):
     assert r["status"] == "failed" and "rank 3: no result file" in r["errors"]
 
 
+def test_collect_names_a_corrupt_rank_file(tmp_path):
+    p, r = bench(tmp_path, "bench.seconds=0.3")
+    assert p.returncode == 0, p.stderr
+    (tmp_path / "out" / "rank-2.json").write_text('{"rank": 2, "status": "fini')
+    p = daqnet("collect", str(tmp_path / "out"), "--json")
+    assert p.returncode == 1
+    r = json.loads(p.stdout)
+    assert "rank 2: result file rank-2.json is corrupt (not a rank snapshot)" in r["errors"]
+    assert not any("no result file" in e for e in r["errors"])
+
+
+def test_results_carry_their_configuration(tmp_path):
+    p, r = bench(tmp_path, "bench.protocol=pull", "bench.credits=3")
+    assert p.returncode == 0, p.stderr
+    assert (r["protocol"], r["credits"], r["fragment_bytes"]) == ("pull", 3, 65536)
+    assert r["run_config"]["ranks"] == 4 and r["run_config"]["in_flight"] == 8
+    assert r["config"]["values"]["bench"]["credits"] == 3
+    assert "bench.credits=3" in r["config"]["set"]
+    assert json.loads((tmp_path / "out" / "result.json").read_text())["protocol"] == "pull"
+
+
+def test_a_ranks_own_error_is_shown(tmp_path):
+    # An unknown interface fails in the TCP transport of every rank, which then calls
+    # MPI_Abort; the launcher's last lines only say that. The rank's own line is the cause.
+    p, _ = bench(tmp_path, "bench.transport=tcp", "bench.tcp_interface=nosuch0")
+    assert p.returncode != 0
+    assert "daqnet-evb rank" in p.stderr and "nosuch0" in p.stderr, p.stderr
+    assert "MPI_Abort" not in p.stderr.strip().splitlines()[-1]
+
+
+def test_evb_refuses_another_rank_count(tmp_path):
+    # What srun without PMI does (every task rank 0 of 1), here with mpiexec -n 2 for a run
+    # prepared for 4: a clear line and no rank file that would look like a smaller run.
+    out = tmp_path / "run"
+    p = daqnet("bench", str(EXAMPLE), "--prepare", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    from daqnet.bench import executable, mpiexec
+
+    run = subprocess.run(
+        [mpiexec(), "-n", "2", executable(), str(out / "run.cfg"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode != 0
+    assert "prepared for 4 ranks but MPI started this process as rank" in run.stderr
+    assert "of 2" in run.stderr and "mpiexec -n 4" in run.stderr
+    assert not list(out.glob("rank-*"))
+    c = daqnet("collect", str(out))
+    assert c.returncode == 2 and "no rank results" in c.stderr
+    # A launch.json of another world size (a run made before this check) is refused too.
+    (out / "launch.json").write_text('{"ranks": 1, "em_rank": 0}')
+    (out / "rank-0.json").write_text('{"rank": 0}')
+    c = daqnet("collect", str(out))
+    assert c.returncode == 2
+    assert "prepared for 4 ranks but daqnet-evb ran with 1" in c.stderr
+    assert "--mpi=pmi2" in c.stderr
+
+
 def test_prepare_then_collect(tmp_path):
     out = tmp_path / "by-hand"
     p = daqnet(
@@ -384,11 +448,13 @@ def test_prepare_then_collect(tmp_path):
         *[a for s in QUICK for a in ("--set", s)],
     )
     assert p.returncode == 0, p.stderr
-    mpiexec_line = next(line for line in p.stdout.splitlines() if line.startswith("mpiexec"))
-    argv = mpiexec_line.split()
-    from daqnet.bench import _mpiexec
+    srun_line, mpiexec_line = p.stdout.splitlines()
+    from daqnet.bench import mpiexec, uses_mpich_wheel
 
-    argv[0] = _mpiexec()
+    pmi = " --mpi=pmi2" if uses_mpich_wheel() else ""  # the mpich wheel speaks PMI-2 only
+    assert srun_line.startswith(f"srun --ntasks=4{pmi} ")
+    argv = mpiexec_line.split()
+    assert argv[0] == mpiexec()
     assert subprocess.run(argv, capture_output=True, timeout=60).returncode == 0
     p = daqnet("collect", str(out), "--json")
     assert p.returncode == 0, p.stderr

@@ -374,3 +374,171 @@ def test_ctrl_c_keeps_partial_results(tmp_path):
     assert len(result["steps"]) == result["steps_done"]
     assert "interrupted after" in stderr and "Traceback" not in stderr
     assert len(read_csv(out / "steps.csv")) == result["steps_done"]
+
+
+# -- issue 9: inputs, outputs, numbering, configuration ------------------------------------
+def test_scenario_encodings(tmp_path):
+    p = tmp_path / "bom.toml"
+    p.write_bytes(b"\xef\xbb\xbf" + SCENARIO.encode())  # as some Windows editors save it
+    r = run_cli("conflicts", p, "--json")
+    assert r.returncode == 0, r.stderr
+    p = tmp_path / "latin1.toml"
+    p.write_bytes(SCENARIO.replace('name = "t"', 'name = "caf\xe9"').encode("latin-1"))
+    r = run_cli("conflicts", p)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert f"{p}:2:12: scenario is not UTF-8 text (byte 0xe9)" in r.stderr
+
+
+def test_host_file_encodings(tmp_path, scenario):
+    hosts = tmp_path / "hosts.txt"
+    hosts.write_bytes(b"\xef\xbb\xbf" + "\n".join(f"node{i:02d}" for i in range(30)).encode())
+    base = ["conflicts", scenario, "--set", "fabric.naming=cabling", "--set"]
+    r = run_cli(*base, "placement.order=file", "--set", f"placement.file={hosts}")
+    assert r.returncode == 0, r.stderr
+    hosts.write_bytes(b"node00\nnode\xff01\n")
+    r = run_cli(*base, "placement.order=file", "--set", f"placement.file={hosts}")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert f"{hosts}:2:5: placement.file host list is not UTF-8 text (byte 0xff)" in r.stderr
+
+
+def test_sum_of_max_loads_against_brute_force(scenario, capsys):
+    import reference
+    from daqnet.analysis import conflicts
+
+    s = Scenario.load(scenario, ["placement.order=hostname"])
+    _, rt, pl, wl = s.build()
+    rep = conflicts(rt, pl, wl)
+    per_step, *_ = reference.conflicts(rt, pl.hosts, wl.steps())
+    expected = sum(m for _, m, _ in per_step)
+    assert expected > len(per_step)  # there is contention to see
+    assert rep.sum_max_link_load == expected
+    assert main(["conflicts", str(scenario), "--set", "placement.order=hostname", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["sum_max_link_load"] == expected
+    assert doc["steps_with_conflicts"] == sum(c > 0 for c, _, _ in per_step)
+    assert main(["conflicts", str(scenario), "--set", "placement.order=hostname"]) == 0
+    text = capsys.readouterr().out
+    assert f"Σ over steps of the max link load {expected:,} against {len(per_step)}" in text
+
+
+def test_one_step_numbering_everywhere(scenario, tmp_path, capsys):
+    sets = ["--set", "placement.order=hostname"]
+    assert main(["conflicts", str(scenario), *sets, "--json"]) == 0
+    conf = json.loads(capsys.readouterr().out)["steps"]
+    out = tmp_path / "sim"
+    assert main(["simulate", str(scenario), *sets, "--json", "--out", str(out)]) == 0
+    sim = json.loads(capsys.readouterr().out)["steps"]
+    assert [s["step"] for s in conf] == [s["step"] for s in sim] == list(range(1, 30))
+    assert [int(r["step"]) for r in read_csv(out / "steps.csv")] == list(range(1, 30))
+    # The same step number means the same step: a conflict-free step has no slowdown.
+    for c, m in zip(conf, sim, strict=True):
+        if c["max_link_load"] == 1:
+            assert m["slowdown"] == pytest.approx(1.0)
+    assert main(["simulate", str(scenario), *sets]) == 0
+    worst = max(sim, key=lambda s: s["slowdown"])
+    assert f"step {worst['step']}: ×{worst['slowdown']:.2f}" in capsys.readouterr().out
+
+
+def test_set_of_an_ignored_key_warns(scenario):
+    r = run_cli("conflicts", scenario, "--set", "bench.credits=4", "--set", "placement.seed=3")
+    assert r.returncode == 0
+    assert "warning: --set bench.credits: daqnet conflicts does not read bench.credits" in r.stderr
+    assert "placement.seed: it is read only when placement.order is 'random'" in r.stderr
+    r = run_cli("simulate", scenario, "--set", "simulate.events=10")
+    assert "daqnet simulate in steps mode does not read simulate.events" in r.stderr
+
+
+def test_results_carry_their_configuration(scenario, capsys):
+    assert main(["conflicts", str(scenario), "--json", "--set", "fabric.hosts=24"]) == 0
+    cfg = json.loads(capsys.readouterr().out)["config"]
+    assert cfg["file"] == str(scenario) and cfg["set"] == ["fabric.hosts=24"]
+    assert cfg["values"]["fabric"]["hosts"] == 24 and cfg["values"]["routing"]["engine"] == "dmodk"
+    sets = ["--set", "simulate.mode=protocol", "--set", "bench.protocol=pull"]
+    assert main(["simulate", str(scenario), *sets, "--json", "--set", "simulate.events=30"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["protocol"], doc["credits"], doc["fragment_bytes"]) == ("pull", 2, 1048576)
+    assert doc["config"]["values"]["bench"]["in_flight"] == 8
+
+
+def test_interrupted_figure_says_so(scenario, monkeypatch, tmp_path):
+    from daqnet import _core, plot
+    from daqnet.analysis import ConflictReport
+
+    _, rt, pl, wl = Scenario.load(scenario).build()
+    core, stopped = _core.analysis.analyze_conflicts(
+        rt._core, pl.hosts, wl._core, lambda done, total: False, 0.0
+    )
+    rep = ConflictReport(rt, pl, wl, core, stopped)
+    assert rep.interrupted and rep.steps_done < rep.steps_total
+    seen = {}
+    monkeypatch.setattr(plot, "save_figure", lambda fig, path, dpi: seen.update(fig=fig))
+    plot.plot_conflicts(rep, tmp_path / "f.png", title="t: barrel shift over 30 ranks, 29 steps")
+    title = seen["fig"].axes[0].get_title()
+    assert f"INTERRUPTED: steps 1–{rep.steps_done} of 29 only" in title
+
+
+def test_outputs_are_replaced_whole(scenario, tmp_path, monkeypatch):
+    # A second Ctrl-C while tables are written must not leave a short file that looks whole.
+    from daqnet import output
+    from daqnet.analysis import conflicts
+
+    _, rt, pl, wl = Scenario.load(scenario).build()
+    rep = conflicts(rt, pl, wl)
+    out = tmp_path / "csv"
+    output.write_conflict_csv(rep, out)
+    before = (out / "links.csv").read_text()
+
+    real = output._columns
+
+    def interrupted(table):
+        header, rows = real(table)
+
+        def some_rows():
+            for i, row in enumerate(rows):
+                if i == 5:
+                    raise KeyboardInterrupt
+                yield row
+
+        return header, some_rows()
+
+    monkeypatch.setattr(output, "_columns", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        output.write_conflict_csv(rep, out)
+    assert (out / "steps.csv").exists() and (out / "links.csv").read_text() == before
+    assert sorted(p.name for p in out.iterdir()) == [
+        "conflicts.csv",
+        "levels.csv",
+        "links.csv",
+        "steps.csv",
+    ]
+
+
+def test_interrupted_simulation_without_out_says_where_results_are(tmp_path, examples_dir):
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "daqnet",
+            "simulate",
+            str(examples_dir / "lhcb-540.toml"),
+            "--set",
+            "fabric.hosts=72",
+            "--set",
+            "simulate.mode=protocol",
+            "--set",
+            "simulate.events=10000000",
+            "--progress",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    buf = ""
+    deadline = time.monotonic() + 60
+    while "event" not in buf and time.monotonic() < deadline:
+        buf += p.stderr.read(1)
+    p.send_signal(signal.SIGINT)
+    stdout, stderr = p.communicate(timeout=60)
+    assert p.returncode == 130
+    assert "INTERRUPTED" in stdout
+    assert "printed above" in stderr and "written to" not in stderr

@@ -417,9 +417,9 @@ def test_ctrl_c_writes_finished_rows(scenario, tmp_path, jobs):
 # -- MPI -------------------------------------------------------------------------------------
 def mpiexec() -> str:
     pytest.importorskip("mpi4py", reason="mpi4py is in daqnet's test extra")
-    from daqnet.bench import _mpiexec
+    from daqnet.bench import mpiexec
 
-    return _mpiexec()
+    return mpiexec()
 
 
 # MPICH ranks waiting in MPI spin; daqnet scan only probes and sleeps, and this throttle
@@ -511,3 +511,27 @@ def test_plan_is_stable(scenario):
         "fabric.hosts=16, placement.order=random",
     ]
     assert [p.scenario["fabric"]["hosts"] for p in plan.points] == [8, 8, 16, 16]
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_run_scan_from_a_script(scenario, tmp_path, guarded):
+    # Worker processes re-import the main script; an unguarded top-level run_scan crashed
+    # the pool with "a worker process died". Now it is named, with the fix, before any start.
+    call = (
+        f"doc = run_scan({str(scenario)!r}, ['placement.order=topology,hostname'], "
+        f"out={str(tmp_path / 'o')!r}, jobs=2)\nprint(doc['status'])\n"
+    )
+    if guarded:
+        call = "if __name__ == '__main__':\n" + "".join(f"    {ln}\n" for ln in call.splitlines())
+    script = tmp_path / "my_scan.py"
+    script.write_text("from daqnet.scan import run_scan\n" + call)
+    r = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    if guarded:
+        assert r.returncode == 0 and r.stdout.strip() == "finished", r.stderr
+    else:
+        assert r.returncode == 1 and "worker process died" not in r.stderr
+        assert f"{script}:2: run_scan with jobs > 1 starts worker processes" in r.stderr
+        assert 'if __name__ == "__main__":' in r.stderr
+        assert not (tmp_path / "o").exists()

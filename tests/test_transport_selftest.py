@@ -6,7 +6,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from daqnet.bench import _mpiexec
+from daqnet.bench import mpiexec
 
 SELFTEST = Path(sysconfig.get_path("scripts")) / "daqnet-transport-selftest"
 
@@ -24,7 +24,7 @@ SELFTEST = Path(sysconfig.get_path("scripts")) / "daqnet-transport-selftest"
 def test_transport_selftest(transport, wait, ranks):
     assert SELFTEST.exists(), "daqnet-transport-selftest is installed with daqnet"
     p = subprocess.run(
-        [_mpiexec(), "-n", str(ranks), str(SELFTEST), transport, wait],
+        [mpiexec(), "-n", str(ranks), str(SELFTEST), transport, wait],
         capture_output=True,
         text=True,
         timeout=180,

@@ -244,7 +244,7 @@ std::uint64_t BuilderUnit::lost() const {
 void BuilderUnit::report(JsonObject& out) const {
     out.add("corrupt_fragments", corrupt_)
         .add("duplicate_fragments", duplicate_)
-        .add("lost_fragments", lost())
+        .add("missing_fragments", lost())  // of events under way; lost only if the run ended
         .raw("latency_histogram", latency_.json());
 }
 

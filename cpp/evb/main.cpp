@@ -86,7 +86,9 @@ int main(int argc, char** argv) {
         if (config.ranks > 0 && size != config.ranks) {
             // Typically srun without PMI: every task starts as rank 0 of 1. Say so before
             // any rank writes a file that would look like a (smaller) run.
-            std::fprintf(stderr, "daqnet-evb: %s\n", rank_mismatch(config.ranks, rank, size).c_str());
+            const char* task = std::getenv("SLURM_PROCID");  // one line per job step, not per task
+            if (!task || std::string(task) == "0")
+                std::fprintf(stderr, "daqnet-evb: %s\n", rank_mismatch(config.ranks, rank, size).c_str());
             MPI_Finalize();
             return 3;
         }

@@ -187,7 +187,10 @@ void Node::write_snapshot(const std::string& status, const std::string& error) {
         .add("period", period_)
         .add("cpu_seconds", cpu)
         .add("protocol_errors", protocol_errors_)
-        .add("lost_fragments", status == "running" ? 0 : lost)
+        // Fragments of events still under way when a run is interrupted (or still running)
+        // were in flight, not lost: only a run that ended (or failed) has lost them.
+        .add("lost_fragments", status == "running" || status == "interrupted" ? 0 : lost)
+        .add("in_flight_fragments", status == "running" || status == "interrupted" ? lost : 0)
         .raw("units", units);
     write_atomically(json_path_, doc.str());
 }

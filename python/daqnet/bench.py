@@ -26,7 +26,15 @@ from .errors import DaqnetError
 from .files import write_text_atomic
 from .scenario import Scenario
 
-__all__ = ["executable", "launch_command", "run"]
+__all__ = [
+    "executable",
+    "first_error",
+    "launch_command",
+    "mpiexec",
+    "run",
+    "srun_command",
+    "uses_mpich_wheel",
+]
 
 
 def executable() -> str:
@@ -42,11 +50,33 @@ def executable() -> str:
     return found
 
 
-def _mpiexec() -> str:
+def _build_info():
     try:
         from . import _evb_build
     except ImportError:  # pragma: no cover - a build without the event builder
         raise DaqnetError("daqnet was built without daqnet-evb") from None
+    return _evb_build
+
+
+def uses_mpich_wheel() -> bool:
+    """Whether daqnet-evb runs on the mpich wheel's MPI (which speaks PMI-2, not PMIx)."""
+    return _build_info().MPI_KIND == "wheel"
+
+
+def srun_command(ranks: int, extra: list[str]) -> list[str]:
+    """``srun`` for `ranks` tasks. With the mpich wheel's MPI, ``--mpi=pmi2`` unless the
+    extra arguments choose a plugin: Slurm's default (MpiDefault=none, or pmix) would start
+    every task as a lone rank 0 of 1. This beats SLURM_MPI_TYPE, which a site may set for
+    its own MPI library."""
+    cmd = ["srun", f"--ntasks={ranks}"]
+    if uses_mpich_wheel() and not any(a == "--mpi" or a.startswith("--mpi=") for a in extra):
+        cmd.append("--mpi=pmi2")
+    return [*cmd, *extra]
+
+
+def mpiexec() -> str:
+    """The mpiexec that matches daqnet-evb's MPI: the system's it was built with, the wheel's, or PATH's."""
+    _evb_build = _build_info()
     if _evb_build.MPI_KIND == "system" and _evb_build.MPIEXEC and Path(_evb_build.MPIEXEC).exists():
         return _evb_build.MPIEXEC
     if _evb_build.MPI_KIND == "wheel":
@@ -66,10 +96,10 @@ def launch_command(launcher: str, ranks: int, extra: str, argv: list[str]) -> li
     if launcher == "srun":
         if not shutil.which("srun"):
             raise DaqnetError("bench.launcher = 'srun' but srun is not on PATH")
-        return ["srun", f"--ntasks={ranks}", *shlex.split(extra), *argv]
-    mpiexec = _mpiexec()
-    cmd = [mpiexec, "-n", str(ranks)]
-    if "Open MPI" in _version(mpiexec):
+        return [*srun_command(ranks, shlex.split(extra)), *argv]
+    mpiexec_path = mpiexec()
+    cmd = [mpiexec_path, "-n", str(ranks)]
+    if "Open MPI" in _version(mpiexec_path):
         cmd.append("--oversubscribe")  # more ranks than cores is the normal case on one machine
     return [*cmd, *shlex.split(extra), *argv]
 
@@ -172,19 +202,18 @@ def run(
                     raise_later = (
                         f"the ranks stopped reporting for {quiet_limit:.0f} s; the run was killed"
                     )
-                    result = _finish(out, ranks, [raise_later])
+                    result = _finish(out, ranks, [raise_later], scenario)
                     return result
         except KeyboardInterrupt:
             interrupted = True
             _stop(proc, signal.SIGINT)
     notes = []
     if proc.returncode not in (0, None) and not interrupted:
-        tail = (out / "launcher.log").read_text(errors="replace").strip().splitlines()[-3:]
+        cause = first_error(out / "launcher.log")
         notes.append(
-            f"launcher exited with status {proc.returncode}"
-            + (": " + " | ".join(tail) if tail else "")
+            f"launcher exited with status {proc.returncode}" + (f": {cause}" if cause else "")
         )
-    result = _finish(out, ranks, notes)
+    result = _finish(out, ranks, notes, scenario)
     if interrupted:
         result["status"], result["interrupted"] = "interrupted", True
         write_tables(result, out)
@@ -207,18 +236,30 @@ def _stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
             continue
 
 
-def _finish(out: Path, ranks: int, notes: list[str]) -> dict:
+def first_error(log: Path) -> str:
+    """The first line a daqnet-evb rank wrote about its own failure, else the log's last
+    line: MPI_Abort and the launcher's complaints come after the cause and hide it."""
+    try:
+        lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    for line in lines:
+        if line.startswith("daqnet-evb") and "run failed (see" not in line:
+            return line
+    return lines[-1] if lines else ""
+
+
+def _finish(out: Path, ranks: int, notes: list[str], scenario: Scenario) -> dict:
     try:
         result = collect(out, ranks)
-    except DaqnetError:
+    except DaqnetError as err:
         # Nothing measured at all (e.g. the launcher failed): say why, keep the log.
-        log = (out / "launcher.log").read_text(errors="replace").strip()
+        cause = first_error(out / "launcher.log") or str(err)
         raise DaqnetError(
-            "daqnet-evb produced no results"
-            + (f": {log.splitlines()[-1]}" if log else "")
-            + f" (see {out}/launcher.log)"
+            f"daqnet-evb produced no results: {cause} (see {out}/launcher.log)"
         ) from None
     result["errors"] += notes
+    result["config"] = scenario.effective()
     if notes and result["status"] == "finished":
         result["status"] = "failed"
     result["out_dir"] = str(out)

@@ -112,24 +112,93 @@ def _timeseries(out_dir: Path) -> list[dict]:
     return rows
 
 
+def read_run_config(path: Path) -> dict[str, str]:
+    """The key = value pairs of a run.cfg (empty if there is none)."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return {}
+    out = {}
+    for line in lines:
+        key, eq, value = line.partition("=")
+        if eq and not line.lstrip().startswith("#"):
+            out[key.strip()] = value.strip()
+    return out
+
+
+# Why daqnet-evb may have run with another number of ranks than prepared, for messages.
+PMI_HINT = (
+    "under srun, the mpich wheel's MPI needs srun --mpi=pmi2 (or SLURM_MPI_TYPE=pmi2; "
+    "srun --mpi=list shows what this Slurm offers), else every task runs alone as rank 0 of 1"
+)
+
+
+# run.cfg keys repeated at the top of a result, beside its figures.
+_HEADLINE = ("mode", "protocol", "schedule", "credits", "in_flight", "fragment_bytes", "meta_bytes")
+
+
+def _typed(text: str) -> object:
+    """A run.cfg value as JSON would have it: whole numbers, numbers, booleans, else text."""
+    if text in ("true", "false"):
+        return text == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _rank_of(path: Path) -> int | None:
+    try:
+        return int(path.stem.split("-", 1)[1])
+    except (IndexError, ValueError):
+        return None
+
+
 def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
-    """The result document of a run directory (complete or not)."""
+    """The result document of a run directory (complete or not).
+
+    The number of ranks is the one run.cfg was prepared for (else `expected_ranks`, else
+    launch.json's); a run that MPI started with another number is refused (DaqnetError).
+    """
     out_dir = Path(out_dir)
-    ranks = {}
+    cfg = read_run_config(out_dir / "run.cfg")
+    launch = _read_json(out_dir / "launch.json") or {}
+    prepared = int(cfg["ranks"]) if cfg.get("ranks", "").isdigit() else None
+    n = prepared or expected_ranks or launch.get("ranks")
+    if n and launch.get("ranks") not in (None, n):
+        raise DaqnetError(
+            f"{out_dir}: run.cfg was prepared for {n} ranks but daqnet-evb ran with "
+            f"{launch['ranks']} (launch.json): not collected; {PMI_HINT}"
+        )
+    ranks, corrupt_files = {}, []
     for path in out_dir.glob("rank-*.json"):
         doc = _read_json(path)
-        if doc is not None:
-            ranks[doc["rank"]] = doc
+        if doc is None or not isinstance(doc, dict) or "rank" not in doc:
+            corrupt_files.append(path)
+            continue
+        ranks[doc["rank"]] = doc
+    if n and any(r >= n for r in ranks):
+        raise DaqnetError(
+            f"{out_dir}: rank files up to rank-{max(ranks)}.json for a run of {n} ranks "
+            "(left from another run?): not collected"
+        )
     if not ranks:
-        raise DaqnetError(f"{out_dir}: no rank results (rank-N.json) to collect")
-    n = expected_ranks or (_read_json(out_dir / "launch.json") or {}).get("ranks") or len(ranks)
-    launch = _read_json(out_dir / "launch.json") or {}
+        why = (
+            f"only corrupt ones ({', '.join(p.name for p in sorted(corrupt_files))})"
+            if corrupt_files
+            else "daqnet-evb wrote none"
+        )
+        hint = f"; {PMI_HINT}" if prepared and not launch else ""
+        raise DaqnetError(f"{out_dir}: no rank results (rank-N.json) to collect: {why}{hint}")
+    n = n or len(ranks)
     em = next(
         (u | {"rank": r} for r, d in ranks.items() for u in d["units"] if u["unit"] == "em"), None
     )
 
     units, bu_hists = [], []
-    lost = duplicate = corrupt = 0
+    lost = in_flight = duplicate = corrupt = 0
     for r in sorted(ranks):
         d = ranks[r]
         shared = len(d["units"]) > 1
@@ -159,8 +228,13 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
                 else "",
             }
             if u["unit"] == "bu":
-                # A rank that never finished (killed) cannot tell lost from still in flight.
-                lost += u["lost_fragments"] if d["status"] != "running" else 0
+                # Fragments of events under way: in flight if the run was interrupted or
+                # the rank never finished (killed: it cannot tell), lost if it ended.
+                missing = u["missing_fragments"]
+                if d["status"] in ("running", "interrupted"):
+                    in_flight += missing
+                else:
+                    lost += missing
                 duplicate += u["duplicate_fragments"]
                 corrupt += u["corrupt_fragments"]
                 bu_hists.append(u["latency_histogram"])
@@ -168,11 +242,16 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
             units.append(row)
 
     statuses = {r: ranks[r]["status"] for r in ranks}
-    missing = sorted(set(range(n)) - set(ranks))
+    corrupt_ranks = {_rank_of(p) for p in corrupt_files} - {None}
+    missing = sorted(set(range(n)) - set(ranks) - corrupt_ranks)
     errors = [
         f"rank {r}: {ranks[r]['error']}" for r in sorted(ranks) if ranks[r]["status"] == "error"
     ]
     errors += [f"rank {r}: no result file" for r in missing]
+    errors += [
+        f"rank {_rank_of(p)}: result file {p.name} is corrupt (not a rank snapshot)"
+        for p in sorted(corrupt_files)
+    ]
     errors += [
         f"rank {r}: stopped without finishing (last report at {ranks[r]['time_seconds']:.1f} s)"
         for r in sorted(ranks)
@@ -192,6 +271,9 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
         "ranks": n,
         "transport": launch.get("transport"),
         "mpi_library": launch.get("mpi_library"),
+        # What was run, from run.cfg: every result says its protocol, credits, sizes ...
+        **{k: _typed(cfg[k]) for k in _HEADLINE if k in cfg},
+        "run_config": {k: _typed(v) for k, v in cfg.items()},
     }
     if em is not None:
         seconds = em["window_end_seconds"] - em["window_start_seconds"]
@@ -212,7 +294,12 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
             events_built=0,
             latency_seconds={"p50": None, "p99": None, "max": None},
         )
-    result.update(lost_fragments=lost, duplicate_fragments=duplicate, corrupt_fragments=corrupt)
+    result.update(
+        lost_fragments=lost,
+        in_flight_fragments=in_flight,
+        duplicate_fragments=duplicate,
+        corrupt_fragments=corrupt,
+    )
     result["builder_latency_seconds"] = latency_percentiles(bu_hists)
     base = _read_json(out_dir / "baseline.json")
     if base:
@@ -269,7 +356,12 @@ def summary(result: dict, name: str = "") -> str:
         f"  events       {result.get('events_built', 0):,} built in {_fmt(result.get('measured_seconds'), ' s')} "
         f"({_fmt(result.get('events_per_second'), '/s', 1, 0)}) after {_fmt(result.get('warmup_seconds'), ' s')} warm-up",
         f"  latency      p50 {_fmt(lat['p50'], ' ms', 1e3, 3)}  p99 {_fmt(lat['p99'], ' ms', 1e3, 3)}  max {_fmt(lat['max'], ' ms', 1e3, 3)}",
-        f"  integrity    lost {result['lost_fragments']}, duplicate {result['duplicate_fragments']}, corrupt {result['corrupt_fragments']}",
+        f"  integrity    lost {result['lost_fragments']}, duplicate {result['duplicate_fragments']}, corrupt {result['corrupt_fragments']}"
+        + (
+            f"; {result['in_flight_fragments']} in flight when it stopped"
+            if result.get("in_flight_fragments")
+            else ""
+        ),
     ]
     if "baseline" in result:
         b = result["baseline"]

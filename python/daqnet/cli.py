@@ -272,7 +272,12 @@ def _cmd_conflicts(args: argparse.Namespace) -> int:
         progress.close()
     # Results first, so that a failing file write cannot lose them.
     if args.json:
-        out = {"scenario": args.scenario, "name": scenario.name, **report.summary()}
+        out = {
+            "scenario": args.scenario,
+            "name": scenario.name,
+            **report.summary(),
+            "config": scenario.effective(),
+        }
         json.dump(out, sys.stdout)
         sys.stdout.write("\n")
     else:
@@ -342,8 +347,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         argv = [bench.executable(), str(out / "run.cfg"), "--out", str(out)]
         n = bench_ranks(scenario)
         print(f"wrote {out}/run.cfg; run it with, e.g.:", file=sys.stderr)
-        print(shlex.join(["srun", f"--ntasks={n}", *argv]))
-        print(shlex.join(["mpiexec", "-n", str(n), *argv]))
+        print(shlex.join([*bench.srun_command(n, []), *argv]))
+        print(shlex.join([bench.mpiexec(), "-n", str(n), *argv]))
         print(f"then: daqnet collect {out}", file=sys.stderr)
         return 0
     show = args.progress or sys.stderr.isatty()

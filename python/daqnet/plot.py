@@ -63,7 +63,11 @@ def plot_conflicts(report: ConflictReport, path: str | Path, title: str | None =
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     lines = ax.get_lines() + ax2.get_lines()
     ax.legend(lines, [ln.get_label() for ln in lines], loc="upper right")
-    ax.set_title(title or f"{report.workload.describe()} — {report.total_conflicts} conflicts")
+    title = title or f"{report.workload.describe()} — {report.total_conflicts} conflicts"
+    if report.interrupted:  # the figure must not claim steps it does not hold
+        title += f"\nINTERRUPTED: steps 1–{report.steps_done:,} of {report.steps_total:,} only"
+        ax.set_xlim(0.5, report.steps_total + 0.5)
+    ax.set_title(title)
 
     levels = report.levels()
     width = 0.8 / max(1, len(levels))

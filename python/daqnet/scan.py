@@ -25,6 +25,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .errors import USER_ERRORS, DaqnetError
@@ -150,6 +151,8 @@ class Plan:
     overrides: list[str]
     axes: list[Axis]
     points: list[Point]
+    #: The base scenario's effective configuration (before the varied keys).
+    config: dict = field(default_factory=dict)
     #: --set keys the scan ignores (key_use.unused), said before it runs.
     warnings: list[str] = field(default_factory=list)
 
@@ -193,7 +196,17 @@ def make_plan(
         points.append(Point(index, values, label, scenario))
     _preflight(points)
     warnings = _ignored_keys(axes, base, points)
-    return Plan(str(path), base.name, mode, metric, list(overrides), axes, points, warnings)
+    return Plan(
+        str(path),
+        base.name,
+        mode,
+        metric,
+        list(overrides),
+        axes,
+        points,
+        config=base.effective(),
+        warnings=warnings,
+    )
 
 
 def _ignored_keys(axes: list[Axis], base: Scenario, points: list[Point]) -> list[str]:
@@ -383,8 +396,49 @@ def run_scan(
     """The Python API of a local scan: plan, run, write DIR/scan.csv and scan.json; the document."""
     plan = make_plan(path, list(vary), list(overrides), metric)
     jobs = jobs or available_cores()
+    if jobs > 1 and len(plan.points) > 1:
+        _check_main_guard()
     collector = Collector(plan, prepare_out(out, plan), jobs, 1, progress)
     return run_local(plan, collector, jobs)
+
+
+def _unguarded_line(script: str, lineno: int) -> bool:
+    """Whether line `lineno` of `script` lies outside every ``if __name__ == "__main__":``."""
+    import ast
+
+    try:
+        tree = ast.parse(Path(script).read_text(errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return False
+    return not any(
+        isinstance(node, ast.If)
+        and "__main__" in ast.unparse(node.test)
+        and node.lineno <= lineno <= (node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+    )
+
+
+def _check_main_guard() -> None:
+    """Worker processes start by re-importing the main script (multiprocessing's spawn). A
+    script that calls run_scan at its top level, unguarded, would start a scan in every
+    worker, which Python stops with a crash of the pool: say so before starting it."""
+    import inspect
+
+    main = sys.modules.get("__main__")
+    script = getattr(main, "__file__", None)
+    if not script or getattr(main, "__spec__", None) is not None:
+        return  # python -m, the REPL, a notebook: nothing is re-imported
+    frame = inspect.currentframe()
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__":
+            if _unguarded_line(script, frame.f_lineno):
+                raise DaqnetError(
+                    f"{script}:{frame.f_lineno}: run_scan with jobs > 1 starts worker processes "
+                    "that re-import this script; put the call under "
+                    "'if __name__ == \"__main__\":' (or pass jobs=1)"
+                )
+            return
+        frame = frame.f_back
 
 
 def scan_command(args: argparse.Namespace, make_progress: Callable[[], Any]) -> int:

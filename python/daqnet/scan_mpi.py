@@ -74,6 +74,14 @@ def _mpi():
     size = MPI.COMM_WORLD.Get_size()
     if size != n:
         library = " ".join(MPI.Get_library_version().split()[:3])
+        if name == "SLURM_STEP_NUM_TASKS":
+            # srun started the tasks but gave MPI no process manager interface it speaks.
+            mpi = os.environ.get("SLURM_MPI_TYPE", "Slurm's MpiDefault")
+            raise DaqnetError(
+                f"srun started {n} tasks but MPI ({library}) sees {size} in each: srun's MPI "
+                f"plugin ({mpi}) is not one this MPI speaks; the mpich wheel speaks PMI-2: "
+                f"run srun --mpi=pmi2 ... daqnet scan (srun --mpi=list shows what this Slurm offers)"
+            )
         raise DaqnetError(
             f"the launcher started {n} ranks ({name}={n}) but MPI reports {size}: mpi4py is using another "
             f"MPI library than the launcher ({library})"

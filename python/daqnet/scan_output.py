@@ -124,6 +124,7 @@ def document(
         "name": plan.name,
         "mode": plan.mode,
         "overrides": plan.overrides,
+        "config": plan.config,
         "vary": [{"key": a.key, "values": list(a.values)} for a in plan.axes],
         "metric": plan.metric,
         "higher_is_better": plan.metric in HIGHER_IS_BETTER,

@@ -356,6 +356,11 @@ class Scenario:
     def __getitem__(self, section: str) -> dict:
         return self.values[section]
 
+    def effective(self) -> dict:
+        """What a result was computed from: the file, the --set items, and every key's value
+        (defaults filled in), for the ``config`` of every result document."""
+        return {"file": self.source, "set": list(self.overrides), "values": self.values}
+
     @property
     def name(self) -> str:
         return self.values.get("name", Path(self.source).stem)

@@ -45,6 +45,7 @@ def _context(scenario: Scenario, fabric, routing, placement) -> dict:
         "fabric": fabric.describe(),
         "routing": routing.engine,
         "placement": placement.describe(),
+        "config": scenario.effective(),
     }
 
 
