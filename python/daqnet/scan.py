@@ -267,6 +267,7 @@ def run_point(point: Point) -> dict:
     if r["mode"] == "protocol":
         lat = r["latency_seconds"]
         r = {**r, **{f"latency_{k}_seconds": lat[k] for k in ("p50", "p99", "max")}}
+        r["warning"] = "; ".join(r["warnings"])
     return {m: r[m] for m in METRICS[r["mode"]]}
 
 

@@ -44,6 +44,7 @@ METRICS: dict[str, tuple[str, ...]] = {
     ),
     "protocol": (
         "gbps_per_host",
+        "network_gbps_per_host",
         "throughput_gbps",
         "events_per_second",
         "events_built",
@@ -51,6 +52,7 @@ METRICS: dict[str, tuple[str, ...]] = {
         "latency_p50_seconds",
         "latency_p99_seconds",
         "latency_max_seconds",
+        "warning",  # why the point may not be the steady state ("" when it is)
     ),
 }
 #: Metrics where a larger value is better; for all others (times, slowdown) smaller is.
@@ -58,6 +60,7 @@ HIGHER_IS_BETTER = frozenset(
     {
         "gbps_per_host",
         "ideal_gbps_per_host",
+        "network_gbps_per_host",
         "throughput_gbps",
         "events_per_second",
         "events_built",
@@ -284,6 +287,13 @@ def scan_summary(doc: dict, files: list[str]) -> str:
     ]
     if len(doc["rows"]) > _TABLE_ROWS:
         lines.append(f"  … {len(doc['rows']) - _TABLE_ROWS:,} more rows in {files[0]}")
+    warned = [r for r in doc["rows"] if r.get("warning")]
+    if warned:
+        points = ", ".join(str(r["point"]) for r in warned[:10])
+        more = f" and {len(warned) - 10:,} more" if len(warned) > 10 else ""
+        lines.append(
+            f"  WARNING    point {points}{more}: {warned[0]['warning']} (column 'warning')"
+        )
     lines.append("")
     best = doc["best"]
     if best is not None:

@@ -1,0 +1,150 @@
+"""The cluster path under a real Slurm (one node, Slurm's default MpiDefault=none).
+
+The mpich wheel's MPI speaks PMI-2 only: a task that srun starts without it is a lone rank
+0 of 1. None of these paths may end with exit 0 and the wrong number of ranks.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from slurm_cluster import SlurmCluster, missing
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "bench-local.toml"
+LHCB = ROOT / "examples" / "lhcb-540.toml"
+QUICK = [
+    "bench.seconds=0.6",
+    "bench.warmup_seconds=0.1",
+    "bench.fragment_bytes=65536",
+    "bench.report_seconds=0.2",
+]
+SETS = [a for s in QUICK for a in ("--set", s)]
+DAQNET = [sys.executable, "-m", "daqnet"]
+
+pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    cluster = SlurmCluster(tmp_path_factory.mktemp("slurm"))
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+def run(slurm, *cmd, timeout=180, cwd=None):
+    return subprocess.run(
+        [str(c) for c in cmd],
+        capture_output=True,
+        text=True,
+        env=slurm.env,
+        timeout=timeout,
+        cwd=cwd,
+    )
+
+
+def sbatch(slurm, tmp_path, script: str, tasks: int) -> tuple[int, str]:
+    """Submit a batch script, wait for it; (its exit status, its output)."""
+    path = tmp_path / "job.sh"
+    path.write_text("#!/bin/bash\nset -euo pipefail\n" + script)
+    log = tmp_path / "job.out"
+    r = run(
+        slurm,
+        "sbatch",
+        "--wait",
+        f"--ntasks={tasks}",
+        f"--output={log}",
+        f"--chdir={tmp_path}",
+        path,
+        timeout=300,
+    )
+    return r.returncode, log.read_text() if log.exists() else r.stderr
+
+
+def test_bench_launched_with_srun(slurm, tmp_path):
+    out = tmp_path / "out"
+    r = run(slurm, *DAQNET, "bench", EXAMPLE, *SETS, "--set", "bench.launcher=srun",
+            "--json", "--out", out)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["status"] == "finished" and doc["ranks"] == 4 and doc["events_built"] > 0
+    units = {(u["unit"], u["index"]) for u in doc["units"]}
+    assert len([u for u in units if u[0] == "bu"]) == 4
+    assert "--mpi=pmi2" in (out / "command.txt").read_text()
+
+
+def test_bench_srun_with_mpi_none_never_succeeds(slurm, tmp_path):
+    # The user forces Slurm's plugin 'none': every task would be rank 0 of 1.
+    r = run(slurm, *DAQNET, "bench", EXAMPLE, *SETS, "--set", "bench.launcher=srun",
+            "--set", "bench.launcher_args=--mpi=none", "--out", tmp_path / "out")  # fmt: skip
+    assert r.returncode != 0
+    assert "prepared for 4 ranks but MPI started this process as rank 0 of 1" in r.stderr
+    assert "srun --mpi=pmi2" in r.stderr
+    assert not list((tmp_path / "out").glob("rank-*.json"))
+
+
+def test_bench_inside_sbatch(slurm, tmp_path):
+    # In a batch job daqnet bench picks srun itself (SLURM_JOB_ID) and adds --mpi=pmi2.
+    out = tmp_path / "out"
+    cmd = shlex.join([*DAQNET, "bench", str(EXAMPLE), *SETS, "--json", "--out", str(out)])
+    status, log = sbatch(slurm, tmp_path, cmd + "\n", tasks=4)
+    assert status == 0, log
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["status"] == "finished" and doc["ranks"] == 4
+    assert (out / "command.txt").read_text().startswith("srun --ntasks=4 --mpi=pmi2 ")
+
+
+def test_prepare_srun_collect(slurm, tmp_path):
+    out = tmp_path / "run"
+    p = run(slurm, *DAQNET, "bench", EXAMPLE, *SETS, "--prepare", "--out", out)
+    assert p.returncode == 0, p.stderr
+    srun_line = p.stdout.splitlines()[0]
+    assert srun_line.startswith("srun --ntasks=4 --mpi=pmi2 ")
+    # Exactly what the hint prints works.
+    r = run(slurm, *shlex.split(srun_line))
+    assert r.returncode == 0, r.stderr
+    c = run(slurm, *DAQNET, "collect", out, "--json")
+    assert c.returncode == 0, c.stderr
+    doc = json.loads(c.stdout)
+    assert doc["status"] == "finished" and doc["ranks"] == 4
+    # The same without --mpi (Slurm's default 'none'): the ranks refuse, collect refuses.
+    for old in out.glob("rank-*"):
+        old.unlink()
+    (out / "launch.json").unlink()
+    (out / "result.json").unlink()
+    bare = srun_line.replace(" --mpi=pmi2", "")
+    r = run(slurm, *shlex.split(bare))
+    assert r.returncode != 0
+    assert r.stderr.count("prepared for 4 ranks") == 1  # one line, not one per task
+    c = run(slurm, *DAQNET, "collect", out)
+    assert c.returncode == 2 and "--mpi=pmi2" in c.stderr
+
+
+def test_scan_under_srun(slurm, tmp_path):
+    args = ["scan", LHCB, "--set", "fabric.hosts=72",
+            "--vary", "placement.order=topology,hostname,random", "--jobs", "1"]  # fmt: skip
+    r = run(slurm, "srun", "--ntasks=2", "--mpi=pmi2", *DAQNET, *args, "--out", tmp_path / "a")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "a" / "scan.json").read_text())
+    assert doc["status"] == "finished" and doc["ranks"] == 2 and len(doc["rows"]) == 3
+    # Without PMI every task would be a scan of its own: refused, with the cause.
+    r = run(slurm, "srun", "--ntasks=2", *DAQNET, *args, "--out", tmp_path / "b")
+    assert r.returncode == 2
+    assert "srun started 2 tasks but MPI" in r.stderr and "srun --mpi=pmi2" in r.stderr
+    assert not (tmp_path / "b" / "scan.json").exists()
+
+
+def test_scan_inside_sbatch(slurm, tmp_path):
+    cmd = shlex.join(["srun", "--mpi=pmi2", *DAQNET, "scan", str(LHCB), "--set",
+                      "fabric.hosts=72", "--vary", "fabric.taper=1:1,2:1", "--jobs", "1",
+                      "--out", str(tmp_path / "o")])  # fmt: skip
+    status, log = sbatch(slurm, tmp_path, cmd + "\n", tasks=2)
+    assert status == 0, log
+    doc = json.loads((tmp_path / "o" / "scan.json").read_text())
+    assert doc["status"] == "finished" and doc["ranks"] == 2 and len(doc["rows"]) == 2
