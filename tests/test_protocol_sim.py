@@ -44,24 +44,31 @@ def test_conservation_and_limits(bench, schedule):
     b = {"credits": 2, "in_flight": 8, "max_in_flight": 0, **bench}
     nodes = r["nodes"]
     assert r["events_built"] == 60 and r["status"] == "finished"
-    events = r["events_total"]  # warm-up, window and drain: every event assigned is built
+    events = r["events_total"]  # warm-up and window
     assert events >= 60 + 16 * b["credits"]
+    partial_frags, partial_bytes = r["partial_fragments"], r["partial_bytes"]
     units = r["units"]
     sent = sum(u.get("bytes_out", 0) for u in units)
     received = sum(u.get("bytes_in", 0) for u in units)
     built = sum(u.get("built_bytes", 0) for u in units)
     frags_in = sum(u.get("fragments_in", 0) for u in units)
-    # Every fragment sent arrives; every event has one fragment per RU (+ meta-data).
-    assert sent == pytest.approx(received, rel=1e-12)
-    assert frags_in == events * nodes
-    assert received == pytest.approx(built + events * nodes * 1024, rel=1e-12)
+    # Every fragment received belongs to a built event or one under way; each event has one
+    # fragment per RU (+ meta-data). What was sent and not received is still moving.
+    assert sent >= received
+    assert frags_in == events * nodes + partial_frags
+    assert received == pytest.approx(
+        built + partial_bytes + (events * nodes + partial_frags) * 1024, rel=1e-12
+    )
+    frags_out = sum(u.get("fragments_out", 0) for u in units)
+    assert frags_out - frags_in <= nodes * b["credits"] * nodes  # at most every open slot
     if bench.get("fragment_distribution", "fixed") == "fixed":
         assert built == events * nodes * 65536
-    # Bytes over the hosts' links = bytes of the fragments that left their host.
+    # Bytes over the hosts' links: every byte that left a host arrived in another (links
+    # count the moved part of fragments still moving); one fragment in N stays local.
     up = sum(ln["bytes"] for ln in r["links"] if ln["class"] == "host->leaf")
     down = sum(ln["bytes"] for ln in r["links"] if ln["class"] == "leaf->host")
-    assert up == pytest.approx(down, rel=1e-12)
-    assert up == pytest.approx(sent * (nodes - 1) / nodes, rel=0.05)  # one local fragment in N
+    assert up == pytest.approx(down, rel=1e-9)
+    assert up == pytest.approx(received * (nodes - 1) / nodes, rel=0.1)
     # Limits never exceeded.
     lim = r["limits"]
     assert lim["max_busy_slots"] <= b["credits"]
@@ -153,7 +160,8 @@ def test_one_builder_closed_form(protocol):
     payload = n * frag + (n - 1) * (frag + later)  # local fragments arrive at once
     assert r["window_payload_bytes"] == pytest.approx(payload, rel=1e-12)
     assert r["throughput_gbps"] == pytest.approx(payload * 8 / expected / 1e9, rel=1e-12)
-    assert r["events_built"] == 1 and r["events_total"] == n  # the drain completes the rest
+    assert r["events_built"] == 1 and r["events_total"] == 1  # it stops with the window
+    assert r["partial_fragments"] == n - 1  # every other builder holds its own fragment only
 
 
 def test_injection_limit_bounds_the_throughput():

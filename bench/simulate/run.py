@@ -78,7 +78,8 @@ def protocol_scenario(hosts: int, events: int):
         {
             "fabric": {"radix": 36, "hosts": hosts},
             "bench": {"credits": 2, "in_flight": 8},
-            "simulate": {"mode": "protocol", "events": events},
+            # `events` built from a cold start (no warm-up), as the figures in the README
+            "simulate": {"mode": "protocol", "events": events, "warmup_events": 0},
         },
         source=f"<bench protocol {hosts} hosts>",
     )

@@ -94,7 +94,7 @@ public:
     using clock = std::chrono::steady_clock;
     auto last = clock::now();
     std::vector<uint64_t> done;
-    for (uint64_t step = 1;; ++step) {
+    for (uint64_t step = 1; !closed_; ++step) {
       const double tq = queue_.empty() ? kUnlimited : queue_.top().time;
       const double tf = net_.next_completion();
       if (!std::isfinite(tq) && !std::isfinite(tf)) break;
@@ -128,9 +128,15 @@ public:
                   " events (a bug: please report the scenario)");
     if (open_ && !closed_) close_window();  // interrupted: the window ends here
     r_.end_seconds = now();
+    // What is under way at the end: fragments received for events not yet built.
+    for (const auto& slots : slots_)
+      for (const Slot& s : slots)
+        if (s.busy) {
+          r_.partial_fragments += s.complete;
+          r_.partial_bytes += s.bytes;
+        }
     // Parts of fragments still moving count as carried by their links.
-    for (size_t id = 0; id < flow_of_.size(); ++id) {
-      if (flow_of_[id] < 0) continue;
+    for (size_t id : moving_) {
       const Transfer& t = transfers_[id];
       const int32_t a = host_[static_cast<size_t>(t.ru)], b = host_[static_cast<size_t>(t.bu)];
       if (a != b) add_link_bytes(a, b, t.total - net_.remaining(flow_of_[id]));
@@ -184,7 +190,7 @@ private:
     case Kind::start_flow: {
       const Transfer& t = transfers_[static_cast<size_t>(h.event)];
       model_.resources(host_[static_cast<size_t>(t.ru)], host_[static_cast<size_t>(t.bu)], false, res_);
-      flow_of_[static_cast<size_t>(h.event)] = net_.start(res_, t.total, kUnlimited, static_cast<uint64_t>(h.event));
+      moves(static_cast<size_t>(h.event), net_.start(res_, t.total, kUnlimited, static_cast<uint64_t>(h.event)));
       break;
     }
     case Kind::wake_ru:
@@ -206,12 +212,11 @@ private:
   // still moving in proportion to the bytes they moved.
   std::pair<double, double> delivered() const {
     double net = delivered_done_[0], local = delivered_done_[1];
-    for (size_t id = 0; id < flow_of_.size(); ++id)
-      if (flow_of_[id] >= 0) {
-        const Transfer& t = transfers_[id];
-        const double d = t.fragment * (1.0 - net_.remaining(flow_of_[id]) / t.total);
-        (t.ru == t.bu ? local : net) += d;
-      }
+    for (size_t id : moving_) {
+      const Transfer& t = transfers_[id];
+      const double d = t.fragment * (1.0 - net_.remaining(flow_of_[id]) / t.total);
+      (t.ru == t.bu ? local : net) += d;
+    }
     return {net, local};
   }
 
@@ -230,6 +235,20 @@ private:
     const auto [net, local] = delivered();
     r_.window_network_payload_bytes = net - window_start_payload_.first;
     r_.window_payload_bytes = r_.window_network_payload_bytes + local - window_start_payload_.second;
+  }
+
+  // The transfers whose flow is moving, kept compact: delivered() visits only them.
+  void moves(size_t id, FlowNetwork::FlowId f) {
+    flow_of_[id] = f;
+    moving_pos_[id] = moving_.size();
+    moving_.push_back(id);
+  }
+  void stops(size_t id) {
+    flow_of_[id] = -1;
+    const size_t at = moving_pos_[id];
+    moving_[at] = moving_.back();
+    moving_pos_[moving_[at]] = at;
+    moving_.pop_back();
   }
 
   void add_link_bytes(int32_t a, int32_t b, double bytes) {
@@ -334,6 +353,7 @@ private:
         id = transfers_.size();
         transfers_.push_back(t);
         flow_of_.push_back(-1);
+        moving_pos_.push_back(0);
       }
       const uint64_t key = static_cast<uint64_t>(item.event) * static_cast<uint64_t>(n_) + static_cast<uint64_t>(r);
       if (auto it = posted_.find(key); it != posted_.end()) {
@@ -350,7 +370,7 @@ private:
     const int32_t a = host_[static_cast<size_t>(t.ru)], b = host_[static_cast<size_t>(t.bu)];
     if (a == b) {
       ++r_.local_flows;
-      flow_of_[id] = net_.start({}, t.total, local_rate_, id);
+      moves(id, net_.start({}, t.total, local_rate_, id));
     } else {
       ++r_.network_flows;
       schedule(now() + model_.latency(a, b), Kind::start_flow, 0, 0, static_cast<int64_t>(id));
@@ -360,7 +380,7 @@ private:
   void flow_done(size_t id) {
     const Transfer t = transfers_[id];
     free_.push_back(id);
-    flow_of_[id] = -1;
+    stops(id);
     delivered_done_[t.ru == t.bu ? 1 : 0] += t.fragment;
     const int32_t a = host_[static_cast<size_t>(t.ru)], b = host_[static_cast<size_t>(t.bu)];
     if (a != b) add_link_bytes(a, b, t.total);
@@ -424,6 +444,7 @@ private:
   std::pair<double, double> window_start_payload_{0, 0};  // delivered() when the window opened
   std::array<double, 2> delivered_done_{0, 0};            // fragments complete: network, local
   std::vector<FlowNetwork::FlowId> flow_of_;  // per transfer: its flow while it moves, else -1
+  std::vector<size_t> moving_, moving_pos_;   // transfers that move; a transfer's place in moving_
   std::vector<std::vector<Slot>> slots_;
   std::vector<uint64_t> gathers_;
   std::vector<int32_t> busy_;

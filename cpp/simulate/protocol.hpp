@@ -17,8 +17,9 @@ namespace daqnet::simulate {
 /// The measurement window is kept as daqnet-evb's event manager keeps it: it opens after a
 /// warm-up and closes once `events` events are built in it, or `seconds` after it opened.
 /// The event manager keeps assigning events until then, so every builder stays busy up to
-/// the end of the window; then it stops assigning and the events under way are completed
-/// (the drain), as in the benchmark, so unit totals compare with its units.csv.
+/// the end of the window, where the simulation stops: the benchmark's drain of the events
+/// under way would cost up to a round of every builder's credits and change no figure of
+/// the window.
 struct ProtocolOptions {
   int64_t warmup_events = 0;    ///< the window opens when this many events are built ...
   double warmup_seconds = -1;   ///< ... or, if ≥ 0, at this simulated time
@@ -38,7 +39,9 @@ struct ProtocolResult {
   std::vector<double> bytes;      ///< fragment bytes (headers included, meta-data not)
   std::vector<double> payload_at; ///< payload delivered since the window opened, when built (-1 outside it)
 
-  double end_seconds = 0;         ///< when the simulation stopped (drained, or Ctrl-C)
+  double end_seconds = 0;         ///< when the simulation stopped (the window closed, or Ctrl-C)
+  int64_t partial_fragments = 0;  ///< fragments received at the end for events not yet built ...
+  double partial_bytes = 0;       ///< ... and their data bytes
   double window_start_seconds = -1;  ///< when the measurement window opened (-1: it never did)
   double window_end_seconds = -1;    ///< when it closed (or the run was interrupted)
   int64_t first_in_window = 0;       ///< index of the first event built in the window ...

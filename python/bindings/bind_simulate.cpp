@@ -159,6 +159,8 @@ void bind_simulate(nb::module_& m) {
         d["latency"] = to_numpy(std::move(r.latency));
         d["bytes"] = to_numpy(std::move(r.bytes));
         d["end_seconds"] = r.end_seconds;
+        d["partial_fragments"] = r.partial_fragments;
+        d["partial_bytes"] = r.partial_bytes;
         d["window_start_seconds"] = r.window_start_seconds;
         d["window_end_seconds"] = r.window_end_seconds;
         d["first_in_window"] = r.first_in_window;

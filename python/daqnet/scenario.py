@@ -172,7 +172,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "int",
             None,
             "protocol mode, unless bench.events or bench.seconds is set: events built in the "
-            "measurement window (default 4 × nodes × credits)",
+            "measurement window (default 2 × nodes × credits)",
             minimum=1,
         ),
         "warmup_events": Key(

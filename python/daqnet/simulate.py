@@ -124,9 +124,10 @@ def simulate_steps(scenario: Scenario, progress: Progress = None) -> dict:
 
 
 # -- protocol -------------------------------------------------------------------------------
-# A run is too short for steady state when its window holds fewer events than this many
-# rounds of every builder credit, or when the two halves of the window differ by more than
-# STEADY_TOLERANCE in throughput.
+# A run is too short for steady state when its window holds fewer events than a round of
+# every builder's credits (some builders then built nothing in it), or when the payload rate
+# of the window's two halves differs by more than STEADY_TOLERANCE. The default window is
+# STEADY_ROUNDS rounds, after a warm-up of one.
 STEADY_ROUNDS = 2
 STEADY_TOLERANCE = 0.10
 
@@ -136,7 +137,7 @@ def protocol_run_length(scenario: Scenario, nodes: int) -> dict:
 
     As the benchmark when the scenario gives ``bench.events`` or ``bench.seconds`` (warm-up
     ``bench.warmup_seconds``, in simulated time); otherwise ``simulate.events`` built after
-    ``simulate.warmup_events`` (defaults: 4 and 1 rounds of every builder's credits).
+    ``simulate.warmup_events`` (defaults: 2 rounds and 1 round of every builder's credits).
     """
     b, s = scenario["bench"], scenario["simulate"]
     src = scenario.source
@@ -165,7 +166,7 @@ def protocol_run_length(scenario: Scenario, nodes: int) -> dict:
     rounds = nodes * b["credits"]
     return {
         "from": "simulate",
-        "events": s["events"] if s["events"] is not None else 4 * rounds,
+        "events": s["events"] if s["events"] is not None else STEADY_ROUNDS * rounds,
         "seconds": 0.0,
         "warmup_events": s["warmup_events"] if s["warmup_events"] is not None else rounds,
         "warmup_seconds": -1.0,
@@ -265,11 +266,11 @@ def protocol_warnings(doc: dict, run: dict) -> list[str]:
     keys = "bench.events or bench.seconds" if run["from"] == "bench" else "simulate.events"
     if doc["window_seconds"] <= 0 or doc["events_built"] == 0:
         return [f"no event was built in the measurement window: raise {keys}"]
-    if doc["events_built"] < STEADY_ROUNDS * rounds:
+    if doc["events_built"] < rounds:
         out.append(
-            f"the measurement window holds {doc['events_built']:,} events, fewer than "
-            f"{STEADY_ROUNDS} rounds of every builder's credits ({STEADY_ROUNDS} × {doc['nodes']} nodes × "
-            f"{doc['credits']} credits = {STEADY_ROUNDS * rounds:,}): too short for steady state; raise {keys}"
+            f"the measurement window holds {doc['events_built']:,} events, fewer than one round "
+            f"of every builder's credits ({doc['nodes']} nodes × {doc['credits']} credits = "
+            f"{rounds:,}): too short for steady state; raise {keys}"
         )
     drift = doc["halves_difference"]
     if drift is not None and drift > STEADY_TOLERANCE and not out:
@@ -338,6 +339,9 @@ def _protocol_document(
         "errors": [],
         "events_built": count,
         "events_total": len(r["built_at"]),
+        # Under way when the window closed (the simulation stops there): for conservation.
+        "partial_fragments": int(r["partial_fragments"]),
+        "partial_bytes": float(r["partial_bytes"]),
         "warmup_seconds": max(t0, 0.0),
         "window_seconds": window,
         "measured_seconds": window,
