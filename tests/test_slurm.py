@@ -89,6 +89,15 @@ def test_bench_srun_with_mpi_none_never_succeeds(slurm, tmp_path):
     assert not list((tmp_path / "out").glob("rank-*.json"))
 
 
+def test_bench_srun_with_pmix_names_the_cause(slurm, tmp_path):
+    # With srun's PMIx plugin (a site's MpiDefault=pmix) the wheel's MPI aborts at start.
+    r = run(slurm, *DAQNET, "bench", EXAMPLE, *SETS, "--set", "bench.launcher=srun",
+            "--set", "bench.launcher_args=--mpi=pmix", "--out", tmp_path / "out")  # fmt: skip
+    assert r.returncode == 2
+    assert "PMIx" in r.stderr and "srun --mpi=pmi2" in r.stderr, r.stderr
+    assert not (tmp_path / "out" / "result.json").exists()
+
+
 def test_bench_inside_sbatch(slurm, tmp_path):
     # In a batch job daqnet bench picks srun itself (SLURM_JOB_ID) and adds --mpi=pmi2.
     out = tmp_path / "out"

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .bench_config import bench_ranks, run_config, write_run_config
-from .bench_results import collect, write_tables
+from .bench_results import PMI_HINT, collect, write_tables
 from .errors import DaqnetError
 from .files import write_text_atomic
 from .scenario import Scenario
@@ -246,6 +246,14 @@ def first_error(log: Path) -> str:
     for line in lines:
         if line.startswith("daqnet-evb") and "run failed (see" not in line:
             return line
+    # MPI failing to start (e.g. srun --mpi=pmix under the mpich wheel) says why mid-log.
+    for line in lines:
+        if "PMI" in line:
+            try:
+                srun = (log.parent / "command.txt").read_text().startswith("srun")
+            except OSError:
+                srun = False
+            return f"{line}; {PMI_HINT}" if srun else line
     return lines[-1] if lines else ""
 
 
