@@ -9,6 +9,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def lhcb72_protocol(*sets: str) -> list[str]:
+    """The command line of `daqnet simulate` in protocol mode on 72 nodes of the LHCb example."""
+    args = [sys.executable, "-m", "daqnet", "simulate", str(ROOT / "examples" / "lhcb-540.toml")]
+    for s in ("fabric.hosts=72", "simulate.mode=protocol", *sets):
+        args += ["--set", s]
+    return args
+
+
 @pytest.fixture
 def examples_dir() -> Path:
     return ROOT / "examples"

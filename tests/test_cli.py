@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+from conftest import lhcb72_protocol
 from daqnet.cli import main
 from daqnet.scenario import Scenario, parse_set
 
@@ -513,22 +514,9 @@ def test_outputs_are_replaced_whole(scenario, tmp_path, monkeypatch):
     ]
 
 
-def test_interrupted_simulation_without_out_says_where_results_are(tmp_path, examples_dir):
+def test_interrupted_simulation_without_out_says_where_results_are():
     p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "daqnet",
-            "simulate",
-            str(examples_dir / "lhcb-540.toml"),
-            "--set",
-            "fabric.hosts=72",
-            "--set",
-            "simulate.mode=protocol",
-            "--set",
-            "simulate.events=10000000",
-            "--progress",
-        ],
+        [*lhcb72_protocol("simulate.events=10000000"), "--progress"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

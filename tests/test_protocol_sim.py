@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import lhcb72_protocol
 from daqnet import DaqnetError, Scenario
 from daqnet.simulate import simulate_protocol
 
@@ -213,22 +214,7 @@ def test_cli_bad_input_and_interrupt(tmp_path, examples_dir):
 
     out = tmp_path / "out"
     p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "daqnet",
-            "simulate",
-            str(examples_dir / "lhcb-540.toml"),
-            "--set",
-            "fabric.hosts=72",
-            "--set",
-            "simulate.mode=protocol",
-            "--set",
-            "simulate.events=10000000",
-            "--json",
-            "--out",
-            str(out),
-        ],
+        [*lhcb72_protocol("simulate.events=10000000"), "--json", "--out", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -323,24 +309,8 @@ def test_bench_run_length_keys_are_honoured():
         simulate_protocol(lhcb72("bench.seconds=0.01", "simulate.events=10"))
 
 
-def test_cli_prints_warnings_and_network_share(examples_dir):
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "daqnet",
-            "simulate",
-            str(examples_dir / "lhcb-540.toml"),
-            "--set",
-            "fabric.hosts=72",
-            "--set",
-            "simulate.mode=protocol",
-            "--set",
-            "simulate.events=100",
-        ],
-        capture_output=True,
-        text=True,
-    )
+def test_cli_prints_warnings_and_network_share():
+    r = subprocess.run(lhcb72_protocol("simulate.events=100"), capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "warning: the measurement window holds 100 events" in r.stderr
     assert "over the network" in r.stdout
