@@ -3,7 +3,7 @@
 ``max_min`` is the textbook progressive filling, one bottleneck at a time, with Fractions.
 ``is_max_min`` checks the defining property of an allocation instead of computing one:
 feasible, and every flow has a saturated resource (or its own cap) at which no flow gets
-more. ``step_time`` plays one step of equal flows event by event with ``max_min``.
+more. ``flow_times`` plays flows that start together event by event with ``max_min``.
 """
 
 from __future__ import annotations
@@ -78,3 +78,21 @@ def is_max_min(capacity, flows, caps, rates, tol=1e-9):
         if not ok:
             return False
     return True
+
+
+def flow_times(capacity, flows, sizes):
+    """Completion times of flows that all start at 0 (resources per flow, bytes per flow):
+    rates from ``max_min`` after every completion, exact arithmetic throughout."""
+    left = {f: Fraction(sizes[f]) for f in range(len(flows))}
+    done, now = {}, Fraction(0)
+    while left:
+        active = sorted(left)
+        rates = max_min(capacity, [flows[f] for f in active])
+        dt = min(left[f] / r for f, r in zip(active, rates, strict=True))
+        now += dt
+        for f, r in zip(active, rates, strict=True):
+            left[f] -= r * dt
+            if left[f] == 0:
+                done[f] = now
+                del left[f]
+    return [done[f] for f in range(len(flows))]

@@ -3,7 +3,6 @@
 import math
 
 import daqnet
-import numpy as np
 import pytest
 from daqnet import DaqnetError
 
@@ -48,11 +47,17 @@ def test_ports_and_cables(radix, hosts, levels, taper):
     # two directed links per cable, the pair reversed
     assert fab.num_links % 2 == 0
     assert (lt["src"][0::2] == lt["dst"][1::2]).all() and (lt["dst"][0::2] == lt["src"][1::2]).all()
-    assert lt["up"][0::2].all() and not lt["up"][1::2].any()
-    # cables only between adjacent levels, up-links from the lower one
+    # cables only between adjacent levels, the first link of each going up
     lv = nodes["level"]
     assert (lv[lt["dst"][0::2]] == lv[lt["src"][0::2]] + 1).all()
-    assert (lt["tier"] == np.minimum(lv[lt["src"]], lv[lt["dst"]])).all()
+    # every link's class names the levels of its ends, in the order of the old tier/up
+    names = ["host", "leaf", "spine", "core"][: levels + 1]
+    expected = [
+        f"{names[lv[a]]}->{names[lv[b]]}" for a, b in zip(lt["src"], lt["dst"], strict=True)
+    ]
+    assert fab.link_classes() == expected
+    order = [f"{names[t + d]}->{names[t + 1 - d]}" for t in range(levels) for d in (0, 1)]
+    assert fab.link_class_names() == order
     # cabled ports agree with the link table
     assert nodes["ports_used"].sum() == fab.num_links
 

@@ -4,13 +4,15 @@
 #include <algorithm>
 #include <chrono>
 
+#include "analysis/detail/flow_links.hpp"
 #include "common/error.hpp"
 
 namespace daqnet::analysis {
 
 void check_placement(const routing::Routing& routing, std::span<const int32_t> placement,
                      const workload::Schedule& schedule) {
-  if (!routing.finalized()) throw Error("analysis: routing tables are not finalized");
+  if (const auto* t = dynamic_cast<const routing::TableRouting*>(&routing); t && !t->finalized())
+    throw Error("analysis: routing tables are not finalized");
   const int32_t H = routing.fabric().num_hosts();
   if (static_cast<int64_t>(placement.size()) < schedule.ranks())
     throw Error("analysis: the workload has " + std::to_string(schedule.ranks()) + " ranks but the placement only " +
@@ -25,15 +27,15 @@ namespace {
 
 // Route every flow of one step, counting flows per link (not the hot loop of analyze_conflicts).
 void count_loads(const routing::Routing& routing, std::span<const int32_t> placement, const std::vector<Flow>& flows,
-                 std::vector<int32_t>& load) {
-  auto bump = [&](LinkId l) { ++load[static_cast<size_t>(l)]; };
-  for (const Flow& f : flows) {
-    const int32_t a = placement[static_cast<size_t>(f.src)];
-    const int32_t b = placement[static_cast<size_t>(f.dst)];
-    if (a == b) continue;  // ranks on one host: no link
-    bump(routing.uplink(a));
-    for (LinkId l : routing.tail(a, b)) bump(l);
-  }
+                 int64_t step, std::vector<int32_t>& load) {
+  detail::with_flow_links(routing, [&](auto& links) {
+    for (const Flow& f : flows) {
+      const int32_t a = placement[static_cast<size_t>(f.src)];
+      const int32_t b = placement[static_cast<size_t>(f.dst)];
+      if (a == b) continue;  // ranks on one host: no link
+      links(a, b, routing::flow_key(step, f.src, f.dst), [&](LinkId l) { ++load[static_cast<size_t>(l)]; });
+    }
+  });
 }
 
 // Per-link state of the hot loop (16 bytes): the load in the current step, valid when
@@ -55,19 +57,17 @@ struct LinkConflicts {
 
 }  // namespace
 
-ConflictResult analyze_conflicts(const routing::Routing& routing, std::span<const int32_t> placement,
-                                 const workload::Schedule& schedule, const Progress& progress,
-                                 double progress_period_seconds) {
-  check_placement(routing, placement, schedule);
+namespace {
+
+template <class FlowLinks>
+ConflictResult analyze(const routing::Routing& routing, std::span<const int32_t> placement,
+                       const workload::Schedule& schedule, FlowLinks& flow_links, const Progress& progress,
+                       double progress_period_seconds) {
   const auto& f = routing.fabric();
   const size_t L = static_cast<size_t>(f.num_links());
   std::vector<int32_t> klass(L);
-  int32_t classes = 0;
-  for (size_t l = 0; l < L; ++l) {
-    const auto& link = f.link(static_cast<LinkId>(l));
-    klass[l] = 2 * link.tier + (link.up ? 0 : 1);
-    classes = std::max(classes, klass[l] + 1);
-  }
+  const auto classes = static_cast<int32_t>(f.link_class_names().size());
+  for (size_t l = 0; l < L; ++l) klass[l] = f.link(static_cast<LinkId>(l)).link_class;
 
   ConflictResult r;
   r.steps_total = schedule.num_steps();
@@ -78,7 +78,6 @@ ConflictResult analyze_conflicts(const routing::Routing& routing, std::span<cons
 
   std::vector<LinkState> state(L);
   std::vector<LinkConflicts> cold(L);
-  const size_t H = static_cast<size_t>(f.num_hosts());
   std::vector<Flow> flows;
   using clock = std::chrono::steady_clock;
   auto next_report = clock::now() + std::chrono::duration<double>(progress_period_seconds);
@@ -107,10 +106,6 @@ ConflictResult analyze_conflicts(const routing::Routing& routing, std::span<cons
     };
     // Raw pointers, so that the compiler keeps them in registers across the stores below.
     LinkState* const hot = state.data();
-    const LinkId* const route_links = routing.cache_links();
-    const uint32_t* const offsets = routing.cache_offsets();
-    const int32_t* const edge = routing.edge_index();
-    const LinkId* const uplink = routing.uplinks();
     const int32_t* const place = placement.data();
     auto visit = [&](LinkId l) {
       LinkState& st = hot[l];
@@ -127,11 +122,7 @@ ConflictResult analyze_conflicts(const routing::Routing& routing, std::span<cons
       const int32_t a = place[fl.src];
       const int32_t b = place[fl.dst];
       if (a == b) continue;  // ranks on one host: no link
-      visit(uplink[a]);
-      const size_t k = static_cast<size_t>(edge[a]) * H + static_cast<size_t>(b);
-      const uint32_t first = offsets[k], last = offsets[k + 1];
-      for (uint32_t i = first; i < last; ++i) visit(route_links[i]);
-      traversals += 1 + (last - first);
+      traversals += flow_links(a, b, routing::flow_key(s, fl.src, fl.dst), visit);
     }
     StepSummary st;
     st.step = s;
@@ -187,6 +178,17 @@ ConflictResult analyze_conflicts(const routing::Routing& routing, std::span<cons
   return r;
 }
 
+}  // namespace
+
+ConflictResult analyze_conflicts(const routing::Routing& routing, std::span<const int32_t> placement,
+                                 const workload::Schedule& schedule, const Progress& progress,
+                                 double progress_period_seconds) {
+  check_placement(routing, placement, schedule);
+  return detail::with_flow_links(routing, [&](auto& links) {
+    return analyze(routing, placement, schedule, links, progress, progress_period_seconds);
+  });
+}
+
 namespace {
 
 void check_step(const workload::Schedule& schedule, int64_t step) {
@@ -204,7 +206,7 @@ std::vector<int32_t> step_loads(const routing::Routing& routing, std::span<const
   std::vector<int32_t> load(static_cast<size_t>(routing.fabric().num_links()), 0);
   std::vector<Flow> flows;
   schedule.step(step, flows);
-  count_loads(routing, placement, flows, load);
+  count_loads(routing, placement, flows, step, load);
   return load;
 }
 
@@ -217,7 +219,7 @@ std::vector<LinkConflict> step_conflicts(const routing::Routing& routing, std::s
   std::vector<int32_t> load(L, 0);
   std::vector<Flow> flows;
   schedule.step(step, flows);
-  count_loads(routing, placement, flows, load);
+  count_loads(routing, placement, flows, step, load);
 
   // The most loaded links first (ties: lower link id), at most max_links of them.
   std::vector<LinkId> hot;
@@ -232,15 +234,18 @@ std::vector<LinkConflict> step_conflicts(const routing::Routing& routing, std::s
     slot[static_cast<size_t>(l)] = static_cast<int32_t>(out.size());
     out.push_back({l, load[static_cast<size_t>(l)], {}});
   }
-  std::vector<LinkId> path;
-  for (const Flow& fl : flows) {
-    routing.path(placement[static_cast<size_t>(fl.src)], placement[static_cast<size_t>(fl.dst)], path);
-    for (LinkId l : path)
-      if (const int32_t k = slot[static_cast<size_t>(l)]; k >= 0) {
-        auto& c = out[static_cast<size_t>(k)];
-        if (c.flows.size() < max_flows_per_link) c.flows.push_back(fl);
-      }
-  }
+  detail::with_flow_links(routing, [&](auto& links) {
+    for (const Flow& fl : flows) {
+      const int32_t a = placement[static_cast<size_t>(fl.src)], b = placement[static_cast<size_t>(fl.dst)];
+      if (a == b) continue;
+      links(a, b, routing::flow_key(step, fl.src, fl.dst), [&](LinkId l) {
+        if (const int32_t k = slot[static_cast<size_t>(l)]; k >= 0) {
+          auto& c = out[static_cast<size_t>(k)];
+          if (c.flows.size() < max_flows_per_link) c.flows.push_back(fl);
+        }
+      });
+    }
+  });
   return out;
 }
 

@@ -14,8 +14,9 @@ namespace daqnet::analysis {
 using fabric::LinkId;
 using workload::Flow;
 
-/// Static conflict analysis. In every step each flow follows its route; the load of a
-/// directed link is the number of flows on it, and
+/// Static conflict analysis. In every step each flow follows its path (a flow spread over
+/// several paths loads every link of each); the load of a directed link is the number of
+/// flows on it, and
 ///     conflicts(step) = Σ_links max(0, load − 1),
 /// i.e. the number of flows that would have to share a link with an earlier one.
 struct StepSummary {
@@ -34,8 +35,8 @@ struct ConflictResult {
   std::vector<int64_t> link_conflicts;      ///< Σ max(0, load − 1)
   std::vector<int64_t> link_conflict_steps; ///< steps with load ≥ 2
   std::vector<int32_t> link_max_load;
-  /// load_histogram[c][k] = (link, step) pairs with load k on links of class c, where
-  /// c = 2·tier + (1 if the link goes down): 0 host→leaf, 1 leaf→host, 2 leaf→spine, ...
+  /// load_histogram[c][k] = (link, step) pairs with load k on links of class c (an index
+  /// into Fabric::link_class_names(): host->leaf, leaf->host, leaf->spine, ... on fat trees)
   std::vector<std::vector<int64_t>> load_histogram;
   int64_t total_flows = 0;
   int64_t total_conflicts = 0;

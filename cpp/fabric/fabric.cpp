@@ -2,6 +2,7 @@
 #include "fabric/fabric.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_set>
 
 #include "common/error.hpp"
@@ -22,8 +23,9 @@ NodeId Fabric::add_host(const std::string& name) {
   return num_hosts_++;
 }
 
-NodeId Fabric::add_switch(const std::string& name, int32_t level, int32_t position, int32_t num_ports) {
-  if (level < 1) throw Error("fabric: switch '" + name + "' needs a level >= 1");
+NodeId Fabric::add_switch(const std::string& name, int32_t num_ports, int32_t level, int32_t position) {
+  if (level != kNoLevel && level < 1) throw Error("fabric: switch '" + name + "' needs a level >= 1 (or none)");
+  if (name.empty()) throw Error("fabric: empty switch name");
   if (num_ports < 1) throw Error("fabric: switch '" + name + "' needs at least one port");
   if (!by_name_.emplace(name, num_nodes()).second) throw Error("fabric: duplicate node name '" + name + "'");
   Node n;
@@ -36,7 +38,36 @@ NodeId Fabric::add_switch(const std::string& name, int32_t level, int32_t positi
   return num_nodes() - 1;
 }
 
+int32_t Fabric::link_class(const std::string& name) {
+  if (name.empty()) throw Error("fabric: empty link class name");
+  auto [it, added] = class_index_.emplace(name, static_cast<int32_t>(class_names_.size()));
+  if (added) class_names_.push_back(name);
+  return it->second;
+}
+
+std::string Fabric::level_name(int32_t level) const {
+  if (level == kNoLevel) return "switch";
+  if (level == 0) return "host";
+  if (level == 1) return "leaf";
+  if (level == 2 && num_levels_ <= 3) return "spine";
+  if (level == 3 && num_levels_ == 3) return "core";
+  return "level" + std::to_string(level);
+}
+
 void Fabric::connect(NodeId a, int32_t pa, NodeId b, int32_t pb, double gbps, double latency_seconds) {
+  if (a < 0 || a >= num_nodes() || b < 0 || b >= num_nodes()) throw Error("fabric: cable to a node that does not exist");
+  const std::string la = level_name(nodes_[static_cast<size_t>(a)].level);
+  const std::string lb = level_name(nodes_[static_cast<size_t>(b)].level);
+  const int32_t ab = link_class(la + "->" + lb);
+  connect(a, pa, b, pb, gbps, latency_seconds, ab, link_class(lb + "->" + la));
+}
+
+void Fabric::connect(NodeId a, int32_t pa, NodeId b, int32_t pb, double gbps, double latency_seconds,
+                     int32_t class_ab, int32_t class_ba) {
+  if (a < 0 || a >= num_nodes() || b < 0 || b >= num_nodes()) throw Error("fabric: cable to a node that does not exist");
+  if (a == b) throw Error("fabric: a cable from " + nodes_[static_cast<size_t>(a)].name + " to itself");
+  for (int32_t c : {class_ab, class_ba})
+    if (c < 0 || c >= static_cast<int32_t>(class_names_.size())) throw Error("fabric: unknown link class " + std::to_string(c));
   auto& na = nodes_.at(static_cast<size_t>(a));
   auto& nb = nodes_.at(static_cast<size_t>(b));
   if (pa < 1 || pa >= static_cast<int32_t>(na.ports.size()))
@@ -45,13 +76,42 @@ void Fabric::connect(NodeId a, int32_t pa, NodeId b, int32_t pb, double gbps, do
     throw Error("fabric: " + nb.name + " has no port " + std::to_string(pb));
   if (na.ports[static_cast<size_t>(pa)].peer >= 0 || nb.ports[static_cast<size_t>(pb)].peer >= 0)
     throw Error("fabric: port already cabled between " + na.name + " and " + nb.name);
-  if (!(gbps > 0)) throw Error("fabric: link rate must be > 0 Gb/s");
-  const auto up = static_cast<LinkId>(links_.size());
-  const int32_t tier = na.level;
-  links_.push_back(Link{a, b, pa, pb, gbps, latency_seconds, tier, true});
-  links_.push_back(Link{b, a, pb, pa, gbps, latency_seconds, tier, false});
-  na.ports[static_cast<size_t>(pa)] = Port{b, pb, up, up + 1};
-  nb.ports[static_cast<size_t>(pb)] = Port{a, pa, up + 1, up};
+  if (!(gbps > 0) || !std::isfinite(gbps)) throw Error("fabric: link rate must be a finite number > 0 Gb/s");
+  if (!(latency_seconds >= 0) || !std::isfinite(latency_seconds))
+    throw Error("fabric: link latency must be a finite number >= 0 seconds");
+  if (na.is_host && nb.is_host) throw Error("fabric: a cable between hosts " + na.name + " and " + nb.name);
+  if ((na.is_host && pa != 1) || (nb.is_host && pb != 1)) throw Error("fabric: a host has one NIC, its port 1");
+  const auto fwd = static_cast<LinkId>(links_.size());
+  links_.push_back(Link{a, b, pa, pb, gbps, latency_seconds, class_ab});
+  links_.push_back(Link{b, a, pb, pa, gbps, latency_seconds, class_ba});
+  na.ports[static_cast<size_t>(pa)] = Port{b, pb, fwd, fwd + 1};
+  nb.ports[static_cast<size_t>(pb)] = Port{a, pa, fwd + 1, fwd};
+}
+
+void Fabric::infer_levels() {
+  // Breadth-first from all hosts at once: a switch's level is its distance to a host.
+  std::vector<int32_t> dist(nodes_.size(), -1);
+  std::vector<NodeId> frontier;
+  for (NodeId h = 0; h < num_hosts_; ++h) {
+    dist[static_cast<size_t>(h)] = 0;
+    frontier.push_back(h);
+  }
+  std::vector<NodeId> next;
+  while (!frontier.empty()) {
+    next.clear();
+    for (NodeId n : frontier)
+      for (const Port& p : nodes_[static_cast<size_t>(n)].ports)
+        if (p.peer >= 0 && dist[static_cast<size_t>(p.peer)] < 0) {
+          dist[static_cast<size_t>(p.peer)] = dist[static_cast<size_t>(n)] + 1;
+          next.push_back(p.peer);
+        }
+    frontier.swap(next);
+  }
+  for (NodeId n = num_hosts_; n < num_nodes(); ++n) {
+    auto& node = nodes_[static_cast<size_t>(n)];
+    if (node.level == kNoLevel && dist[static_cast<size_t>(n)] > 0) node.level = dist[static_cast<size_t>(n)];
+    num_levels_ = std::max(num_levels_, node.level);
+  }
 }
 
 std::optional<NodeId> Fabric::find(const std::string& name) const {

@@ -23,16 +23,22 @@ struct Port {
   LinkId in_link = -1;   ///< directed link arriving on this port
 };
 
+/// Level of a node whose level nobody set (a switch of a graph that is not a levelled tree).
+inline constexpr int32_t kNoLevel = -1;
+
 /// A host (endpoint with a NIC) or a switch.
 struct Node {
   std::string name;
   bool is_host = false;
-  int32_t level = 0;     ///< 0 for hosts, 1 for leaf switches, 2 for spines, 3 for cores
-  int32_t position = 0;  ///< index among the nodes of its level, in cabling order
+  /// Optional: 0 for hosts, 1 for leaf switches, 2 for spines, 3 for cores, as tree builders
+  /// and importers set it (kNoLevel if unknown). Used for per-level views and link class
+  /// names, never assumed by routing, analysis or simulation.
+  int32_t level = kNoLevel;
+  int32_t position = 0;  ///< index among the nodes of its level, in cabling order (tree builders)
   std::vector<Port> ports;  ///< ports[0] unused: ports are numbered from 1
 };
 
-/// A directed link. A cable is two links: 2c goes up (lower level to higher), 2c+1 comes down.
+/// A directed link. A cable is two links: 2c from the cable's first end, 2c+1 back.
 struct Link {
   NodeId src = -1;
   NodeId dst = -1;
@@ -40,24 +46,44 @@ struct Link {
   int32_t dst_port = 0;
   double gbps = 0;             ///< capacity in 10^9 bit/s
   double latency_seconds = 0;  ///< propagation + switching latency
-  int32_t tier = 0;            ///< level of the lower end: 0 host-leaf, 1 leaf-spine, 2 spine-core
-  bool up = true;              ///< direction: from the lower level to the higher
+  int32_t link_class = 0;      ///< index into Fabric::link_class_names(): host->leaf, LL, global ...
 };
 
-/// Hosts, switches with numbered ports, and directed links.
-/// Hosts are nodes 0..num_hosts()-1, switches follow; this is cabling (topology) order.
+/// Any graph of hosts and switches with numbered ports, cabled by directed links.
+///
+/// Hosts are nodes 0..num_hosts()-1, switches follow, in the order they were added (for
+/// builders: cabling order). A host has one NIC: its port 1, cabled to a switch. Every link
+/// has a rate, a latency and a named *link class* (host->leaf, leaf->spine, PERCS LL/LR/D,
+/// dragonfly local/global, ...); views per class replace views per level. Levels are
+/// optional node information (see Node::level).
 class Fabric {
 public:
   NodeId add_host(const std::string& name);
-  NodeId add_switch(const std::string& name, int32_t level, int32_t position, int32_t num_ports);
-  /// Connect port pa of a (lower level) to port pb of b with one cable (two directed links).
+  /// A switch with `num_ports` ports; `level` and `position` are optional tree information.
+  NodeId add_switch(const std::string& name, int32_t num_ports, int32_t level = kNoLevel, int32_t position = 0);
+  /// Connect port pa of a to port pb of b with one cable: links a→b of class `class_ab` and
+  /// b→a of class `class_ba` (indices from link_class()).
+  void connect(NodeId a, int32_t pa, NodeId b, int32_t pb, double gbps, double latency_seconds, int32_t class_ab,
+               int32_t class_ba);
+  /// The same, with classes named after the ends' levels ("leaf->spine", "spine->leaf"),
+  /// or "host->switch", "switch->switch", ... where levels are unknown.
   void connect(NodeId a, int32_t pa, NodeId b, int32_t pb, double gbps, double latency_seconds);
+
+  /// The index of a link class, added on first use.
+  int32_t link_class(const std::string& name);
+  const std::vector<std::string>& link_class_names() const { return class_names_; }
 
   int32_t num_hosts() const { return num_hosts_; }
   int32_t num_nodes() const { return static_cast<int32_t>(nodes_.size()); }
   int32_t num_switches() const { return num_nodes() - num_hosts_; }
   int32_t num_links() const { return static_cast<int32_t>(links_.size()); }
+  /// Highest switch level set (0 when no switch has a level).
   int32_t num_levels() const { return num_levels_; }
+  /// The name of a level in a tree of num_levels() levels: host, leaf, spine, core.
+  std::string level_name(int32_t level) const;
+  /// Set the level of every switch whose level is unknown from its distance to the nearest
+  /// host (leaves 1, ...): importers call it so that per-level views exist.
+  void infer_levels();
 
   const Node& node(NodeId id) const { return nodes_.at(static_cast<size_t>(id)); }
   const Link& link(LinkId id) const { return links_.at(static_cast<size_t>(id)); }
@@ -86,6 +112,8 @@ public:
 private:
   std::vector<Node> nodes_;
   std::vector<Link> links_;
+  std::vector<std::string> class_names_;
+  std::unordered_map<std::string, int32_t> class_index_;
   std::unordered_map<std::string, NodeId> by_name_;
   int32_t num_hosts_ = 0;
   int32_t num_levels_ = 0;

@@ -106,7 +106,7 @@ Fabric build_fat_tree(const FatTreeSpec& spec) {
     const int64_t n = s.switches_at(l);
     const int32_t ports = s.down_ports(l) + s.up_ports(l);
     for (int64_t p = 0; p < n; ++p)
-      f.add_switch(level_name(l, L) + std::to_string(p), l, static_cast<int32_t>(p), ports);
+      f.add_switch(level_name(l, L) + std::to_string(p), ports, l, static_cast<int32_t>(p));
   }
 
   // Wire every node of level l < L to its parents: up index j goes to the parent whose

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/random.hpp"
 #include "fabric/fabric.hpp"
 
 namespace daqnet::routing {
@@ -15,21 +16,93 @@ using fabric::Fabric;
 using fabric::LinkId;
 using fabric::NodeId;
 
+/// Paths of one (source, destination) pair: each a list of directed links from the source
+/// host's NIC link to the destination host's last link, with a weight (the share of the
+/// pair's traffic it carries; the weights of a set sum to 1).
+class PathSet {
+public:
+  void clear() {
+    links_.clear();
+    ends_.clear();
+    weights_.clear();
+  }
+  void add(std::span<const LinkId> links, double weight = 1.0) {
+    links_.insert(links_.end(), links.begin(), links.end());
+    ends_.push_back(static_cast<uint32_t>(links_.size()));
+    weights_.push_back(weight);
+  }
+  /// Start a path to be filled with push() (weight 1 unless set_weight()).
+  void begin() {
+    ends_.push_back(static_cast<uint32_t>(links_.size()));
+    weights_.push_back(1.0);
+  }
+  void push(LinkId l) {
+    links_.push_back(l);
+    ++ends_.back();
+  }
+  void set_weight(double w) { weights_.back() = w; }
+
+  size_t size() const { return ends_.size(); }
+  bool empty() const { return ends_.empty(); }
+  std::span<const LinkId> path(size_t k) const {
+    const uint32_t first = k == 0 ? 0 : ends_[k - 1];
+    return {links_.data() + first, links_.data() + ends_[k]};
+  }
+  double weight(size_t k) const { return weights_[k]; }
+  /// Every link of every path, in path order (a link shared by two paths appears twice).
+  std::span<const LinkId> all_links() const { return links_; }
+
+private:
+  std::vector<LinkId> links_;
+  std::vector<uint32_t> ends_;
+  std::vector<double> weights_;
+};
+
+/// Routing: for every (source host, destination host) pair, one path or a few weighted
+/// paths of directed links. Engines differ in how they make them — destination-based
+/// forwarding tables (TableRouting: dmodk, random, imported tables) or explicit paths
+/// (PathRouting) — and the analysis and the simulations consume paths without caring.
+///
+/// A path may depend on the flow (`flow`, a key the caller derives from the step or
+/// transfer) for engines that draw routes per flow (e.g. Valiant); the others ignore it.
+class Routing {
+public:
+  Routing(std::shared_ptr<const Fabric> fabric, std::string engine);
+  virtual ~Routing() = default;
+  Routing(const Routing&) = delete;
+  Routing& operator=(const Routing&) = delete;
+
+  const Fabric& fabric() const { return *fabric_; }
+  std::shared_ptr<const Fabric> fabric_ptr() const { return fabric_; }
+  const std::string& engine() const { return engine_; }
+
+  /// The paths from host src to host dst (src != dst) into `out` (cleared first).
+  virtual void paths(NodeId src, NodeId dst, uint64_t flow, PathSet& out) const = 0;
+  /// Whether every pair has exactly one path, the same for every flow.
+  virtual bool single_path() const = 0;
+  /// Links on the longest host-to-host path.
+  virtual int32_t max_hops() const = 0;
+
+  /// The (first) path from src to dst as links, for tools and tests (empty when src == dst).
+  void path(NodeId src, NodeId dst, std::vector<LinkId>& out) const;
+
+protected:
+  std::shared_ptr<const Fabric> fabric_;
+  std::string engine_;
+};
+
 /// Destination-based forwarding tables: for every switch and destination host, the output
 /// port (as an InfiniBand linear forwarding table). Port 0 means "no entry".
 ///
 /// After the tables are filled, finalize() walks every route from every switch that has
 /// hosts to every destination, rejects black holes, loops and misdelivery with a message
 /// naming the switch and destination, and caches each route as a list of directed links.
-/// Routes depend only on (first switch, destination), so the cache is per edge switch.
-class Routing {
+/// Routes depend only on (first switch, destination), so the cache is per edge switch;
+/// the analysis walks it directly (the fast path of daqnet).
+class TableRouting final : public Routing {
 public:
   /// Empty tables over `fabric`; `engine` names where the tables come from, for messages.
-  Routing(std::shared_ptr<const Fabric> fabric, std::string engine);
-
-  const Fabric& fabric() const { return *fabric_; }
-  std::shared_ptr<const Fabric> fabric_ptr() const { return fabric_; }
-  const std::string& engine() const { return engine_; }
+  TableRouting(std::shared_ptr<const Fabric> fabric, std::string engine);
 
   void set_port(NodeId sw, NodeId dst_host, int32_t port);
   int32_t port(NodeId sw, NodeId dst_host) const {
@@ -41,14 +114,17 @@ public:
   void finalize();
   bool finalized() const { return !offsets_.empty(); }
 
-  /// The directed links from host src to host dst (empty when src == dst).
-  /// Hot path: no allocation, no check beyond debug assertions.
+  void paths(NodeId src, NodeId dst, uint64_t flow, PathSet& out) const override;
+  bool single_path() const override { return true; }
+  int32_t max_hops() const override { return max_hops_; }
+
+  /// The directed links from host src's edge switch to host dst (the path without the
+  /// source's NIC link). Hot path: no allocation, no check beyond debug assertions.
   std::span<const LinkId> tail(NodeId src, NodeId dst) const {
     const size_t k = static_cast<size_t>(edge_index_[static_cast<size_t>(src)]) *
                          static_cast<size_t>(fabric_->num_hosts()) + static_cast<size_t>(dst);
     return {links_.data() + offsets_[k], links_.data() + offsets_[k + 1]};
   }
-  void path(NodeId src, NodeId dst, std::vector<LinkId>& out) const;
   LinkId uplink(NodeId src) const { return uplink_[static_cast<size_t>(src)]; }
 
   /// Raw views of the route cache for hot loops: the links from edge switch e toward host
@@ -58,13 +134,8 @@ public:
   const int32_t* edge_index() const { return edge_index_.data(); }
   const LinkId* uplinks() const { return uplink_.data(); }
 
-  /// Longest route in links (host to host).
-  int32_t max_hops() const { return max_hops_; }
-
 private:
-  std::shared_ptr<const Fabric> fabric_;
-  std::string engine_;
-  std::vector<uint16_t> table_;   // (switch - num_hosts) * num_hosts + dst → port
+  std::vector<uint16_t> table_;      // (switch - num_hosts) * num_hosts + dst → port
   std::vector<int32_t> edge_index_;  // host → index of its edge switch in the cache
   std::vector<LinkId> uplink_;       // host → its NIC link
   std::vector<uint32_t> offsets_;    // (edge, dst) → first link in links_
@@ -72,21 +143,57 @@ private:
   int32_t max_hops_ = 0;
 };
 
+/// Explicit paths per ordered pair of hosts, each with a weight: routes that forwarding
+/// tables cannot express (source-dependent, several paths per pair), on any graph.
+/// add() checks that a path is a chain of cabled links from src to dst; a pair without
+/// paths is an error when asked for (or at finalize(true)).
+class PathRouting final : public Routing {
+public:
+  PathRouting(std::shared_ptr<const Fabric> fabric, std::string engine);
+
+  /// Add a path (links from src's NIC to dst) carrying `weight` (> 0) of the pair's traffic.
+  void add(NodeId src, NodeId dst, std::span<const LinkId> links, double weight = 1.0);
+  /// Normalise each pair's weights to sum 1; with `all_pairs`, every ordered pair of
+  /// distinct hosts must have a path.
+  void finalize(bool all_pairs = false);
+
+  void paths(NodeId src, NodeId dst, uint64_t flow, PathSet& out) const override;
+  bool single_path() const override { return single_; }
+  int32_t max_hops() const override { return max_hops_; }
+
+private:
+  size_t pair_index(NodeId src, NodeId dst) const {
+    return static_cast<size_t>(src) * static_cast<size_t>(fabric_->num_hosts()) + static_cast<size_t>(dst);
+  }
+  std::vector<PathSet> sets_;  // per ordered pair (src · H + dst)
+  bool single_ = true;
+  int32_t max_hops_ = 0;
+};
+
+/// The key of a flow of a step-based workload, for engines whose paths depend on the flow:
+/// the same (step, source rank, destination rank) gives the same key in the analysis and in
+/// the simulation, so both see the same paths.
+inline uint64_t flow_key(int64_t step, int32_t src_rank, int32_t dst_rank) {
+  return splitmix64(static_cast<uint64_t>(step) * 0x9e3779b97f4a7c15ULL ^
+                    splitmix64((static_cast<uint64_t>(static_cast<uint32_t>(src_rank)) << 32) |
+                               static_cast<uint32_t>(dst_rank)));
+}
+
 /// D-mod-K on a generalized fat tree (as OpenSM's ftree and SimGrid's FatTreeZone): a
 /// level-l switch sends traffic for host d, if d is not below it, to up-port index
 /// floor(d / (w_1·…·w_l)) mod w_{l+1}; down routes are unique.
-std::shared_ptr<Routing> dmodk(std::shared_ptr<const Fabric> fabric);
+std::shared_ptr<TableRouting> dmodk(std::shared_ptr<const Fabric> fabric);
 
 /// Like dmodk, but every (switch, destination) up-port is drawn at random (seeded,
 /// independent of platform and of the order entries are computed in).
-std::shared_ptr<Routing> random_uplinks(std::shared_ptr<const Fabric> fabric, uint64_t seed);
+std::shared_ptr<TableRouting> random_uplinks(std::shared_ptr<const Fabric> fabric, uint64_t seed);
 
 /// Read tables from the plain-text format documented in docs/routing-table.md:
 /// one "<switch> <destination host> <output port>" per line, '#' starts a comment.
 /// Errors name the file and line.
-std::shared_ptr<Routing> read_table_file(std::shared_ptr<const Fabric> fabric, const std::string& path);
+std::shared_ptr<TableRouting> read_table_file(std::shared_ptr<const Fabric> fabric, const std::string& path);
 
 /// Write the tables in the same format (complete: every switch, every destination).
-void write_table_file(const Routing& routing, const std::string& path);
+void write_table_file(const TableRouting& routing, const std::string& path);
 
 }  // namespace daqnet::routing

@@ -29,7 +29,7 @@ std::vector<std::string_view> split_words(std::string_view line) {
 
 }  // namespace
 
-std::shared_ptr<Routing> read_table_file(std::shared_ptr<const Fabric> fabric, const std::string& path) {
+std::shared_ptr<TableRouting> read_table_file(std::shared_ptr<const Fabric> fabric, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read routing table " + path + ": " + std::strerror(errno));
   if (std::filesystem::is_directory(path)) throw Error("cannot read routing table " + path + ": is a directory");
@@ -39,7 +39,7 @@ std::shared_ptr<Routing> read_table_file(std::shared_ptr<const Fabric> fabric, c
   if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);  // a UTF-8 byte-order mark from some editors
 
   const auto& f = *fabric;
-  auto r = std::make_shared<Routing>(fabric, "table " + path);
+  auto r = std::make_shared<TableRouting>(fabric, "table " + path);
   std::vector<uint32_t> first_line(static_cast<size_t>(f.num_switches()) * static_cast<size_t>(f.num_hosts()), 0);
   size_t pos = 0;
   uint32_t lineno = 0;
@@ -93,7 +93,7 @@ std::shared_ptr<Routing> read_table_file(std::shared_ptr<const Fabric> fabric, c
   return r;
 }
 
-void write_table_file(const Routing& routing, const std::string& path) {
+void write_table_file(const TableRouting& routing, const std::string& path) {
   std::ofstream out(path, std::ios::binary);
   if (!out) throw Error("cannot write routing table " + path + ": " + std::strerror(errno));
   const auto& f = routing.fabric();

@@ -8,8 +8,15 @@
 
 namespace daqnet::simulate {
 
+double Routes::max_latency() const {
+  double t = 0;
+  for (double l : latency_) t = std::max(t, l);
+  return t;
+}
+
 NetworkModel::NetworkModel(const routing::Routing& routing, NicLimits nic) : routing_(routing) {
-  if (!routing.finalized()) throw Error("simulate: routing tables are not finalized");
+  if (const auto* t = dynamic_cast<const routing::TableRouting*>(&routing); t && !t->finalized())
+    throw Error("simulate: routing tables are not finalized");
   for (auto [v, key] : {std::pair{nic.injection_gbps, "simulate.injection_gbps"}, {nic.ejection_gbps, "simulate.ejection_gbps"}})
     if (!(v >= 0) || !std::isfinite(v)) throw Error(std::string(key) + " must be a finite number >= 0");
   const auto& f = routing.fabric();
@@ -25,38 +32,58 @@ NetworkModel::NetworkModel(const routing::Routing& routing, NicLimits nic) : rou
   if (eject_) capacity_.insert(capacity_.end(), static_cast<size_t>(num_hosts_), nic.ejection_gbps * 1e9 / 8);
 }
 
-void NetworkModel::resources(int32_t a, int32_t b, bool ideal, std::vector<int32_t>& out) const {
+void NetworkModel::routes(int32_t a, int32_t b, uint64_t flow, bool ideal, Routes& out) const {
   out.clear();
-  out.push_back(routing_.uplink(a));
-  const auto tail = routing_.tail(a, b);
-  if (ideal)
-    out.push_back(tail.back());
-  else
-    out.insert(out.end(), tail.begin(), tail.end());
-  int32_t next = num_links_;
-  if (inject_) {
-    out.push_back(next + a);
-    next += num_hosts_;
+  routing_.paths(a, b, flow, scratch_);
+  for (size_t k = 0; k < scratch_.size(); ++k) {
+    const auto path = scratch_.path(k);
+    double latency = 0, slowest = kUnlimited;
+    for (routing::LinkId l : path) {
+      latency += link_latency_[static_cast<size_t>(l)];
+      slowest = std::min(slowest, capacity_[static_cast<size_t>(l)]);
+    }
+    if (ideal) {
+      out.res_.push_back(path.front());
+      if (path.size() > 1) out.res_.push_back(path.back());
+    } else {
+      out.res_.insert(out.res_.end(), path.begin(), path.end());
+    }
+    int32_t next = num_links_;
+    if (inject_) {
+      out.res_.push_back(next + a);
+      slowest = std::min(slowest, capacity_[static_cast<size_t>(next + a)]);
+      next += num_hosts_;
+    }
+    if (eject_) {
+      out.res_.push_back(next + b);
+      slowest = std::min(slowest, capacity_[static_cast<size_t>(next + b)]);
+    }
+    out.ends_.push_back(static_cast<uint32_t>(out.res_.size()));
+    out.weight_.push_back(scratch_.weight(k));
+    out.latency_.push_back(latency);
+    out.bottleneck_.push_back(slowest);
   }
-  if (eject_) out.push_back(next + b);
+}
+
+void NetworkModel::resources(int32_t a, int32_t b, bool ideal, std::vector<int32_t>& out) const {
+  routes(a, b, 0, ideal, routes_scratch_);
+  const auto first = routes_scratch_.resources(0);
+  out.assign(first.begin(), first.end());
 }
 
 double NetworkModel::latency(int32_t a, int32_t b) const {
-  double t = link_latency_[static_cast<size_t>(routing_.uplink(a))];
-  for (auto l : routing_.tail(a, b)) t += link_latency_[static_cast<size_t>(l)];
-  return t;
+  routes(a, b, 0, false, routes_scratch_);
+  return routes_scratch_.max_latency();
 }
 
 double NetworkModel::bottleneck(int32_t a, int32_t b) const {
-  double c = capacity_[static_cast<size_t>(routing_.uplink(a))];
-  for (auto l : routing_.tail(a, b)) c = std::min(c, capacity_[static_cast<size_t>(l)]);
-  int32_t next = num_links_;
-  if (inject_) {
-    c = std::min(c, capacity_[static_cast<size_t>(next + a)]);
-    next += num_hosts_;
-  }
-  if (eject_) c = std::min(c, capacity_[static_cast<size_t>(next + b)]);
-  return c;
+  routes(a, b, 0, false, routes_scratch_);
+  return routes_scratch_.bottleneck(0);
+}
+
+double NetworkModel::message_seconds(int32_t a, int32_t b, double bytes) const {
+  routes(a, b, 0, false, routes_scratch_);
+  return routes_scratch_.max_latency() + bytes / routes_scratch_.bottleneck(0);
 }
 
 }  // namespace daqnet::simulate

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "routing/routing.hpp"
+#include "simulate/fair_share.hpp"
 
 namespace daqnet::simulate {
 
@@ -15,13 +17,44 @@ struct NicLimits {
   double ejection_gbps = 0;
 };
 
+/// The routes of one flow for the flow-level simulators: one per path of the routing, each
+/// with its resources, the share (weight) of the flow's bytes it carries, its latency and
+/// its slowest resource.
+class Routes {
+public:
+  void clear() {
+    res_.clear();
+    ends_.clear();
+    weight_.clear();
+    latency_.clear();
+    bottleneck_.clear();
+  }
+  size_t size() const { return ends_.size(); }
+  std::span<const int32_t> resources(size_t k) const {
+    const uint32_t first = k == 0 ? 0 : ends_[k - 1];
+    return {res_.data() + first, res_.data() + ends_[k]};
+  }
+  double weight(size_t k) const { return weight_[k]; }
+  double latency(size_t k) const { return latency_[k]; }
+  double bottleneck(size_t k) const { return bottleneck_[k]; }
+  /// The longest latency of the flow's paths.
+  double max_latency() const;
+
+private:
+  friend class NetworkModel;
+  std::vector<int32_t> res_;
+  std::vector<uint32_t> ends_;
+  std::vector<double> weight_, latency_, bottleneck_;
+};
+
 /// The resources a flow between two hosts uses, for the flow-level simulators: every
-/// directed link (resource id = link id, capacity in bytes/s), then optional injection
-/// and ejection resources per host. A route's latency is the sum of its links' latencies.
+/// directed link of its path (resource id = link id, capacity in bytes/s), then optional
+/// injection and ejection resources per host. A path's latency is the sum of its links'.
 ///
 /// `ideal` routes model the same hosts on a contention-free fabric (one non-blocking
-/// crossbar): only the source's NIC link and the destination's last link, with the real
-/// route's latency, so that ideal and real differ by contention only.
+/// crossbar): only a path's first link (the source's NIC) and last link (the
+/// destination's), with the real path's latency, so that ideal and real differ by
+/// contention only.
 class NetworkModel {
 public:
   NetworkModel(const routing::Routing& routing, NicLimits nic);
@@ -30,12 +63,18 @@ public:
   const std::vector<double>& capacity() const { return capacity_; }
   int32_t num_links() const { return num_links_; }
 
-  /// Resources from host a to host b (a != b) into `out` (cleared first).
+  /// The routes of a flow from host a to host b (a != b); `flow` keys engines that route
+  /// per flow (routing::flow_key).
+  void routes(int32_t a, int32_t b, uint64_t flow, bool ideal, Routes& out) const;
+
+  /// For single-path use (tests, tools): the first path's resources, its latency and the
+  /// longest latency over the pair's paths, its slowest resource.
   void resources(int32_t a, int32_t b, bool ideal, std::vector<int32_t>& out) const;
   double latency(int32_t a, int32_t b) const;
-  /// The slowest link of the route, in bytes/s: how fast a message too small to matter
-  /// for sharing is serialized.
   double bottleneck(int32_t a, int32_t b) const;
+  /// How long a message too small to matter for sharing takes: the route's latency plus
+  /// its bytes at the slowest resource of the first path.
+  double message_seconds(int32_t a, int32_t b, double bytes) const;
 
 private:
   const routing::Routing& routing_;
@@ -43,6 +82,10 @@ private:
   bool inject_ = false, eject_ = false;
   std::vector<double> capacity_;
   std::vector<double> link_latency_;
+  // Reused: the simulators are single-threaded, and the protocol's commands ask for a
+  // latency millions of times.
+  mutable routing::PathSet scratch_;
+  mutable Routes routes_scratch_;
 };
 
 }  // namespace daqnet::simulate

@@ -61,7 +61,15 @@ struct Transfer {
   int64_t event = 0;
   int32_t ru = 0, bu = 0, slot = 0;
   double fragment = 0, total = 0;  // data bytes; data + meta-data bytes
+  int32_t paths = 0;               // flows of the transfer not complete: one per path
 };
+
+// A transfer moves as one flow per path of its route; a flow's tag is the transfer's id
+// and the path's index.
+constexpr int kPathBits = 6;
+constexpr uint64_t tag_of(size_t id, size_t path) { return (static_cast<uint64_t>(id) << kPathBits) | path; }
+constexpr size_t id_of(uint64_t tag) { return static_cast<size_t>(tag >> kPathBits); }
+constexpr size_t path_of(uint64_t tag) { return static_cast<size_t>(tag & ((1u << kPathBits) - 1)); }
 
 class Simulation {
 public:
@@ -99,7 +107,7 @@ public:
       const double tf = net_.next_completion();
       if (!std::isfinite(tq) && !std::isfinite(tf)) break;
       net_.advance(std::min(tq, tf), done);
-      for (uint64_t t : done) flow_done(static_cast<size_t>(t));
+      for (uint64_t t : done) flow_done(t);
       // A window edge reached by an event built at this instant is taken once every flow
       // ending at the instant is accounted for.
       if (edge_ == Edge::open) open_window();
@@ -136,10 +144,9 @@ public:
           r_.partial_bytes += s.bytes;
         }
     // Parts of fragments still moving count as carried by their links.
-    for (size_t id : moving_) {
-      const Transfer& t = transfers_[id];
-      const int32_t a = host_[static_cast<size_t>(t.ru)], b = host_[static_cast<size_t>(t.bu)];
-      if (a != b) add_link_bytes(a, b, t.total - net_.remaining(flow_of_[id]));
+    for (const Moving& m : moving_) {
+      const Transfer& t = transfers_[id_of(m.tag)];
+      if (t.ru != t.bu) add_link_bytes(t, path_of(m.tag), m.share * t.total - net_.remaining(m.flow));
     }
     r_.stats = net_.stats();
     return std::move(r_);
@@ -158,7 +165,7 @@ private:
     ++r_.control_messages;
     double delay = 0;
     if (from != to)
-      delay = model_.latency(from, to) + static_cast<double>(c_.command_bytes) / model_.bottleneck(from, to);
+      delay = model_.message_seconds(from, to, static_cast<double>(c_.command_bytes));
     schedule(now() + delay, kind, unit, slot, event);
   }
 
@@ -188,9 +195,11 @@ private:
       ru_pump(h.unit);
       break;
     case Kind::start_flow: {
-      const Transfer& t = transfers_[static_cast<size_t>(h.event)];
-      model_.resources(host_[static_cast<size_t>(t.ru)], host_[static_cast<size_t>(t.bu)], false, res_);
-      moves(static_cast<size_t>(h.event), net_.start(res_, t.total, kUnlimited, static_cast<uint64_t>(h.event)));
+      const auto tag = static_cast<uint64_t>(h.event);
+      const Transfer& t = transfers_[id_of(tag)];
+      route(t);
+      const size_t k = path_of(tag);
+      moves(tag, net_.start(routes_.resources(k), t.total * routes_.weight(k), kUnlimited, tag), routes_.weight(k));
       break;
     }
     case Kind::wake_ru:
@@ -212,9 +221,9 @@ private:
   // still moving in proportion to the bytes they moved.
   std::pair<double, double> delivered() const {
     double net = delivered_done_[0], local = delivered_done_[1];
-    for (size_t id : moving_) {
-      const Transfer& t = transfers_[id];
-      const double d = t.fragment * (1.0 - net_.remaining(flow_of_[id]) / t.total);
+    for (const Moving& m : moving_) {
+      const Transfer& t = transfers_[id_of(m.tag)];
+      const double d = t.fragment * (m.share - net_.remaining(m.flow) / t.total);
       (t.ru == t.bu ? local : net) += d;
     }
     return {net, local};
@@ -237,23 +246,31 @@ private:
     r_.window_payload_bytes = r_.window_network_payload_bytes + local - window_start_payload_.second;
   }
 
-  // The transfers whose flow is moving, kept compact: delivered() visits only them.
-  void moves(size_t id, FlowNetwork::FlowId f) {
-    flow_of_[id] = f;
-    moving_pos_[id] = moving_.size();
-    moving_.push_back(id);
+  // The flows that move, kept compact: delivered() visits only them.
+  void moves(uint64_t tag, FlowNetwork::FlowId f, double share) {
+    moving_pos_[tag] = moving_.size();
+    moving_.push_back({tag, f, share});
   }
-  void stops(size_t id) {
-    flow_of_[id] = -1;
-    const size_t at = moving_pos_[id];
+  double stops(uint64_t tag) {
+    auto it = moving_pos_.find(tag);
+    const size_t at = it->second;
+    moving_pos_.erase(it);
+    const double share = moving_[at].share;
     moving_[at] = moving_.back();
-    moving_pos_[moving_[at]] = at;
     moving_.pop_back();
+    if (at < moving_.size()) moving_pos_[moving_[at].tag] = at;
+    return share;
   }
 
-  void add_link_bytes(int32_t a, int32_t b, double bytes) {
-    model_.resources(a, b, false, res_);
-    for (int32_t l : res_)
+  // The routes of a transfer (the same at every call: the flow key is its event and units).
+  void route(const Transfer& t) {
+    model_.routes(host_[static_cast<size_t>(t.ru)], host_[static_cast<size_t>(t.bu)],
+                  routing::flow_key(t.event, t.ru, t.bu), false, routes_);
+  }
+
+  void add_link_bytes(const Transfer& t, size_t path, double bytes) {
+    route(t);
+    for (int32_t l : routes_.resources(path))
       if (l < model_.num_links()) r_.link_bytes[static_cast<size_t>(l)] += bytes;
   }
 
@@ -352,8 +369,6 @@ private:
       } else {
         id = transfers_.size();
         transfers_.push_back(t);
-        flow_of_.push_back(-1);
-        moving_pos_.push_back(0);
       }
       const uint64_t key = static_cast<uint64_t>(item.event) * static_cast<uint64_t>(n_) + static_cast<uint64_t>(r);
       if (auto it = posted_.find(key); it != posted_.end()) {
@@ -366,24 +381,32 @@ private:
   }
 
   void begin_transfer(size_t id) {
-    const Transfer& t = transfers_[id];
-    const int32_t a = host_[static_cast<size_t>(t.ru)], b = host_[static_cast<size_t>(t.bu)];
-    if (a == b) {
+    Transfer& t = transfers_[id];
+    if (t.ru == t.bu) {  // a node's own fragment: within its host
       ++r_.local_flows;
-      moves(id, net_.start({}, t.total, local_rate_, id));
-    } else {
-      ++r_.network_flows;
-      schedule(now() + model_.latency(a, b), Kind::start_flow, 0, 0, static_cast<int64_t>(id));
+      t.paths = 1;
+      moves(tag_of(id, 0), net_.start({}, t.total, local_rate_, tag_of(id, 0)), 1.0);
+      return;
     }
+    ++r_.network_flows;
+    route(t);
+    if (routes_.size() >= (size_t{1} << kPathBits))
+      throw Error("simulate: a route of more than " + std::to_string((1 << kPathBits) - 1) + " paths");
+    t.paths = static_cast<int32_t>(routes_.size());
+    for (size_t k = 0; k < routes_.size(); ++k)
+      schedule(now() + routes_.latency(k), Kind::start_flow, 0, 0, static_cast<int64_t>(tag_of(id, k)));
   }
 
-  void flow_done(size_t id) {
-    const Transfer t = transfers_[id];
+  // One flow of a transfer ends; the transfer ends with its last.
+  void flow_done(uint64_t tag) {
+    const size_t id = id_of(tag);
+    Transfer& moving = transfers_[id];
+    const double share = stops(tag);
+    delivered_done_[moving.ru == moving.bu ? 1 : 0] += moving.fragment * share;
+    if (moving.ru != moving.bu) add_link_bytes(moving, path_of(tag), moving.total * share);
+    if (--moving.paths > 0) return;
+    const Transfer t = moving;
     free_.push_back(id);
-    stops(id);
-    delivered_done_[t.ru == t.bu ? 1 : 0] += t.fragment;
-    const int32_t a = host_[static_cast<size_t>(t.ru)], b = host_[static_cast<size_t>(t.bu)];
-    if (a != b) add_link_bytes(a, b, t.total);
     auto& sending = sending_[static_cast<size_t>(t.ru)];
     sending.erase(sending.find(t.event));
     give_token(ru_process(t.ru));
@@ -443,8 +466,14 @@ private:
   enum class Edge : uint8_t { none, open, close } edge_ = Edge::none;  // reached at this instant
   std::pair<double, double> window_start_payload_{0, 0};  // delivered() when the window opened
   std::array<double, 2> delivered_done_{0, 0};            // fragments complete: network, local
-  std::vector<FlowNetwork::FlowId> flow_of_;  // per transfer: its flow while it moves, else -1
-  std::vector<size_t> moving_, moving_pos_;   // transfers that move; a transfer's place in moving_
+  struct Moving {
+    uint64_t tag;
+    FlowNetwork::FlowId flow;
+    double share;  // of its transfer's bytes
+  };
+  std::vector<Moving> moving_;                          // flows that move ...
+  std::unordered_map<uint64_t, size_t> moving_pos_;     // ... and where, by tag
+  Routes routes_;
   std::vector<std::vector<Slot>> slots_;
   std::vector<uint64_t> gathers_;
   std::vector<int32_t> busy_;
@@ -456,7 +485,6 @@ private:
   std::unordered_map<uint64_t, size_t> sent_;                         // (event, RU) → send waiting for its receive
   std::vector<Transfer> transfers_;
   std::vector<size_t> free_;
-  std::vector<int32_t> res_;
   ProtocolResult r_;
 };
 

@@ -14,35 +14,71 @@ namespace daqnet::simulate {
 
 namespace {
 
-struct Pending {
-  double latency;
-  int32_t a, b;
+// The flows of one step, each split into one sub-flow per path of its routing.
+struct StepFlows {
+  struct Sub {
+    double latency, bytes;
+    int32_t flow;
+    uint32_t first, last;  // its resources in `res`
+  };
+  std::vector<Sub> subs;
+  std::vector<int32_t> res;
+  std::vector<double> flow_latency;  // per flow: its shortest path's latency
+
+  void build(const NetworkModel& model, const std::vector<workload::Flow>& flows, std::span<const int32_t> placement,
+             int64_t step, double bytes, bool ideal, Routes& routes) {
+    subs.clear();
+    res.clear();
+    flow_latency.clear();
+    for (const auto& f : flows) {
+      const int32_t a = placement[static_cast<size_t>(f.src)], b = placement[static_cast<size_t>(f.dst)];
+      if (a == b) continue;  // ranks on one host: no network
+      model.routes(a, b, routing::flow_key(step, f.src, f.dst), ideal, routes);
+      const auto flow = static_cast<int32_t>(flow_latency.size());
+      double shortest = kUnlimited;
+      for (size_t k = 0; k < routes.size(); ++k) {
+        const auto r = routes.resources(k);
+        const auto first = static_cast<uint32_t>(res.size());
+        res.insert(res.end(), r.begin(), r.end());
+        subs.push_back({routes.latency(k), bytes * routes.weight(k), flow, first, static_cast<uint32_t>(res.size())});
+        shortest = std::min(shortest, routes.latency(k));
+      }
+      flow_latency.push_back(shortest);
+    }
+  }
+  size_t flows() const { return flow_latency.size(); }
 };
 
-// One step on one network: returns (duration, slowest flow's rate in bytes/s).
-std::pair<double, double> run_step(FlowNetwork& net, const NetworkModel& model, std::vector<Pending>& pending,
-                                   double bytes, bool ideal, std::vector<int32_t>& res, std::vector<uint64_t>& done) {
-  std::sort(pending.begin(), pending.end(), [](const Pending& x, const Pending& y) { return x.latency < y.latency; });
+// One step on one network: returns (duration, slowest flow's average rate in bytes/s). Each
+// sub-flow waits for its path's latency, then shares the bandwidth; a flow ends with its
+// last sub-flow.
+std::pair<double, double> run_step(FlowNetwork& net, StepFlows& step, double bytes, std::vector<double>& flow_end,
+                                   std::vector<uint64_t>& done) {
+  auto& subs = step.subs;
+  std::sort(subs.begin(), subs.end(), [](const auto& x, const auto& y) { return x.latency < y.latency; });
   const double t0 = net.now();
-  double end = t0, slowest = kUnlimited;
+  flow_end.assign(step.flows(), t0);
+  double end = t0;
   size_t next = 0;
-  while (next < pending.size() || net.active() > 0) {
-    const double start = next < pending.size() ? t0 + pending[next].latency : kUnlimited;
+  while (next < subs.size() || net.active() > 0) {
+    const double start = next < subs.size() ? t0 + subs[next].latency : kUnlimited;
     const double finish = net.next_completion();
     if (start <= finish) {
       net.advance(start, done);
-      while (next < pending.size() && t0 + pending[next].latency <= start) {
-        model.resources(pending[next].a, pending[next].b, ideal, res);
-        // The tag is the flow's index in `pending`: its latency gives its average rate.
-        net.start(res, bytes, kUnlimited, next);
+      while (next < subs.size() && t0 + subs[next].latency <= start) {
+        const auto& sub = subs[next];
+        // The tag is the sub-flow's index: it names its flow.
+        net.start({step.res.data() + sub.first, step.res.data() + sub.last}, sub.bytes, kUnlimited, next);
         ++next;
       }
     } else {
       net.advance(finish, done);
     }
-    for (uint64_t k : done) slowest = std::min(slowest, bytes / (net.now() - t0 - pending[k].latency));
+    for (uint64_t k : done) flow_end[static_cast<size_t>(subs[k].flow)] = net.now();
     if (!done.empty()) end = net.now();
   }
+  double slowest = kUnlimited;
+  for (size_t f = 0; f < step.flows(); ++f) slowest = std::min(slowest, bytes / (flow_end[f] - t0 - step.flow_latency[f]));
   return {end - t0, slowest};
 }
 
@@ -59,27 +95,29 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
   result.steps_total = schedule.num_steps();
   FlowNetwork real(model.capacity()), ideal(model.capacity());
   std::vector<workload::Flow> flows;
-  std::vector<Pending> pending;
-  std::vector<int32_t> res;
+  StepFlows step_flows;
+  Routes routes;
+  std::vector<double> flow_end;
   std::vector<uint64_t> done;
   using clock = std::chrono::steady_clock;
   auto last_report = clock::now();
   for (int64_t s = 0; s < result.steps_total; ++s) {
     schedule.step(s, flows);
-    pending.clear();
-    for (const auto& f : flows) {
-      const int32_t a = placement[static_cast<size_t>(f.src)], b = placement[static_cast<size_t>(f.dst)];
-      if (a != b) pending.push_back({model.latency(a, b), a, b});
-    }
     StepTime st;
     st.step = s;
     st.flows = static_cast<int64_t>(flows.size());
-    const auto [seconds, slowest] = run_step(real, model, pending, message_bytes, false, res, done);
+    step_flows.build(model, flows, placement, s, message_bytes, false, routes);
+    const size_t network_flows = step_flows.flows();
+    const auto [seconds, slowest] = run_step(real, step_flows, message_bytes, flow_end, done);
     st.seconds = seconds;
-    st.min_gbps = pending.empty() ? 0 : slowest * 8 / 1e9;
-    st.ideal_seconds = ideal_run ? run_step(ideal, model, pending, message_bytes, true, res, done).first
-                                 : std::numeric_limits<double>::quiet_NaN();
-    result.bytes += message_bytes * static_cast<double>(pending.size());
+    st.min_gbps = network_flows == 0 ? 0 : slowest * 8 / 1e9;
+    if (ideal_run) {
+      step_flows.build(model, flows, placement, s, message_bytes, true, routes);
+      st.ideal_seconds = run_step(ideal, step_flows, message_bytes, flow_end, done).first;
+    } else {
+      st.ideal_seconds = std::numeric_limits<double>::quiet_NaN();
+    }
+    result.bytes += message_bytes * static_cast<double>(network_flows);
     result.total_seconds += st.seconds;
     result.ideal_seconds += st.ideal_seconds;
     result.steps.push_back(st);

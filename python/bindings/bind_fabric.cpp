@@ -15,6 +15,22 @@ using namespace daqnet::fabric;
 
 void bind_fabric(nb::module_& m) {
   nb::class_<Fabric>(m, "Fabric")
+      .def(nb::init<>(), "An empty fabric: add hosts, then switches, then cables")
+      .def("add_host", &Fabric::add_host, nb::arg("name"))
+      .def("add_switch", &Fabric::add_switch, nb::arg("name"), nb::arg("num_ports"), nb::arg("level") = kNoLevel,
+           nb::arg("position") = 0)
+      .def("link_class", &Fabric::link_class, nb::arg("name"), "Index of a link class name, added on first use")
+      .def("connect",
+           nb::overload_cast<NodeId, int32_t, NodeId, int32_t, double, double, int32_t, int32_t>(&Fabric::connect),
+           nb::arg("a"), nb::arg("port_a"), nb::arg("b"), nb::arg("port_b"), nb::arg("gbps"),
+           nb::arg("latency_seconds"), nb::arg("class_ab"), nb::arg("class_ba"))
+      .def("connect", nb::overload_cast<NodeId, int32_t, NodeId, int32_t, double, double>(&Fabric::connect),
+           nb::arg("a"), nb::arg("port_a"), nb::arg("b"), nb::arg("port_b"), nb::arg("gbps"),
+           nb::arg("latency_seconds"))
+      .def("infer_levels", &Fabric::infer_levels)
+      .def("set_description", &Fabric::set_description)
+      .def("link_class_names", &Fabric::link_class_names)
+      .def("level_name", &Fabric::level_name)
       .def_prop_ro("num_hosts", &Fabric::num_hosts)
       .def_prop_ro("num_switches", &Fabric::num_switches)
       .def_prop_ro("num_nodes", &Fabric::num_nodes)
@@ -44,32 +60,29 @@ void bind_fabric(nb::module_& m) {
         d["ports"] = to_numpy(std::move(ports));
         d["ports_used"] = to_numpy(std::move(used));
         return d;
-      }, "Per node: level (0 = host), position in its level, ports, cabled ports")
+      }, "Per node: level (0 = host, -1 = unknown), position in its level, ports, cabled ports")
       .def("link_table", [](const Fabric& f) {
-        std::vector<int32_t> src, dst, sp, dp, tier;
+        std::vector<int32_t> src, dst, sp, dp, klass;
         std::vector<double> gbps, lat;
-        std::vector<uint8_t> up;
         for (const auto& l : f.links()) {
           src.push_back(l.src);
           dst.push_back(l.dst);
           sp.push_back(l.src_port);
           dp.push_back(l.dst_port);
-          tier.push_back(l.tier);
+          klass.push_back(l.link_class);
           gbps.push_back(l.gbps);
           lat.push_back(l.latency_seconds);
-          up.push_back(l.up ? 1 : 0);
         }
         nb::dict d;
         d["src"] = to_numpy(std::move(src));
         d["src_port"] = to_numpy(std::move(sp));
         d["dst"] = to_numpy(std::move(dst));
         d["dst_port"] = to_numpy(std::move(dp));
-        d["tier"] = to_numpy(std::move(tier));
-        d["up"] = to_numpy(std::move(up));
+        d["class"] = to_numpy(std::move(klass));
         d["gbps"] = to_numpy(std::move(gbps));
         d["latency_seconds"] = to_numpy(std::move(lat));
         return d;
-      }, "Per directed link: endpoints, ports, tier, direction, Gb/s, latency")
+      }, "Per directed link: endpoints, ports, class (index into link_class_names()), Gb/s, latency")
       .def("ports", [](const Fabric& f, NodeId n) {
         std::vector<std::tuple<int32_t, int32_t, int32_t, int32_t>> out;
         const auto& ports = f.node(n).ports;

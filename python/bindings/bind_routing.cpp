@@ -1,6 +1,7 @@
 // daqnet — plan, simulate and benchmark event-building networks.
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "common/error.hpp"
 #include "numpy_util.hpp"
@@ -10,23 +11,47 @@ namespace daqnet::bindings {
 
 using namespace daqnet::routing;
 
+namespace {
+
+void check_hosts(const Routing& r, NodeId src, NodeId dst) {
+  const int32_t H = r.fabric().num_hosts();
+  if (src < 0 || src >= H || dst < 0 || dst >= H || src == dst)
+    throw Error("routing: paths join two different hosts (ids 0.." + std::to_string(H - 1) + ")");
+}
+
+}  // namespace
+
 void bind_routing(nb::module_& m) {
   nb::class_<Routing>(m, "Routing")
       .def_prop_ro("engine", &Routing::engine)
       .def_prop_ro("fabric", &Routing::fabric_ptr)
       .def_prop_ro("max_hops", &Routing::max_hops)
-      .def("port", [](const Routing& r, NodeId sw, NodeId dst) {
+      .def_prop_ro("single_path", &Routing::single_path)
+      .def("path", [](const Routing& r, NodeId src, NodeId dst) {
+        std::vector<LinkId> p;
+        r.path(src, dst, p);
+        return to_numpy(std::move(p));
+      }, nb::arg("src_host"), nb::arg("dst_host"), "Directed links from one host to another (the first path)")
+      .def("paths", [](const Routing& r, NodeId src, NodeId dst, uint64_t flow) {
+        check_hosts(r, src, dst);
+        PathSet set;
+        r.paths(src, dst, flow, set);
+        nb::list out;
+        for (size_t k = 0; k < set.size(); ++k) {
+          auto p = set.path(k);
+          out.append(nb::make_tuple(set.weight(k), to_numpy(std::vector<LinkId>(p.begin(), p.end()))));
+        }
+        return out;
+      }, nb::arg("src_host"), nb::arg("dst_host"), nb::arg("flow") = 0, "[(weight, links), ...] of a flow");
+
+  nb::class_<TableRouting, Routing>(m, "TableRouting")
+      .def("port", [](const TableRouting& r, NodeId sw, NodeId dst) {
         const auto& f = r.fabric();
         if (sw < f.num_hosts() || sw >= f.num_nodes()) throw Error("routing: node " + std::to_string(sw) + " is not a switch");
         if (dst < 0 || dst >= f.num_hosts()) throw Error("routing: node " + std::to_string(dst) + " is not a host");
         return r.port(sw, dst);
       }, nb::arg("switch"), nb::arg("dst_host"))
-      .def("path", [](const Routing& r, NodeId src, NodeId dst) {
-        std::vector<LinkId> p;
-        r.path(src, dst, p);
-        return to_numpy(std::move(p));
-      }, nb::arg("src_host"), nb::arg("dst_host"), "Directed links from one host to another")
-      .def("table", [](const Routing& r) {
+      .def("table", [](const TableRouting& r) {
         const auto& f = r.fabric();
         const size_t S = static_cast<size_t>(f.num_switches()), H = static_cast<size_t>(f.num_hosts());
         std::vector<uint16_t> t(S * H);
@@ -35,6 +60,15 @@ void bind_routing(nb::module_& m) {
             t[s * H + d] = static_cast<uint16_t>(r.port(static_cast<NodeId>(s + H), static_cast<NodeId>(d)));
         return to_numpy_2d(std::move(t), S, H);
       }, "Output port per (switch - num_hosts, destination host); 0 = no entry");
+
+  nb::class_<PathRouting, Routing>(m, "PathRouting")
+      .def("__init__", [](PathRouting* self, std::shared_ptr<const Fabric> f, std::string engine) {
+        new (self) PathRouting(std::move(f), std::move(engine));
+      }, nb::arg("fabric"), nb::arg("engine") = "paths")
+      .def("add", [](PathRouting& r, NodeId src, NodeId dst, IntArray links, double weight) {
+        r.add(src, dst, std::span<const LinkId>(links.data(), links.shape(0)), weight);
+      }, nb::arg("src_host"), nb::arg("dst_host"), nb::arg("links"), nb::arg("weight") = 1.0)
+      .def("finalize", &PathRouting::finalize, nb::arg("all_pairs") = false);
 
   m.def("dmodk", &dmodk, nb::arg("fabric"));
   m.def("random_uplinks", &random_uplinks, nb::arg("fabric"), nb::arg("seed"));
@@ -47,7 +81,7 @@ void bind_routing(nb::module_& m) {
           if (ports.shape(0) != S || ports.shape(1) != H)
             throw Error("routing: table must have shape (switches, hosts) = (" + std::to_string(S) + ", " +
                         std::to_string(H) + ")");
-          auto r = std::make_shared<Routing>(f, std::move(engine));
+          auto r = std::make_shared<TableRouting>(f, std::move(engine));
           for (size_t s = 0; s < S; ++s)
             for (size_t d = 0; d < H; ++d)
               if (const auto p = ports(s, d); p != 0)

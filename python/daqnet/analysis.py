@@ -84,7 +84,7 @@ class ConflictReport:
         names = self.fabric.node_names
         classes = self.fabric.link_class_names()
         totals = self._core.link_table()
-        klass = 2 * lt["tier"] + (1 - lt["up"].astype(np.int32))
+        klass = lt["class"]
         return {
             "link": np.arange(self.fabric.num_links),
             "from": [names[i] for i in lt["src"]],
@@ -103,8 +103,7 @@ class ConflictReport:
 
         ``histogram[k]`` counts (link, step) pairs with k flows on the link.
         """
-        lt = self.fabric.links()
-        klass = 2 * lt["tier"] + (1 - lt["up"].astype(np.int32))
+        klass = self.fabric.links()["class"]
         totals = self._core.link_table()["flows"]
         out = []
         for c, (name, hist) in enumerate(

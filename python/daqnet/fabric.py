@@ -1,8 +1,10 @@
-"""Fabrics: hosts with NICs, switches with numbered ports, directed links.
+"""Fabrics: any graph of hosts with NICs, switches with numbered ports, directed links.
 
 A :class:`Fabric` wraps the compiled ``daqnet._core.fabric.Fabric``. Nodes are numbered
-hosts first, in cabling (topology) order, then switches level by level. Ports are
-numbered from 1, as on InfiniBand.
+hosts first, in cabling (topology) order, then switches. Ports are numbered from 1, as on
+InfiniBand. Every directed link has a rate, a latency and a named *link class*
+(host->leaf, leaf->spine, ... on fat trees; any names on other graphs); levels are
+optional node information that tree builders set and :func:`graph` infers.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from . import _core
 from .errors import DaqnetError
 from .hostlist import read_hostnames
 
-__all__ = ["NAMINGS", "Fabric", "fat_tree", "parse_taper"]
+__all__ = ["NAMINGS", "Fabric", "fat_tree", "graph", "parse_taper"]
 
 #: Host naming schemes: how hostnames relate to the cabling order.
 NAMINGS = {
@@ -26,8 +28,6 @@ NAMINGS = {
     "whose hostnames do not follow its cabling",
     "file": "names read from naming_file, one per line, in cabling order",
 }
-
-_LEVEL_NAMES = {2: ("host", "leaf", "spine"), 3: ("host", "leaf", "spine", "core")}
 
 
 class Fabric:
@@ -54,6 +54,7 @@ class Fabric:
 
     @property
     def levels(self) -> int:
+        """Highest switch level (0 when the fabric has no levels)."""
         return self._core.num_levels
 
     def describe(self) -> str:
@@ -80,8 +81,7 @@ class Fabric:
             raise DaqnetError(f"no host or switch named '{name}' in the fabric") from None
 
     def level_name(self, level: int) -> str:
-        names = _LEVEL_NAMES.get(self.levels, ())
-        return names[level] if level < len(names) else f"level{level}"
+        return self._core.level_name(level)
 
     def ports(self, node: int | str) -> list[tuple[int, int, int, int]]:
         """(port, peer node or -1, peer port, outgoing link or -1) for each port."""
@@ -89,20 +89,22 @@ class Fabric:
 
     # -- tables ------------------------------------------------------------------------
     def nodes(self) -> dict[str, np.ndarray]:
-        """Per node: level (0 = host), position, ports, ports_used."""
+        """Per node: level (0 = host, -1 = unknown), position, ports, ports_used."""
         return self._core.node_table()
 
     def links(self) -> dict[str, np.ndarray]:
-        """Per directed link: src, src_port, dst, dst_port, tier, up, gbps, latency_seconds."""
+        """Per directed link: src, src_port, dst, dst_port, class (an index into
+        link_class_names()), gbps, latency_seconds."""
         return self._core.link_table()
 
     def link_class_names(self) -> list[str]:
-        """Names of link classes 2·tier + down: host->leaf, leaf->host, leaf->spine, ..."""
-        out = []
-        for tier in range(self.levels):
-            lo, hi = self.level_name(tier), self.level_name(tier + 1)
-            out += [f"{lo}->{hi}", f"{hi}->{lo}"]
-        return out
+        """Names of the link classes, in order of first use: host->leaf, leaf->host, ..."""
+        return self._core.link_class_names()
+
+    def link_classes(self) -> list[str]:
+        """The class name of every directed link."""
+        names = self.link_class_names()
+        return [names[c] for c in self.links()["class"]]
 
     @property
     def xgft(self) -> dict | None:
@@ -237,4 +239,87 @@ def fat_tree(
         if naming_file is None:
             raise DaqnetError('fabric.naming = "file" needs fabric.naming_file')
         core.rename_hosts(_read_names(naming_file, hosts, "fabric.naming_file"))
+    return Fabric(core)
+
+
+def _levels_from_cables(
+    hosts: list[str], switches: list[str], cables: list[tuple]
+) -> dict[str, int]:
+    """A switch's level: its distance to the nearest host (leaves 1, ...)."""
+    peers: dict[str, list[str]] = {n: [] for n in [*hosts, *switches]}
+    for c in cables:
+        peers[c[0]].append(c[2])
+        peers[c[2]].append(c[0])
+    level = dict.fromkeys(hosts, 0)
+    frontier = list(hosts)
+    while frontier:
+        nxt = []
+        for n in frontier:
+            for p in peers[n]:
+                if p not in level:
+                    level[p] = level[n] + 1
+                    nxt.append(p)
+        frontier = nxt
+    return {s: level[s] for s in switches if s in level}
+
+
+def graph(
+    hosts: Sequence[str],
+    switches: Sequence[tuple[str, int] | tuple[str, int, int]],
+    cables: Sequence[tuple],
+    link_gbps: float = 100.0,
+    latency_seconds: float = 100e-9,
+    description: str | None = None,
+) -> Fabric:
+    """Any fabric, cable by cable: the general model behind every builder and importer.
+
+    ``switches`` are ``(name, ports)`` or ``(name, ports, level)``; without levels, a
+    switch's level is its distance to the nearest host, so per-level views exist for any
+    graph. ``cables`` are ``(a, port_a, b, port_b)`` with node names, optionally followed
+    by ``gbps``, ``latency_seconds`` and the link class names of both directions
+    (``"local", "local"``); by default classes are named after the ends' levels
+    (``leaf->spine``). A host has one NIC, its port 1.
+    """
+    names = [*hosts, *(sw[0] for sw in switches)]
+    known = set(names)
+    for n, c in enumerate(cables):
+        if len(c) not in (4, 5, 6, 8):
+            raise DaqnetError(
+                f"cable {n}: expected (a, port_a, b, port_b[, gbps[, latency_seconds[, class_ab, class_ba]]])"
+            )
+        for name in (c[0], c[2]):
+            if name not in known:
+                raise DaqnetError(f"cable {n}: no host or switch named {name!r}")
+    core = _core.fabric.Fabric()
+    try:
+        for h in hosts:
+            core.add_host(h)
+        given = {sw[0]: sw[2] for sw in switches if len(sw) > 2}
+        inferred = _levels_from_cables(list(hosts), names[len(hosts) :], [tuple(c) for c in cables])
+        for sw in switches:
+            core.add_switch(sw[0], sw[1], given.get(sw[0], inferred.get(sw[0], -1)))
+        index = {n: i for i, n in enumerate(core.node_names())}
+        for c in cables:
+            a, pa, b, pb = c[:4]
+            gbps = c[4] if len(c) > 4 else link_gbps
+            lat = c[5] if len(c) > 5 else latency_seconds
+            if len(c) == 8:
+                core.connect(
+                    index[a],
+                    pa,
+                    index[b],
+                    pb,
+                    gbps,
+                    lat,
+                    core.link_class(c[6]),
+                    core.link_class(c[7]),
+                )
+            else:
+                core.connect(index[a], pa, index[b], pb, gbps, lat)
+    except ValueError as err:  # the core's checks: one line naming the node or port
+        raise DaqnetError(str(err)) from None
+    core.set_description(
+        description
+        or f"graph of {len(hosts)} hosts, {len(switches)} switches, {len(cables)} cables"
+    )
     return Fabric(core)

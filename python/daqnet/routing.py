@@ -1,15 +1,19 @@
-"""Routing engines: per-switch forwarding tables (destination host → output port).
+"""Routing: for every (source, destination) pair of hosts, one path or a few weighted paths.
 
-Every engine's tables are checked when built: each route from every switch with hosts to
-every destination must reach it without a loop or a black hole, else a
-:class:`~daqnet.errors.DaqnetError`-like error names the switch and destination.
+Engines differ in how they make the paths: per-switch forwarding tables (destination host
+→ output port; ``dmodk``, ``random``, ``table``), checked when built (each route from every
+switch with hosts to every destination must reach it without a loop or a black hole, else
+an error names the switch and destination), or explicit paths per pair
+(:func:`from_paths`). The analysis and the simulations take paths from any of them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +22,16 @@ from . import _core
 from .errors import DaqnetError
 from .fabric import Fabric
 
-__all__ = ["ENGINES", "Routing", "build", "dmodk", "from_file", "from_ports", "random"]
+__all__ = [
+    "ENGINES",
+    "Routing",
+    "build",
+    "dmodk",
+    "from_file",
+    "from_paths",
+    "from_ports",
+    "random",
+]
 
 #: name → description, for --help, errors and documentation.
 ENGINES = {
@@ -30,11 +43,27 @@ ENGINES = {
 
 
 class Routing:
-    """Checked forwarding tables over a fabric, with each route cached as directed links."""
+    """Paths over a fabric: checked forwarding tables (each route cached as directed links)
+    or explicit per-pair paths."""
 
     def __init__(self, fabric: Fabric, core: _core.routing.Routing):
         self.fabric = fabric
         self._core = core
+
+    @property
+    def has_tables(self) -> bool:
+        """Whether the paths come from per-switch forwarding tables."""
+        return isinstance(self._core, _core.routing.TableRouting)
+
+    @property
+    def single_path(self) -> bool:
+        """Whether every pair has one path, the same for every flow."""
+        return self._core.single_path
+
+    def _tables(self) -> _core.routing.TableRouting:
+        if not self.has_tables:
+            raise DaqnetError(f"routing '{self.engine}' has no forwarding tables (it gives paths)")
+        return self._core
 
     @property
     def engine(self) -> str:
@@ -52,27 +81,34 @@ class Routing:
         return node
 
     def path(self, src: int | str, dst: int | str) -> np.ndarray:
-        """Directed link ids from host src to host dst (names or ids)."""
+        """Directed link ids from host src to host dst (names or ids; the first path)."""
         return self._core.path(self._host(src), self._host(dst))
+
+    def paths(
+        self, src: int | str, dst: int | str, flow: int = 0
+    ) -> list[tuple[float, np.ndarray]]:
+        """(weight, directed link ids) of every path of a flow from src to dst."""
+        return self._core.paths(self._host(src), self._host(dst), flow)
 
     def port(self, switch: int | str, dst: int | str) -> int:
         sw = self.fabric.node(switch) if isinstance(switch, str) else int(switch)
-        return self._core.port(sw, self._host(dst))
+        return self._tables().port(sw, self._host(dst))
 
     def table(self) -> np.ndarray:
         """Output ports as an array (switch - num_hosts, destination host); 0 = no entry."""
-        return self._core.table()
+        return self._tables().table()
 
     def write_table(self, path: str | Path) -> None:
         """Write the tables in daqnet's plain-text format (readable by engine "table").
 
         The C++ writer fills a temporary file beside `path`, renamed over it when complete.
         """
+        tables = self._tables()
         path = Path(path)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
         os.close(fd)
         try:
-            _core.routing.write_table_file(self._core, tmp)
+            _core.routing.write_table_file(tables, tmp)
             os.chmod(tmp, 0o644)
             os.replace(tmp, path)
         except BaseException:
@@ -103,6 +139,55 @@ def from_ports(fabric: Fabric, ports: np.ndarray, engine: str = "array") -> Rout
         raise DaqnetError("routing: output ports must be from 0 (no entry) to 65535")
     arr = np.ascontiguousarray(ports, dtype=np.uint16)
     return Routing(fabric, _core.routing.from_ports(fabric._core, arr, engine))
+
+
+PathSpec = Sequence[int] | Sequence[str]
+
+
+def _links_of(fabric: Fabric, path: PathSpec, where: str) -> np.ndarray:
+    """Link ids of a path given as link ids, or as node names from host to host."""
+    items = list(path)
+    if items and all(isinstance(x, str) for x in items):
+        links = []
+        for a, b in itertools.pairwise(items):
+            na, nb = fabric.node(a), fabric.node(b)
+            out = [lk for _, peer, _, lk in fabric.ports(na) if peer == nb]
+            if not out:
+                raise DaqnetError(f"{where}: no cable from {a} to {b}")
+            links.append(out[0])
+        items = links
+    return np.ascontiguousarray(items, dtype=np.int32)
+
+
+def from_paths(
+    fabric: Fabric,
+    paths: Mapping[tuple[int | str, int | str], PathSpec | Sequence[tuple[float, PathSpec]]],
+    engine: str = "paths",
+    all_pairs: bool = True,
+) -> Routing:
+    """Explicit paths per ordered pair of hosts, for routes tables cannot express.
+
+    ``paths[(src, dst)]`` is one path — link ids, or node names from src to dst — or a list
+    of ``(weight, path)`` spreading the pair's traffic. Each path is checked to be a chain
+    of cables from src to dst; with ``all_pairs`` every ordered pair needs one.
+    """
+    core = _core.routing.PathRouting(fabric._core, engine)
+    try:
+        for (src, dst), spec in paths.items():
+            a = fabric.node(src) if isinstance(src, str) else int(src)
+            b = fabric.node(dst) if isinstance(dst, str) else int(dst)
+            where = f"routing ({engine}): path {src} -> {dst}"
+            items = list(spec)
+            weighted = bool(items) and all(
+                isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], (int, float))
+                for x in items
+            )
+            for weight, one in items if weighted else [(1.0, items)]:
+                core.add(a, b, _links_of(fabric, one, where), float(weight))
+        core.finalize(all_pairs)
+    except ValueError as err:
+        raise DaqnetError(str(err)) from None
+    return Routing(fabric, core)
 
 
 def build(

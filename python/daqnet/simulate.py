@@ -58,17 +58,26 @@ def _report(progress: Progress) -> Callable[[int, int], bool]:
     return report
 
 
-def simulate(scenario: Scenario, progress: Progress = None) -> dict:
-    """Run the scenario's ``[simulate] mode``; the result document (see docs/simulate.md)."""
+Stages = tuple  # (fabric, routing, placement, workload), as Scenario.build() gives them
+
+
+def simulate(scenario: Scenario, progress: Progress = None, stages: Stages | None = None) -> dict:
+    """Run the scenario's ``[simulate] mode``; the result document (see docs/simulate.md).
+
+    `stages` replaces the scenario's fabric, routing, placement and workload by ones built
+    from Python (any fabric, any routing); the scenario then gives the other keys.
+    """
     if scenario["simulate"]["mode"] == "protocol":
-        return simulate_protocol(scenario, progress)
-    return simulate_steps(scenario, progress)
+        return simulate_protocol(scenario, progress, stages=stages)
+    return simulate_steps(scenario, progress, stages=stages)
 
 
 # -- steps ----------------------------------------------------------------------------------
-def simulate_steps(scenario: Scenario, progress: Progress = None) -> dict:
+def simulate_steps(
+    scenario: Scenario, progress: Progress = None, stages: Stages | None = None
+) -> dict:
     """Every step of ``[workload]``: its duration with fair sharing and on an ideal fabric."""
-    fabric, routing, placement, workload = scenario.build()
+    fabric, routing, placement, workload = stages or scenario.build()
     model = _model(scenario, routing)
     message = scenario["simulate"]["message_bytes"]
     with_ideal = scenario["simulate"]["ideal"]
@@ -197,14 +206,17 @@ def check_protocol(scenario: Scenario, placed: int) -> tuple[int, dict]:
 
 
 def simulate_protocol(
-    scenario: Scenario, progress: Progress = None, full_recompute: bool = False
+    scenario: Scenario,
+    progress: Progress = None,
+    full_recompute: bool = False,
+    stages: Stages | None = None,
 ) -> dict:
     """The event builder of ``[bench]`` (event-manager mode) over the fabric, over time.
 
     `full_recompute` re-solves every rate at every change instead of only what the change
     touches: the same result, slowly (a baseline for tests and benchmarks).
     """
-    fabric, routing, placement, _ = scenario.build()
+    fabric, routing, placement, _ = stages or scenario.build()
     nodes, cfg = check_protocol(scenario, placement.ranks)
     run = protocol_run_length(scenario, nodes)
     s = scenario["simulate"]
@@ -410,7 +422,7 @@ def _links(fabric, link_bytes: np.ndarray, seconds: float) -> list[dict]:
     lt = fabric.links()
     names = fabric.node_names
     classes = fabric.link_class_names()
-    klass = 2 * lt["tier"] + (1 - lt["up"].astype(np.int32))
+    klass = lt["class"]
     cap = lt["gbps"] * 1e9 / 8
     util = link_bytes / (cap * seconds) if seconds > 0 else np.zeros_like(link_bytes)
     return [

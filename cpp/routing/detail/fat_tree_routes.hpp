@@ -12,12 +12,12 @@ namespace daqnet::routing::detail {
 /// subtree holds the destination); `choose_up(switch, level, position, dst, up_ports)`
 /// returns the up index in [0, up_ports) for destinations outside the switch's subtree.
 template <class ChooseUp>
-std::shared_ptr<Routing> fat_tree_routes(std::shared_ptr<const Fabric> fabric, const std::string& engine,
+std::shared_ptr<TableRouting> fat_tree_routes(std::shared_ptr<const Fabric> fabric, const std::string& engine,
                                          ChooseUp choose_up) {
   if (!fabric->xgft())
     throw Error("routing.engine = \"" + engine + "\" needs a fat tree (fabric.kind = \"fat-tree\")");
   const auto& s = *fabric->xgft();
-  auto r = std::make_shared<Routing>(fabric, engine);
+  auto r = std::make_shared<TableRouting>(fabric, engine);
   const int32_t H = fabric->num_hosts();
   for (NodeId sw = H; sw < fabric->num_nodes(); ++sw) {
     const auto& n = fabric->node(sw);
