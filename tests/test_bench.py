@@ -147,7 +147,7 @@ def test_runs_are_complete_and_consistent(tmp_path, sets, rus):
 
 def test_latency_percentiles_match_numpy_within_a_bucket():
     import numpy as np
-    from daqnet.bench_results import latency_percentiles
+    from daqnet.bench import latency_percentiles
 
     rng = np.random.default_rng(3)
     samples = rng.lognormal(np.log(2e-3), 0.7, 20000)

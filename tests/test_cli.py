@@ -176,7 +176,7 @@ BAD = [
     (["--set", "placement.order=file"], 'placement.order = "file" needs placement.file'),
     (["--set", "fabric.levels=4"], "fabric.levels = 4: must be 2 or 3"),
     (["--set", "workload.kind=broadcast"], "workload.kind = 'broadcast': expected one of"),
-    (["--set", "hosts=3"], "--set hosts=3: expected section.key=value"),
+    (["--set", "hosts=3"], "set hosts=3: expected section.key=value"),
     (
         ["--set", "routing.engine=random", "--set", "routing.seed=-1"],
         "routing.seed = -1: a seed must be from 0 to 2",
@@ -211,10 +211,10 @@ BAD = [
     (["--set", 'fabric.host_prefix="a b"'], "fabric.host_prefix = 'a b': use letters, digits"),
     (["--set", "fabric.host_prefix=leaf"], "fabric.host_prefix = 'leaf': .*not a switch prefix"),
     (["--set", "placement.ranks=1"], "placement.ranks = 1: must be between 2 and the 30 hosts"),
-    (["--plot", "out.foo"], "--plot out.foo: unknown figure format 'foo'"),
+    (["--plot", "out.foo"], "figure out.foo: unknown figure format 'foo'"),
     (
         ["--plot", "/nonexistent/dir/c.png"],
-        "--plot /nonexistent/dir/c.png: directory /nonexistent/dir does not exist",
+        "figure /nonexistent/dir/c.png: directory /nonexistent/dir does not exist",
     ),
     (["--csv", ""], "--csv: empty directory name"),
 ]
@@ -443,7 +443,7 @@ def test_one_step_numbering_everywhere(scenario, tmp_path, capsys):
 def test_set_of_an_ignored_key_warns(scenario):
     r = run_cli("conflicts", scenario, "--set", "bench.credits=4", "--set", "placement.seed=3")
     assert r.returncode == 0
-    assert "warning: --set bench.credits: daqnet conflicts does not read bench.credits" in r.stderr
+    assert "warning: set bench.credits: daqnet conflicts does not read bench.credits" in r.stderr
     assert "placement.seed: it is read only when placement.order is 'random'" in r.stderr
     r = run_cli("simulate", scenario, "--set", "simulate.events=10")
     assert "daqnet simulate in steps mode does not read simulate.events" in r.stderr
@@ -462,8 +462,9 @@ def test_results_carry_their_configuration(scenario, capsys):
 
 
 def test_interrupted_figure_says_so(scenario, monkeypatch, tmp_path):
-    from daqnet import _core, plot
+    from daqnet import _core
     from daqnet.analysis import ConflictReport
+    from daqnet.report import conflicts_plot as plot
 
     _, rt, pl, wl = Scenario.load(scenario).build()
     core, stopped = _core.analysis.analyze_conflicts(
@@ -480,8 +481,8 @@ def test_interrupted_figure_says_so(scenario, monkeypatch, tmp_path):
 
 def test_outputs_are_replaced_whole(scenario, tmp_path, monkeypatch):
     # A second Ctrl-C while tables are written must not leave a short file that looks whole.
-    from daqnet import output
     from daqnet.analysis import conflicts
+    from daqnet.io import conflicts_csv as output
 
     _, rt, pl, wl = Scenario.load(scenario).build()
     rep = conflicts(rt, pl, wl)

@@ -5,7 +5,7 @@ import math
 import daqnet
 import numpy as np
 import pytest
-from daqnet.fair_share import fair_share, flow_rates
+from daqnet.simulate.fair_share import fair_share, flow_rates
 from fair_share_reference import is_max_min, max_min
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 from daqnet import _core
-from daqnet.fair_share import fair_share
+from daqnet.simulate.fair_share import fair_share
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -18,10 +18,9 @@ from pathlib import Path
 import pytest
 from daqnet import DaqnetError, Scenario
 from daqnet.cli import main
-from daqnet.scan import make_plan, parse_vary, run_scan
-from daqnet.scan_mpi import launched_ranks
-from daqnet.scan_output import METRICS
-from daqnet.scan_plot import scan_figure
+from daqnet.report.scan_plot import scan_figure
+from daqnet.scan import METRICS, make_plan, parse_vary, run_scan
+from daqnet.scan.mpi import launched_ranks
 from daqnet.simulate import simulate
 
 SCENARIO = """
@@ -202,7 +201,7 @@ def test_default_out_never_overwrites(scenario, tmp_path):
         (["--vary", "fabric.radix=8,,16"], "value 2 is empty"),
         (["--vary", "fabric.hosts=16,16"], "value 16 is given twice"),
         (["--vary", "fabric.hosts=8", "--vary", "fabric.hosts=16"], "fabric.hosts is given twice"),
-        (["--vary", "fabric.hosts=8", "--set", "fabric.hosts=16"], "also varied by --vary"),
+        (["--vary", "fabric.hosts=8", "--set", "fabric.hosts=16"], "fabric.hosts is also varied"),
         (["--vary", "workload.shifts=[1,2"], "unclosed"),
         (["--vary", "simulate.mode=steps,protocol"], "one scan per mode"),
         (
@@ -273,7 +272,7 @@ def test_too_many_keys_for_a_figure(scenario, tmp_path, capsys):
 
 
 def test_point_failing_at_run_time_keeps_rows(scenario, tmp_path, monkeypatch):
-    import daqnet.scan as scan
+    import daqnet.scan.local as scan
 
     real = scan.run_point
 

@@ -8,15 +8,17 @@
 
 namespace daqnet::simulate {
 
+using routing::LinkId;
+
 double Routes::max_latency() const {
   double t = 0;
   for (double l : latency_) t = std::max(t, l);
   return t;
 }
 
-NetworkModel::NetworkModel(const routing::Routing& routing, NicLimits nic) : routing_(routing) {
-  if (const auto* t = dynamic_cast<const routing::TableRouting*>(&routing); t && !t->finalized())
-    throw Error("simulate: routing tables are not finalized");
+NetworkModel::NetworkModel(const routing::Routing& routing, NicLimits nic)
+    : routing_(routing), table_(dynamic_cast<const routing::TableRouting*>(&routing)) {
+  if (table_ != nullptr && !table_->finalized()) throw Error("simulate: routing tables are not finalized");
   for (auto [v, key] : {std::pair{nic.injection_gbps, "simulate.injection_gbps"}, {nic.ejection_gbps, "simulate.ejection_gbps"}})
     if (!(v >= 0) || !std::isfinite(v)) throw Error(std::string(key) + " must be a finite number >= 0");
   const auto& f = routing.fabric();
@@ -32,13 +34,47 @@ NetworkModel::NetworkModel(const routing::Routing& routing, NicLimits nic) : rou
   if (eject_) capacity_.insert(capacity_.end(), static_cast<size_t>(num_hosts_), nic.ejection_gbps * 1e9 / 8);
 }
 
+void NetworkModel::add_nic(int32_t a, int32_t b, double& slowest, Routes& out) const {
+  int32_t next = num_links_;
+  if (inject_) {
+    out.res_.push_back(next + a);
+    slowest = std::min(slowest, capacity_[static_cast<size_t>(next + a)]);
+    next += num_hosts_;
+  }
+  if (eject_) {
+    out.res_.push_back(next + b);
+    slowest = std::min(slowest, capacity_[static_cast<size_t>(next + b)]);
+  }
+}
+
 void NetworkModel::routes(int32_t a, int32_t b, uint64_t flow, bool ideal, Routes& out) const {
   out.clear();
+  if (table_ != nullptr) {  // the common case, straight from the route cache: no copy of a path
+    const auto tail = table_->tail(a, b);
+    const LinkId first = table_->uplink(a);
+    double latency = link_latency_[static_cast<size_t>(first)];
+    double slowest = capacity_[static_cast<size_t>(first)];
+    for (LinkId l : tail) {
+      latency += link_latency_[static_cast<size_t>(l)];
+      slowest = std::min(slowest, capacity_[static_cast<size_t>(l)]);
+    }
+    out.res_.push_back(first);
+    if (ideal)
+      out.res_.push_back(tail.back());
+    else
+      out.res_.insert(out.res_.end(), tail.begin(), tail.end());
+    add_nic(a, b, slowest, out);
+    out.ends_.push_back(static_cast<uint32_t>(out.res_.size()));
+    out.weight_.push_back(1.0);
+    out.latency_.push_back(latency);
+    out.bottleneck_.push_back(slowest);
+    return;
+  }
   routing_.paths(a, b, flow, scratch_);
   for (size_t k = 0; k < scratch_.size(); ++k) {
     const auto path = scratch_.path(k);
     double latency = 0, slowest = kUnlimited;
-    for (routing::LinkId l : path) {
+    for (LinkId l : path) {
       latency += link_latency_[static_cast<size_t>(l)];
       slowest = std::min(slowest, capacity_[static_cast<size_t>(l)]);
     }
@@ -48,16 +84,7 @@ void NetworkModel::routes(int32_t a, int32_t b, uint64_t flow, bool ideal, Route
     } else {
       out.res_.insert(out.res_.end(), path.begin(), path.end());
     }
-    int32_t next = num_links_;
-    if (inject_) {
-      out.res_.push_back(next + a);
-      slowest = std::min(slowest, capacity_[static_cast<size_t>(next + a)]);
-      next += num_hosts_;
-    }
-    if (eject_) {
-      out.res_.push_back(next + b);
-      slowest = std::min(slowest, capacity_[static_cast<size_t>(next + b)]);
-    }
+    add_nic(a, b, slowest, out);
     out.ends_.push_back(static_cast<uint32_t>(out.res_.size()));
     out.weight_.push_back(scratch_.weight(k));
     out.latency_.push_back(latency);

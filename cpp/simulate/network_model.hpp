@@ -77,7 +77,10 @@ public:
   double message_seconds(int32_t a, int32_t b, double bytes) const;
 
 private:
+  void add_nic(int32_t a, int32_t b, double& slowest, Routes& out) const;
+
   const routing::Routing& routing_;
+  const routing::TableRouting* table_;  // the routing, when it is tables: their cache is the fast path
   int32_t num_links_ = 0, num_hosts_ = 0;
   bool inject_ = false, eject_ = false;
   std::vector<double> capacity_;

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _core
 from .errors import DaqnetError
-from .hostlist import read_hostnames
+from .io.hostlist import read_hostnames
 
 __all__ = ["NAMINGS", "Fabric", "fat_tree", "graph", "parse_taper"]
 

@@ -15,7 +15,7 @@ import numpy as np
 from . import _core
 from .errors import DaqnetError
 from .fabric import Fabric
-from .hostlist import read_hostnames
+from .io.hostlist import read_hostnames
 
 __all__ = ["ORDERS", "Placement", "build", "from_file", "hostname", "random", "topology"]
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .analysis import ConflictReport
-from .errors import DaqnetError
-from .files import save_figure
+from ..analysis import ConflictReport
+from ..errors import DaqnetError
+from ..io.files import save_figure
 
 __all__ = ["check_plot_path", "plot_conflicts"]
 
@@ -21,13 +21,13 @@ def check_plot_path(path: str | Path) -> None:
     formats = Figure().canvas.get_supported_filetypes()
     ext = p.suffix.lstrip(".").lower()
     if not p.name or (p.name.startswith(".") and not p.stem.lstrip(".")):
-        raise DaqnetError(f"--plot {path!s}: give a file name, e.g. conflicts.png")
+        raise DaqnetError(f"figure {path!s}: give a file name, e.g. conflicts.png")
     if ext not in formats:
         raise DaqnetError(
-            f"--plot {path!s}: unknown figure format '{ext}' (use one of {', '.join(sorted(formats))})"
+            f"figure {path!s}: unknown figure format '{ext}' (use one of {', '.join(sorted(formats))})"
         )
     if not p.parent.is_dir():
-        raise DaqnetError(f"--plot {path!s}: directory {p.parent} does not exist")
+        raise DaqnetError(f"figure {path!s}: directory {p.parent} does not exist")
 
 
 def plot_conflicts(report: ConflictReport, path: str | Path, title: str | None = None) -> Path:
@@ -89,9 +89,9 @@ def plot_conflicts(report: ConflictReport, path: str | Path, title: str | None =
     try:
         save_figure(fig, path, dpi=110)
     except OSError as err:
-        raise DaqnetError(f"--plot {path}: cannot write figure: {err.strerror}") from None
+        raise DaqnetError(f"figure {path}: cannot write: {err.strerror}") from None
     except ValueError as err:  # e.g. an unknown file extension
-        raise DaqnetError(f"--plot {path}: {err}") from None
+        raise DaqnetError(f"figure {path}: {err}") from None
     finally:
         plt.close(fig)
     return Path(path)

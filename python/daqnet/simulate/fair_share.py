@@ -6,9 +6,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from . import _core
-from .errors import DaqnetError
-from .routing import Routing
+from .. import _core
+from ..errors import DaqnetError
+from ..routing import Routing
 
 __all__ = ["fair_share", "flow_rates"]
 

@@ -1,23 +1,8 @@
-"""Terminal summary and files of ``daqnet simulate``."""
+"""The terminal summary of ``daqnet simulate``."""
 
 from __future__ import annotations
 
-import csv
-import json
-from pathlib import Path
-
-from .errors import DaqnetError
-from .files import atomic_open, write_text_atomic
-
-__all__ = ["simulate_summary", "write_simulation"]
-
-# Per-row tables of the result document, written as CSV next to result.json.
-TABLES = {
-    "steps": "steps.csv",
-    "units": "units.csv",
-    "timeseries": "timeseries.csv",
-    "links": "links.csv",
-}
+__all__ = ["simulate_summary"]
 
 
 def _ms(seconds: float) -> str:
@@ -72,26 +57,3 @@ def simulate_summary(r: dict) -> str:
         )
     lines.append(f"  {'INTERRUPTED: ' if r['interrupted'] else ''}{done}")
     return "\n".join(lines)
-
-
-def write_simulation(r: dict, out: str | Path) -> list[Path]:
-    """result.json and one CSV per table of the document; returns the files written."""
-    out = Path(out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise DaqnetError(f"--out {out}: cannot create directory: {err.strerror}") from None
-    written = [out / "result.json"]
-    write_text_atomic(written[0], json.dumps(r, indent=1) + "\n")
-    for key, name in TABLES.items():
-        rows = r.get(key)
-        if not rows:
-            continue
-        path = out / name
-        fields = list(dict.fromkeys(k for row in rows for k in row))  # RU and BU rows differ
-        with atomic_open(path, newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=fields)
-            w.writeheader()
-            w.writerows(rows)
-        written.append(path)
-    return written

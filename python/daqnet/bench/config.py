@@ -10,10 +10,10 @@ import os
 import shlex
 from pathlib import Path
 
-from .errors import DaqnetError
-from .files import write_text_atomic
-from .hostlist import read_hostnames
-from .scenario import Scenario
+from ..errors import DaqnetError
+from ..io.files import write_text_atomic
+from ..io.hostlist import read_hostnames
+from ..scenario import Scenario
 
 __all__ = ["bench_ranks", "run_config", "run_config_text", "write_run_config"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import DaqnetError
+from ..errors import DaqnetError
 from .files import read_text
 
 __all__ = ["read_hostnames"]

@@ -1,138 +1,28 @@
-"""Flow-level simulation of a scenario: step by step, or the event builder's protocol over time.
-
-Both modes share the fabric, routing and placement of ``daqnet conflicts`` and the max-min
-fair sharing of :mod:`daqnet.fair_share`. The protocol mode reads the ``[bench]`` section
-through the same checks and run description as ``daqnet bench`` and returns a document with
-the benchmark's keys, so that prediction and measurement compare key by key.
-"""
+"""Protocol mode: the event builder of ``[bench]`` (event-manager mode) over the fabric, over
+time, with the benchmark's keys and result shape (docs/simulate.md)."""
 
 from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable
 
 import numpy as np
 
-from . import _core
-from .bench_config import run_config, run_config_text
-from .errors import DaqnetError
-from .scenario import Scenario
+from .. import _core
+from ..bench.config import run_config, run_config_text
+from ..errors import DaqnetError
+from ..scenario import Scenario
+from .model import Progress, Stages, context, network_model, report
 
 __all__ = [
+    "STEADY_ROUNDS",
+    "STEADY_TOLERANCE",
     "check_protocol",
     "protocol_run_length",
-    "simulate",
+    "protocol_warnings",
     "simulate_protocol",
-    "simulate_steps",
 ]
 
-Progress = Callable[[int, int], object] | None
-
-
-def _model(scenario: Scenario, routing) -> _core.simulate.NetworkModel:
-    s = scenario["simulate"]
-    try:
-        return _core.simulate.NetworkModel(routing._core, s["injection_gbps"], s["ejection_gbps"])
-    except ValueError as err:
-        raise DaqnetError(f"{scenario.source}: {err}") from None
-
-
-def _context(scenario: Scenario, fabric, routing, placement) -> dict:
-    return {
-        "scenario": scenario.source,
-        "name": scenario.name,
-        "fabric": fabric.describe(),
-        "routing": routing.engine,
-        "placement": placement.describe(),
-        "config": scenario.effective(),
-    }
-
-
-def _report(progress: Progress) -> Callable[[int, int], bool]:
-    def report(done: int, total: int) -> bool:
-        if progress is not None:
-            progress(done, total)
-        return True
-
-    return report
-
-
-Stages = tuple  # (fabric, routing, placement, workload), as Scenario.build() gives them
-
-
-def simulate(scenario: Scenario, progress: Progress = None, stages: Stages | None = None) -> dict:
-    """Run the scenario's ``[simulate] mode``; the result document (see docs/simulate.md).
-
-    `stages` replaces the scenario's fabric, routing, placement and workload by ones built
-    from Python (any fabric, any routing); the scenario then gives the other keys.
-    """
-    if scenario["simulate"]["mode"] == "protocol":
-        return simulate_protocol(scenario, progress, stages=stages)
-    return simulate_steps(scenario, progress, stages=stages)
-
-
-# -- steps ----------------------------------------------------------------------------------
-def simulate_steps(
-    scenario: Scenario, progress: Progress = None, stages: Stages | None = None
-) -> dict:
-    """Every step of ``[workload]``: its duration with fair sharing and on an ideal fabric."""
-    fabric, routing, placement, workload = stages or scenario.build()
-    model = _model(scenario, routing)
-    message = scenario["simulate"]["message_bytes"]
-    with_ideal = scenario["simulate"]["ideal"]
-    try:
-        r = _core.simulate.simulate_steps(
-            model, placement.hosts, workload._core, message, with_ideal, _report(progress)
-        )
-    except ValueError as err:
-        raise DaqnetError(f"{scenario.source}: {err}") from None
-    total, ideal = r["total_seconds"], r["ideal_total_seconds"]
-    ranks = workload.ranks
-    per_host = r["bytes"] / ranks if ranks else 0.0
-
-    def ratio(a: float, b: float) -> float | None:
-        return None if not with_ideal else (a / b if b > 0 else 1.0)
-
-    def rate(seconds: float) -> float | None:
-        if seconds is None or math.isnan(seconds):
-            return None
-        return per_host * 8 / seconds / 1e9 if seconds > 0 else 0.0
-
-    steps = [
-        {
-            "step": int(s) + 1,  # counted from 1, as in every report
-            "seconds": float(t),
-            "ideal_seconds": float(i) if with_ideal else None,
-            "slowdown": ratio(t, i),
-            "flows": int(n),
-            "min_flow_gbps": float(g),
-        }
-        for s, t, i, n, g in zip(
-            r["step"], r["seconds"], r["ideal_seconds"], r["flows"], r["min_gbps"], strict=True
-        )
-    ]
-    interrupted = bool(r["interrupted"] or r["keyboard_interrupt"])
-    return {
-        **_context(scenario, fabric, routing, placement),
-        "mode": "steps",
-        "workload": workload.describe(),
-        "ranks": ranks,
-        "message_bytes": message,
-        "steps_total": int(r["steps_total"]),
-        "steps_done": len(steps),
-        "total_seconds": total,
-        "ideal_seconds": ideal if with_ideal else None,
-        "slowdown": ratio(total, ideal),
-        "gbps_per_host": rate(total),
-        "ideal_gbps_per_host": rate(ideal) if with_ideal else None,
-        "interrupted": interrupted,
-        "solver": dict(r["solver"]),
-        "steps": steps,
-    }
-
-
-# -- protocol -------------------------------------------------------------------------------
 # A run is too short for steady state when its window holds fewer events than a round of
 # every builder's credits (some builders then built nothing in it), or when the payload rate
 # of the window's two halves differs by more than STEADY_TOLERANCE. The default window is
@@ -220,7 +110,7 @@ def simulate_protocol(
     nodes, cfg = check_protocol(scenario, placement.ranks)
     run = protocol_run_length(scenario, nodes)
     s = scenario["simulate"]
-    model = _model(scenario, routing)
+    model = network_model(scenario, routing)
     hosts = np.ascontiguousarray(placement.hosts[:nodes], dtype=np.int32)
     try:
         r = _core.simulate.simulate_protocol(
@@ -233,7 +123,7 @@ def simulate_protocol(
             run["warmup_events"],
             run["warmup_seconds"],
             s["local_gbps"],
-            _report(progress),
+            report(progress),
             full_recompute=full_recompute,
         )
     except ValueError as err:
@@ -336,7 +226,7 @@ def _protocol_document(
             }
         )
     doc = {
-        **_context(scenario, fabric, routing, placement),
+        **context(scenario, fabric, routing, placement),
         "mode": "protocol",
         "protocol": b["protocol"],
         "schedule": scenario["workload"]["schedule"],

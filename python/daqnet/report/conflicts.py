@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .analysis import ConflictReport
+from ..analysis import ConflictReport
 
 __all__ = ["conflict_summary"]
 

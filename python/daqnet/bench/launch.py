@@ -20,11 +20,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .bench_config import bench_ranks, run_config, write_run_config
-from .bench_results import PMI_HINT, collect, write_tables
-from .errors import DaqnetError
-from .files import write_text_atomic
-from .scenario import Scenario
+from ..errors import DaqnetError
+from ..io.bench_tables import write_tables
+from ..io.files import write_text_atomic
+from ..scenario import Scenario
+from .collect import PMI_HINT, collect, read_json
+from .config import bench_ranks, run_config, write_run_config
 
 __all__ = [
     "executable",
@@ -52,7 +53,7 @@ def executable() -> str:
 
 def _build_info():
     try:
-        from . import _evb_build
+        from .. import _evb_build
     except ImportError:  # pragma: no cover - a build without the event builder
         raise DaqnetError("daqnet was built without daqnet-evb") from None
     return _evb_build
@@ -119,16 +120,14 @@ def _progress_line(out_dir: Path) -> tuple[str, float]:
     Only file times are read for every rank; only the EM's snapshot (rank named in
     launch.json) is parsed, so the poll stays cheap with many ranks.
     """
-    from .bench_results import _read_json
-
     newest = 0.0
     for path in out_dir.glob("rank-*.json"):
         try:
             newest = max(newest, path.stat().st_mtime)
         except OSError:
             continue
-    launch = _read_json(out_dir / "launch.json") or {}
-    doc = _read_json(out_dir / f"rank-{launch.get('em_rank', 0)}.json")
+    launch = read_json(out_dir / "launch.json") or {}
+    doc = read_json(out_dir / f"rank-{launch.get('em_rank', 0)}.json")
     em = next((u for u in doc["units"] if u["unit"] == "em"), None) if doc else None
     if em is None:
         return "", newest
@@ -162,7 +161,7 @@ def run(
             old.unlink(missing_ok=True)
         write_run_config(cfg, out / "run.cfg", scenario.source)
     except OSError as err:
-        raise DaqnetError(f"--out {out}: {err.strerror}") from None
+        raise DaqnetError(f"output directory {out}: {err.strerror}") from None
     cmd = launch_command(
         b["launcher"],
         ranks,

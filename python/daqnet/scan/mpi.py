@@ -9,16 +9,18 @@ blocking calls spin on a core that a neighbouring rank's simulation needs.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from .errors import USER_ERRORS, DaqnetError
-from .scan import LocalRunner, available_cores, make_plan
-from .scan_output import Collector, check_plot, finish, prepare_out
+from ..errors import USER_ERRORS, DaqnetError
+from ..report.scan import check_plot
+from .collector import Collector, prepare_out
+from .local import LocalRunner, available_cores
+from .plan import ScanRequest, make_plan
 
 __all__ = ["launched_ranks", "scan_mpi"]
 
@@ -124,35 +126,40 @@ def _stop_all(comm, code: int) -> None:
         comm.isend(code, dest=r, tag=_STOP)
 
 
-def scan_mpi(args: argparse.Namespace, make_progress: Callable[[], Any]) -> int:
+def scan_mpi(
+    request: ScanRequest, make_progress: Callable[[], Any]
+) -> tuple[dict | None, Path | None, int]:
+    """This rank's part of a scan over the ranks of the launch: on rank 0 the final document
+    and the output directory, elsewhere (None, None, exit status)."""
     quiet = _env_rank() != 0
     try:
         MPI = _mpi()
     except DaqnetError:
         if quiet:
-            return 2
+            return None, None, 2
         raise
     comm = MPI.COMM_WORLD
-    jobs = args.jobs or _local_jobs(MPI)
+    jobs = request.jobs or _local_jobs(MPI)
     if comm.Get_rank() == 0:
-        return _root(comm, MPI, args, jobs, make_progress)
+        doc, out = _root(comm, MPI, request, jobs, make_progress)
+        return doc, out, 0
     try:
-        return _other(comm, MPI, args, jobs)
+        return None, None, _other(comm, MPI, request, jobs)
     except _Quiet as q:
-        return q.code
+        return None, None, q.code
     except USER_ERRORS:
-        return 2
+        return None, None, 2
     except KeyboardInterrupt:
-        return 130
+        return None, None, 130
 
 
-def _root(comm, MPI, args: argparse.Namespace, jobs: int, make_progress) -> int:
+def _root(comm, MPI, request: ScanRequest, jobs: int, make_progress) -> tuple[dict, Path]:
     size = comm.Get_size()
     verdict = None
     try:
-        plan = make_plan(args.scenario, args.vary, args.overrides, args.metric)
-        check_plot(plan, args.plot)
-        out = prepare_out(args.out, plan)
+        plan = make_plan(request.scenario, request.vary, request.overrides, request.metric)
+        check_plot(plan, request.plot)
+        out = prepare_out(request.out, plan)
         for warning in plan.warnings:
             print(f"daqnet: warning: {warning}", file=sys.stderr)
     except DaqnetError as err:
@@ -199,13 +206,13 @@ def _root(comm, MPI, args: argparse.Namespace, jobs: int, make_progress) -> int:
         _stop_all(comm, 0)
     finally:
         progress.close()
-    return finish(doc, out, args.plot, args.json)
+    return doc, out
 
 
-def _other(comm, MPI, args: argparse.Namespace, jobs: int) -> int:
+def _other(comm, MPI, request: ScanRequest, jobs: int) -> int:
     rank, size = comm.Get_rank(), comm.Get_size()
     try:
-        plan = make_plan(args.scenario, args.vary, args.overrides, args.metric)
+        plan = make_plan(request.scenario, request.vary, request.overrides, request.metric)
         comm.send(None, dest=0, tag=_READY)
     except DaqnetError as err:
         comm.send(str(err), dest=0, tag=_READY)

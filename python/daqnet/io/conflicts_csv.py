@@ -8,9 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .analysis import ConflictReport
-from .errors import DaqnetError
-from .files import atomic_open
+from ..analysis import ConflictReport
+from .files import atomic_open, ensure_dir
 
 __all__ = ["write_conflict_csv"]
 
@@ -40,11 +39,7 @@ def write_conflict_csv(
     None), every link with more than one flow and up to `detail_flows` of the flows on it
     (all when None; the load column always gives the full count).
     """
-    d = Path(directory)
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise DaqnetError(f"--csv {directory}: cannot create directory: {err.strerror}") from None
+    d = ensure_dir(directory, "CSV directory")
     written = []
 
     path = d / "steps.csv"

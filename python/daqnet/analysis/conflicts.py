@@ -11,11 +11,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import _core
-from .errors import DaqnetError
-from .placement import Placement
-from .routing import Routing
-from .workload import Workload
+from .. import _core
+from ..errors import DaqnetError
+from ..placement import Placement
+from ..routing import Routing
+from ..workload import Workload
 
 __all__ = ["ConflictReport", "conflicts"]
 

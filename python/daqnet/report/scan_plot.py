@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from .files import save_figure
+from ..io.files import save_figure
 
 __all__ = ["MAX_KEYS", "MAX_PANELS", "layout_problem", "plot_scan", "scan_figure"]
 
@@ -47,7 +47,7 @@ def layout_problem(sizes: list[int]) -> str | None:
     if len(sizes) > MAX_KEYS:
         return (
             f"a figure shows at most {MAX_KEYS} varied keys (x, y, facet columns, facet rows); "
-            f"this scan varies {len(sizes)} (use --set to fix some, or plot scan.csv yourself)"
+            f"this scan varies {len(sizes)} (set some to one value, or plot scan.csv yourself)"
         )
     panels = math.prod(sizes[2:])
     if panels > MAX_PANELS:
@@ -120,7 +120,7 @@ def scan_figure(doc: dict):
         raise ValueError(problem)
     note = f"{doc['name']} ({doc['mode']} mode)"
     if doc["overrides"]:
-        note += ", --set " + " ".join(doc["overrides"])
+        note += ", set " + " ".join(doc["overrides"])
     if doc["points_done"] < doc["points_total"]:
         note += f", {doc['points_done']} of {doc['points_total']} points"
     fig = _line(doc, plt) if len(doc["vary"]) == 1 else _heat_maps(doc, plt)

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from .errors import DaqnetError
+from ..errors import DaqnetError
 
-__all__ = ["atomic_open", "read_text", "save_figure", "write_text_atomic"]
+__all__ = ["atomic_open", "ensure_dir", "read_text", "save_figure", "write_text_atomic"]
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -39,6 +39,19 @@ def read_text(path: str | Path, what: str) -> str:
             f"{path}:{line}:{column}: {what} is not UTF-8 text (byte 0x{data[err.start]:02x}); "
             "save it as UTF-8"
         ) from None
+
+
+def ensure_dir(path: str | Path, what: str = "output directory") -> Path:
+    """Create a directory for results (and its parents); one line naming it if that fails.
+    `what` names it in the message (the command line passes its option, e.g. "--csv")."""
+    if not str(path):
+        raise DaqnetError(f"{what}: empty directory name")
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise DaqnetError(f"{what} {path}: cannot create directory: {err.strerror}") from None
+    return path
 
 
 @contextlib.contextmanager

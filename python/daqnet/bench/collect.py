@@ -12,10 +12,9 @@ import json
 import math
 from pathlib import Path
 
-from .errors import DaqnetError
-from .files import atomic_open, write_text_atomic
+from ..errors import DaqnetError
 
-__all__ = ["collect", "latency_percentiles", "summary", "write_tables"]
+__all__ = ["PMI_HINT", "collect", "latency_percentiles", "read_json", "read_run_config"]
 
 
 def _merge_histograms(hists: list[dict]) -> tuple[dict[int, int], float, float, float]:
@@ -48,7 +47,7 @@ def latency_percentiles(hists: list[dict]) -> dict[str, float | None]:
     return out
 
 
-def _read_json(path: Path) -> dict | None:
+def read_json(path: Path) -> dict | None:
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):
@@ -164,7 +163,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
     """
     out_dir = Path(out_dir)
     cfg = read_run_config(out_dir / "run.cfg")
-    launch = _read_json(out_dir / "launch.json") or {}
+    launch = read_json(out_dir / "launch.json") or {}
     prepared = int(cfg["ranks"]) if cfg.get("ranks", "").isdigit() else None
     n = prepared or expected_ranks or launch.get("ranks")
     if n and launch.get("ranks") not in (None, n):
@@ -174,7 +173,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
         )
     ranks, corrupt_files = {}, []
     for path in out_dir.glob("rank-*.json"):
-        doc = _read_json(path)
+        doc = read_json(path)
         if doc is None or not isinstance(doc, dict) or "rank" not in doc:
             corrupt_files.append(path)
             continue
@@ -301,7 +300,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
         corrupt_fragments=corrupt,
     )
     result["builder_latency_seconds"] = latency_percentiles(bu_hists)
-    base = _read_json(out_dir / "baseline.json")
+    base = read_json(out_dir / "baseline.json")
     if base:
         ratio = (
             result["throughput_gbps"] / base["throughput_gbps"]
@@ -312,62 +311,3 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
     result["units"] = units
     result["timeseries"] = _timeseries(out_dir)
     return result
-
-
-def _clean(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
-
-
-def write_tables(result: dict, out_dir: str | Path) -> None:
-    """result.json plus units.csv and timeseries.csv."""
-    out_dir = Path(out_dir)
-    result = _clean(result)
-    write_text_atomic(out_dir / "result.json", json.dumps(result, indent=1) + "\n")
-    for name, rows in (("units", result["units"]), ("timeseries", result["timeseries"])):
-        keys = list(rows[0]) if rows else []
-        for row in rows:
-            keys += [k for k in row if k not in keys]
-        with atomic_open(out_dir / f"{name}.csv", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=keys)
-            w.writeheader()
-            w.writerows(rows)
-
-
-def _fmt(v: float | None, unit: str = "", scale: float = 1.0, digits: int = 2) -> str:
-    return (
-        "n/a"
-        if v is None or (isinstance(v, float) and not math.isfinite(v))
-        else f"{v * scale:,.{digits}f}{unit}"
-    )
-
-
-def summary(result: dict, name: str = "") -> str:
-    lat = result["latency_seconds"]
-    lines = [
-        f"{name}: {result['status']}, {result['ranks']} ranks, transport {result['transport']}",
-        f"  throughput   {_fmt(result.get('throughput_gbps'), ' Gb/s')} "
-        f"({_fmt(result.get('bytes_per_second'), ' GB/s', 1e-9)}) built-event payload, all builders",
-        f"  events       {result.get('events_built', 0):,} built in {_fmt(result.get('measured_seconds'), ' s')} "
-        f"({_fmt(result.get('events_per_second'), '/s', 1, 0)}) after {_fmt(result.get('warmup_seconds'), ' s')} warm-up",
-        f"  latency      p50 {_fmt(lat['p50'], ' ms', 1e3, 3)}  p99 {_fmt(lat['p99'], ' ms', 1e3, 3)}  max {_fmt(lat['max'], ' ms', 1e3, 3)}",
-        f"  integrity    lost {result['lost_fragments']}, duplicate {result['duplicate_fragments']}, corrupt {result['corrupt_fragments']}"
-        + (
-            f"; {result['in_flight_fragments']} in flight when it stopped"
-            if result.get("in_flight_fragments")
-            else ""
-        ),
-    ]
-    if "baseline" in result:
-        b = result["baseline"]
-        lines.append(
-            f"  baseline     {b['name']}: {_fmt(b['throughput_gbps'], ' Gb/s')}; event builder / baseline = {_fmt(b['ratio'], '×')}"
-        )
-    for err in result["errors"]:
-        lines.append(f"  error        {err}")
-    return "\n".join(lines)

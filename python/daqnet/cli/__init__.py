@@ -1,0 +1,49 @@
+"""The ``daqnet`` command line: a thin layer over the Python API, one module per command.
+
+Only this package sees argparse. Bad input ends with one line and exit status 2, Ctrl-C with
+what was measured and 130, a broken pipe quietly with 141.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..errors import USER_ERRORS
+from .common import EXIT_INTERRUPTED, note
+from .parser import parser
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .bench import run_bench, run_collect
+    from .conflicts import run_conflicts, run_tables
+    from .scan import run_scan_command
+    from .simulate import run_simulate
+
+    args = parser().parse_args(argv)
+    handlers = {
+        "conflicts": run_conflicts,
+        "tables": run_tables,
+        "bench": run_bench,
+        "simulate": run_simulate,
+        "collect": run_collect,
+        "scan": run_scan_command,
+    }
+    try:
+        return handlers[args.command](args)
+    except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except USER_ERRORS as err:
+        msg = (
+            str(err)
+            if not isinstance(err, OSError) or not err.filename
+            else f"{err.filename}: {err.strerror}"
+        )
+        note(f"error: {msg}")
+        return 2
+    except KeyboardInterrupt:
+        note("interrupted")
+        return EXIT_INTERRUPTED

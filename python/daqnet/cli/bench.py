@@ -1,0 +1,67 @@
+"""``daqnet bench`` and ``daqnet collect``."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+
+from ..io.bench_tables import clean, write_tables
+from ..io.files import ensure_dir
+from .common import EXIT_INTERRUPTED, Progress, emit, load, note
+
+__all__ = ["run_bench", "run_collect"]
+
+
+def _finish(result: dict, as_json: bool, label: str) -> int:
+    from ..report.bench import summary
+
+    def text(r: dict) -> str:
+        lines = summary(r, label)
+        if r.get("out_dir"):
+            lines += f"\n  results      {r['out_dir']}/result.json, units.csv, timeseries.csv"
+        return lines
+
+    emit(result, as_json, text, clean)
+    if result["interrupted"]:
+        note("interrupted; what was measured is written")
+        return EXIT_INTERRUPTED
+    bad = result["lost_fragments"] + result["duplicate_fragments"] + result["corrupt_fragments"]
+    if result["status"] != "finished" or bad:
+        why = "; ".join(result["errors"]) or f"{bad} lost, duplicate or corrupt fragments"
+        note(f"bench failed: {why}")
+        return 1
+    return 0
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from .. import bench
+
+    scenario = load(args.scenario, args.overrides, "bench")
+    if args.prepare:
+        out = Path(args.out or "daqnet-bench")
+        ensure_dir(out, "--out")
+        cfg = bench.run_config(scenario, args.baseline)
+        bench.write_run_config(cfg, out / "run.cfg", scenario.source)
+        argv = [bench.executable(), str(out / "run.cfg"), "--out", str(out)]
+        n = bench.bench_ranks(scenario)
+        note(f"wrote {out}/run.cfg; run it with, e.g.:")
+        print(shlex.join([*bench.srun_command(n, []), *argv]))
+        print(shlex.join([bench.mpiexec(), "-n", str(n), *argv]))
+        note(f"then: daqnet collect {out}")
+        return 0
+    progress = Progress("bench", args.progress)
+    try:
+        result = bench.run(scenario, args.out, args.baseline, progress.text)
+    finally:
+        progress.close()
+    return _finish(result, args.json, scenario.name)
+
+
+def run_collect(args: argparse.Namespace) -> int:
+    from ..bench import collect
+
+    result = collect(args.out)
+    result["out_dir"] = args.out
+    write_tables(result, args.out)
+    return _finish(result, args.json, args.out)

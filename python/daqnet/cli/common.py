@@ -1,0 +1,100 @@
+"""What every command shares: loading the scenario with its overrides, the progress bar, and
+the end of a run (JSON or summary on stdout, notes on stderr, the exit status)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ..scenario import Scenario, unused
+
+__all__ = ["EXIT_INTERRUPTED", "Progress", "emit", "load", "note", "warn"]
+
+#: Exit status of a run stopped by Ctrl-C (128 + SIGINT), after what was measured is written.
+EXIT_INTERRUPTED = 130
+
+
+def note(text: str) -> None:
+    print(f"daqnet: {text}", file=sys.stderr)
+
+
+def warn(text: str) -> None:
+    note(f"warning: {text}")
+
+
+def load(path: str, overrides: list[str], command: str) -> Scenario:
+    """The scenario with its --set overrides; a warning for each one the command ignores."""
+    scenario = Scenario.load(path, overrides)
+    for key in sorted(scenario.overridden):
+        why = unused(scenario, command, key)
+        if why:
+            warn(f"set {key}: {why}")
+    return scenario
+
+
+class Progress:
+    """A progress bar on stderr with rate and time left (tqdm), fed with (done, total).
+
+    Shown on a terminal once a run lasts over a second, or always with ``--progress`` (then
+    also into a pipe or a log). The core calls it about four times a second.
+    """
+
+    def __init__(self, label: str, always: bool = False, unit: str = "step"):
+        self.label, self.unit, self.always = label, unit, always
+        self.enabled = always or sys.stderr.isatty()
+        self._bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            from tqdm import tqdm
+
+            self._bar = tqdm(
+                total=total,
+                desc=self.label,
+                unit=self.unit,
+                unit_scale=False,
+                file=sys.stderr,
+                delay=0 if self.always else 1.0,
+                dynamic_ncols=True,
+                mininterval=0.25,
+            )
+        if total != self._bar.total:
+            self._bar.total = total
+        self._bar.update(done - self._bar.n)
+
+    def text(self, line: str) -> None:
+        """A line of free text instead of a count (the benchmark's live figures)."""
+        if not self.enabled:
+            return
+        if self._bar is None:
+            from tqdm import tqdm
+
+            self._bar = tqdm(
+                desc=self.label, bar_format="{desc}: {postfix}", file=sys.stderr, delay=0
+            )
+        self._bar.set_postfix_str(line, refresh=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def emit(
+    result: dict,
+    as_json: bool,
+    summary: Callable[[dict], str],
+    clean: Callable[[Any], Any] | None = None,
+) -> None:
+    """One JSON object, or the human summary, on stdout; flushed so that a failing file write
+    after it cannot lose the results."""
+    if as_json:
+        json.dump(clean(result) if clean else result, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(summary(result))
+    sys.stdout.flush()

@@ -1,0 +1,60 @@
+"""``daqnet conflicts`` and ``daqnet tables``."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..analysis import conflicts
+from ..io.files import ensure_dir
+from .common import EXIT_INTERRUPTED, Progress, emit, load, note
+
+__all__ = ["run_conflicts", "run_tables"]
+
+
+def run_conflicts(args: argparse.Namespace) -> int:
+    from ..report.conflicts import conflict_summary
+    from ..report.conflicts_plot import check_plot_path
+
+    # Unusable output paths fail before a long analysis, not after it.
+    if args.csv is not None:
+        ensure_dir(args.csv, "--csv")
+    if args.plot is not None:
+        check_plot_path(args.plot)
+    scenario = load(args.scenario, args.overrides, "conflicts")
+    _fabric, routing, placement, workload = scenario.build()
+    progress = Progress("conflicts", args.progress)
+    try:
+        report = conflicts(routing, placement, workload, progress)
+    finally:
+        progress.close()
+    doc = {
+        "scenario": args.scenario,
+        "name": scenario.name,
+        **report.summary(),
+        "config": scenario.effective(),
+    }
+    emit(doc, args.json, lambda _: conflict_summary(report, args.scenario))
+    if args.csv:
+        from ..io.conflicts_csv import write_conflict_csv
+
+        write_conflict_csv(report, args.csv, args.detail_steps, args.detail_flows)
+    if args.plot:
+        from ..report.conflicts_plot import plot_conflicts
+
+        plot_conflicts(report, args.plot, title=f"{scenario.name}: {workload.describe()}")
+    if report.interrupted:
+        note(
+            f"interrupted after {report.steps_done} of {report.steps_total} steps; "
+            "partial results written"
+        )
+        return EXIT_INTERRUPTED
+    return 0
+
+
+def run_tables(args: argparse.Namespace) -> int:
+    scenario = load(args.scenario, args.overrides, "tables")
+    fabric = scenario.build_fabric()
+    routing = scenario.build_routing(fabric)
+    routing.write_table(args.output)
+    note(f"wrote {args.output}: {routing.engine} tables for {fabric.describe()}")
+    return 0

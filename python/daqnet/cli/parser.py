@@ -1,0 +1,198 @@
+"""The command line's grammar: every subcommand and option (the only code that sees argparse)."""
+
+from __future__ import annotations
+
+import argparse
+
+from .. import __version__
+
+__all__ = ["parser"]
+
+
+def _detail_steps(text: str) -> int | None:
+    if text == "all":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a whole number or 'all'") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError("must be >= 0")
+    return n
+
+
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="daqnet", description="Plan, simulate and benchmark event-building networks."
+    )
+    p.add_argument("--version", action="version", version=f"daqnet {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def scenario_args(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("scenario", help="scenario file (TOML)")
+        sp.add_argument(
+            "--set",
+            dest="overrides",
+            action="append",
+            default=[],
+            metavar="SECTION.KEY=VALUE",
+            help="override a scenario key; the value is read as TOML, a bare word as a string (repeatable)",
+        )
+
+    def progress_arg(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument(
+            "--progress",
+            action="store_true",
+            help="always show the progress line on stderr (default: only on a terminal)",
+        )
+
+    c = sub.add_parser(
+        "conflicts",
+        help="static conflicts per step: link loads, conflicting links",
+        description="Route every flow of every step and count conflicts "
+        "(Σ over directed links of max(0, flows − 1)).",
+    )
+    scenario_args(c)
+    c.add_argument(
+        "--json", action="store_true", help="print one JSON object on stdout instead of the summary"
+    )
+    c.add_argument(
+        "--csv",
+        metavar="DIR",
+        help="write steps.csv, links.csv, levels.csv, conflicts.csv into DIR",
+    )
+    c.add_argument(
+        "--plot", metavar="FILE", help="write a figure of conflicts per step (png, pdf, svg)"
+    )
+    progress_arg(c)
+    c.add_argument(
+        "--detail-steps",
+        type=_detail_steps,
+        default=20,
+        metavar="N|all",
+        help="steps (most conflicts first) detailed in conflicts.csv (default 20)",
+    )
+    c.add_argument(
+        "--detail-flows",
+        type=_detail_steps,
+        default=100,
+        metavar="N|all",
+        help="flows listed per conflicting link in conflicts.csv (default 100; 'load' gives the count)",
+    )
+
+    t = sub.add_parser(
+        "tables", help="write the scenario's forwarding tables as a routing table file"
+    )
+    scenario_args(t)
+    t.add_argument("-o", "--output", required=True, metavar="FILE", help="table file to write")
+
+    b = sub.add_parser(
+        "bench",
+        help="run the real event builder (EM/RU/BU over MPI or TCP) and measure it",
+        description="Launch daqnet-evb with mpiexec (or srun in a Slurm job) as the scenario's "
+        "[bench] section says, show progress, and gather the results.",
+    )
+    scenario_args(b)
+    b.add_argument(
+        "--out",
+        metavar="DIR",
+        help="directory for run.cfg, per-rank files, result.json, units.csv, timeseries.csv (default: a new temporary directory)",
+    )
+    b.add_argument(
+        "--json", action="store_true", help="print one JSON object on stdout instead of the summary"
+    )
+    b.add_argument(
+        "--baseline",
+        choices=["none", "alltoall", "p2p"],
+        help="also time MPI_Alltoall or point-to-point pairs among the same ranks (overrides bench.baseline)",
+    )
+    progress_arg(b)
+    b.add_argument(
+        "--prepare",
+        action="store_true",
+        help="only write DIR/run.cfg and print the launch command (for srun/mpirun by hand; then daqnet collect DIR)",
+    )
+
+    m = sub.add_parser(
+        "simulate",
+        help="flow-level simulation: step times, or the event builder's protocol over time",
+        description="Simulate the scenario with max-min fair sharing of the links. "
+        "[simulate] mode = 'steps' times every step of [workload]; 'protocol' runs the "
+        "[bench] event builder (credits, in-flight limits, PUSH/PULL) over the fabric.",
+    )
+    scenario_args(m)
+    m.add_argument(
+        "--json", action="store_true", help="print one JSON object on stdout instead of the summary"
+    )
+    m.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write result.json and the CSV tables (steps, or units, timeseries, links) into DIR",
+    )
+    progress_arg(m)
+
+    s = sub.add_parser(
+        "scan",
+        help="simulate every combination of scenario values: a table and a heat map",
+        description="Run daqnet simulate for every combination of the --vary values (the "
+        "cartesian product, first --vary outermost), in parallel over local cores, or over "
+        "MPI ranks when started by mpiexec or srun. Writes DIR/scan.csv, scan.json (one row "
+        "per point) and scan.png. See docs/scan.md.",
+    )
+    scenario_args(s)
+    s.add_argument(
+        "--vary",
+        action="append",
+        required=True,
+        metavar="SECTION.KEY=V1,V2,...",
+        help="values of one scenario key, each read like a --set value; a list value in "
+        "brackets, e.g. workload.shifts=[1],[1,2] (repeatable: the points are all combinations)",
+    )
+    s.add_argument(
+        "--out",
+        metavar="DIR",
+        help="directory for scan.csv, scan.json, scan.png (default: a new scan-NAME in the current directory)",
+    )
+    s.add_argument(
+        "-j",
+        "--jobs",
+        type=_positive_int,
+        metavar="N",
+        help="points run at once on this machine, per MPI rank (default: the cores available)",
+    )
+    s.add_argument(
+        "--metric",
+        default="gbps_per_host",
+        metavar="NAME",
+        help="column for the best point and the figure (default gbps_per_host; see docs/scan.md)",
+    )
+    s.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="write the figure here instead of DIR/scan.png (png, pdf, svg)",
+    )
+    s.add_argument(
+        "--json", action="store_true", help="print scan.json on stdout instead of the summary"
+    )
+    progress_arg(s)
+
+    g = sub.add_parser(
+        "collect",
+        help="gather the results of a daqnet-evb run started by hand",
+        description="Read DIR/rank-N.json and rank-N.csv written by daqnet-evb; write result.json, units.csv, timeseries.csv.",
+    )
+    g.add_argument("out", metavar="DIR")
+    g.add_argument(
+        "--json", action="store_true", help="print one JSON object on stdout instead of the summary"
+    )
+    return p

@@ -1,0 +1,35 @@
+"""``daqnet simulate``."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import EXIT_INTERRUPTED, Progress, emit, load, note, warn
+
+__all__ = ["run_simulate"]
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    from ..io.simulation import write_simulation
+    from ..report.simulate import simulate_summary
+    from ..simulate import simulate
+
+    scenario = load(args.scenario, args.overrides, "simulate")
+    unit = "event" if scenario["simulate"]["mode"] == "protocol" else "step"
+    progress = Progress("simulate", args.progress, unit)
+    try:
+        result = simulate(scenario, progress)
+    finally:
+        progress.close()
+    emit(result, args.json, simulate_summary)
+    for warning in result.get("warnings", []):
+        warn(warning)
+    if args.out:
+        write_simulation(result, args.out)
+    if result["interrupted"]:
+        where = (
+            f"written to {args.out}" if args.out else "printed above (give --out DIR to keep files)"
+        )
+        note(f"interrupted; the results so far are {where}")
+        return EXIT_INTERRUPTED
+    return 0

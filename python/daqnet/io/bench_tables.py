@@ -1,0 +1,37 @@
+"""A benchmark's result.json, units.csv and timeseries.csv."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+from .files import atomic_open, write_text_atomic
+
+__all__ = ["clean", "write_tables"]
+
+
+def clean(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean(v) for v in value]
+    return value
+
+
+def write_tables(result: dict, out_dir: str | Path) -> None:
+    """result.json plus units.csv and timeseries.csv."""
+    out_dir = Path(out_dir)
+    result = clean(result)
+    write_text_atomic(out_dir / "result.json", json.dumps(result, indent=1) + "\n")
+    for name, rows in (("units", result["units"]), ("timeseries", result["timeseries"])):
+        keys = list(rows[0]) if rows else []
+        for row in rows:
+            keys += [k for k in row if k not in keys]
+        with atomic_open(out_dir / f"{name}.csv", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=keys)
+            w.writeheader()
+            w.writerows(rows)

@@ -1,0 +1,40 @@
+"""scan.csv and scan.json, rewritten whole as rows arrive."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import DaqnetError
+from .files import write_text_atomic
+
+__all__ = ["write_scan_files"]
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    if isinstance(value, float):
+        return repr(value)  # every digit: the CSV reads back to the same float
+    return value
+
+
+def write_scan_files(doc: dict, out: Path) -> None:
+    """scan.csv (one row per point, floats to the last digit) and scan.json, atomically."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(doc["columns"])
+    for row in doc["rows"]:
+        w.writerow([_cell(row.get(c)) for c in doc["columns"]])
+    try:
+        write_text_atomic(out / "scan.csv", buf.getvalue())
+        write_text_atomic(out / "scan.json", json.dumps(doc, indent=1) + "\n")
+    except OSError as err:
+        raise DaqnetError(f"{out}: cannot write the scan's files: {err.strerror}") from None

@@ -1,0 +1,38 @@
+"""A simulation's result.json and one CSV per table of its document."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from .files import atomic_open, ensure_dir, write_text_atomic
+
+__all__ = ["write_simulation"]
+
+# Per-row tables of the result document, written as CSV next to result.json.
+TABLES = {
+    "steps": "steps.csv",
+    "units": "units.csv",
+    "timeseries": "timeseries.csv",
+    "links": "links.csv",
+}
+
+
+def write_simulation(r: dict, out: str | Path) -> list[Path]:
+    """result.json and one CSV per table of the document; returns the files written."""
+    out = ensure_dir(out)
+    written = [out / "result.json"]
+    write_text_atomic(written[0], json.dumps(r, indent=1) + "\n")
+    for key, name in TABLES.items():
+        rows = r.get(key)
+        if not rows:
+            continue
+        path = out / name
+        fields = list(dict.fromkeys(k for row in rows for k in row))  # RU and BU rows differ
+        with atomic_open(path, newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=fields)
+            w.writeheader()
+            w.writerows(rows)
+        written.append(path)
+    return written

@@ -1,0 +1,1 @@
+"""What people read: terminal summaries and figures of every command's results."""

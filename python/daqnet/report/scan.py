@@ -1,0 +1,129 @@
+"""The terminal summary of a scan and its figure."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import DaqnetError
+
+if TYPE_CHECKING:
+    from ..scan.plan import Plan
+
+__all__ = ["check_plot", "figure", "scan_summary"]
+
+_TABLE_ROWS = 40  # rows printed in the summary; the files have them all
+
+# Columns of the terminal table per mode (the chosen metric is added when missing).
+SHOWN = {
+    "steps": ("gbps_per_host", "ideal_gbps_per_host", "slowdown", "total_seconds"),
+    "protocol": (
+        "gbps_per_host",
+        "throughput_gbps",
+        "events_per_second",
+        "latency_p50_seconds",
+        "latency_p99_seconds",
+    ),
+}
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def scan_summary(doc: dict, files: list[str]) -> str:
+    """The table (compact) and the best point."""
+    keys = [v["key"] for v in doc["vary"]]
+    shown = list(SHOWN[doc["mode"]])
+    if doc["metric"] not in shown:
+        shown.append(doc["metric"])
+    head = ["point", *keys, *shown]
+    body = [[_fmt(r.get(c)) for c in head] for r in doc["rows"][:_TABLE_ROWS]]
+
+    def number(v: Any) -> bool:
+        return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+    numeric = [all(number(r.get(c)) for r in doc["rows"]) for c in head]
+    widths = [max([len(h), *(len(b[i]) for b in body)]) for i, h in enumerate(head)]
+
+    def line(cells: list[str]) -> str:
+        return (
+            "  "
+            + "  ".join(
+                c.rjust(w) if num else c.ljust(w)
+                for c, w, num in zip(cells, widths, numeric, strict=True)
+            ).rstrip()
+        )
+
+    axes = " × ".join(f"{v['key']} ({len(v['values'])})" for v in doc["vary"])
+    lines = [
+        f"daqnet scan — {doc['scenario']} ({doc['mode']} mode): {doc['points_total']:,} points over {axes}",
+        "",
+        line(head),
+        *(line(b) for b in body),
+    ]
+    if len(doc["rows"]) > _TABLE_ROWS:
+        lines.append(f"  … {len(doc['rows']) - _TABLE_ROWS:,} more rows in {files[0]}")
+    warned = [r for r in doc["rows"] if r.get("warning")]
+    if warned:
+        points = ", ".join(str(r["point"]) for r in warned[:10])
+        more = f" and {len(warned) - 10:,} more" if len(warned) > 10 else ""
+        lines.append(
+            f"  WARNING    point {points}{more}: {warned[0]['warning']} (column 'warning')"
+        )
+    lines.append("")
+    best = doc["best"]
+    if best is not None:
+        where = ", ".join(f"{k}={_fmt(best[k])}" for k in keys)
+        how = "highest" if doc["higher_is_better"] else "lowest"
+        lines.append(
+            f"  best       {doc['metric']} = {_fmt(best[doc['metric']])} ({how}) at {where} (point {best['point']})"
+        )
+    state = "INTERRUPTED: " if doc["interrupted"] else ""
+    lines.append(
+        f"  {state}{doc['points_done']:,} of {doc['points_total']:,} points in {doc['elapsed_seconds']:.1f} s"
+        f" ({doc['jobs']} job{'s' if doc['jobs'] != 1 else ''}"
+        + (f" × {doc['ranks']} ranks)" if doc["ranks"] > 1 else ")")
+    )
+    lines.append(f"  results    {', '.join(files)}")
+    return "\n".join(lines)
+
+
+def figure(doc: dict, path: Path) -> str | None:
+    """Write the figure; None (with a note on stderr) when it cannot be drawn or is empty."""
+    from .scan_plot import layout_problem, plot_scan
+
+    # An explicit --plot was refused before running (check_plot); the default is skipped.
+    problem = layout_problem([len(v["values"]) for v in doc["vary"]])
+    if problem is not None:
+        print(f"daqnet: scan: no figure: {problem}", file=sys.stderr)
+        return None
+    if not doc["rows"]:
+        return None
+    plot_scan(doc, path)
+    return str(path)
+
+
+def check_plot(plan: Plan, plot: str | None) -> None:
+    """An explicit --plot must be writable and drawable, before the scan runs."""
+    if plot is None:
+        return
+    from .conflicts_plot import check_plot_path
+    from .scan_plot import layout_problem
+
+    check_plot_path(plot)
+    problem = layout_problem([len(a.values) for a in plan.axes])
+    if problem is not None:
+        raise DaqnetError(f"figure {plot}: {problem}")

@@ -1,0 +1,218 @@
+"""Running a scan's points on this machine: in this process, or in a pool of worker processes."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import signal
+import sys
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..errors import USER_ERRORS, DaqnetError
+from .collector import Collector, prepare_out
+from .metrics import METRICS
+from .plan import Plan, Point, make_plan
+
+__all__ = ["LocalRunner", "available_cores", "run_local", "run_point", "run_scan"]
+
+
+def available_cores() -> int:
+    """Cores this process may run on (its affinity mask, e.g. under srun or taskset)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def run_point(point: Point) -> dict:
+    """One point's row: the varied values and the mode's metrics (also run in pool workers)."""
+    from ..simulate import simulate
+
+    try:
+        r = simulate(point.scenario)
+    except USER_ERRORS as err:
+        # A plain DaqnetError pickles back from a worker; the core's errors may not.
+        raise DaqnetError(f"point {point.index} ({point.label}): {err}") from None
+    if r["interrupted"]:  # Ctrl-C inside the core: the point did not finish
+        raise KeyboardInterrupt
+    if r["mode"] == "protocol":
+        lat = r["latency_seconds"]
+        r = {**r, **{f"latency_{k}_seconds": lat[k] for k in ("p50", "p99", "max")}}
+        r["warning"] = "; ".join(r["warnings"])
+    return {m: r[m] for m in METRICS[r["mode"]]}
+
+
+def _worker_init() -> None:
+    # Ctrl-C reaches the whole terminal process group; the parent alone decides what stops.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Children started in here inherit SIGINT ignored, even before they run any Python."""
+    try:
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: nothing to protect
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+class LocalRunner:
+    """Runs points in this process (one job) or in a pool of worker processes."""
+
+    def __init__(self, points: list[Point], jobs: int):
+        self.todo = deque(points)
+        self.pending: dict[Future, Point] = {}
+        # Futures land here as they finish: O(1) per point, however many are pending.
+        self.finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
+        self.pool: ProcessPoolExecutor | None = None
+        if jobs > 1 and len(points) > 1:
+            # spawn: workers do not inherit MPI state, threads or locks of this process.
+            ctx = multiprocessing.get_context("spawn")
+            with _sigint_ignored():
+                self.pool = ProcessPoolExecutor(
+                    min(jobs, len(points)), mp_context=ctx, initializer=_worker_init
+                )
+                for p in points:
+                    f = self.pool.submit(run_point, p)
+                    self.pending[f] = p
+                    f.add_done_callback(self.finished.put)
+            self.todo.clear()
+
+    @property
+    def done(self) -> bool:
+        return not self.todo and not self.pending
+
+    def poll(self, timeout: float) -> list[tuple[int, dict]]:
+        """Rows finished since the last call (waits up to `timeout` in pool mode)."""
+        if self.pool is None:
+            if not self.todo:
+                return []
+            p = self.todo.popleft()
+            return [(p.index, run_point(p))]
+        if not self.pending:
+            return []
+        rows = []
+        try:
+            f = self.finished.get(timeout=timeout)
+            while True:
+                p = self.pending.pop(f)
+                try:
+                    rows.append((p.index, f.result()))
+                except BrokenProcessPool as err:
+                    raise DaqnetError(
+                        f"a worker process died (killed, or out of memory?) while point {p.index} ({p.label}) was running or waiting: {err}"
+                    ) from None
+                f = self.finished.get_nowait()
+        except queue.Empty:
+            pass
+        return rows
+
+    def close(self, kill: bool = True) -> None:
+        """Stop the pool; `kill`: at once, cancelling what has not started, workers mid-point."""
+        if self.pool is None:
+            return
+        if not kill:
+            self.pool.shutdown(wait=True)
+            self.pool = None
+            return
+        terminate = getattr(self.pool, "terminate_workers", None)  # Python 3.14+
+        if terminate is not None:
+            terminate()
+        else:
+            workers = list((getattr(self.pool, "_processes", None) or {}).values())
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            for proc in workers:
+                if proc.is_alive():
+                    proc.terminate()
+        self.pool.shutdown(wait=True)
+        self.pool = None
+
+
+def run_local(plan: Plan, collector: Collector, jobs: int) -> dict:
+    """Every point on this machine; the final document (status finished or interrupted).
+
+    A failing point raises DaqnetError after the rows so far are written (status failed).
+    """
+    runner = LocalRunner(plan.points, jobs)
+    try:
+        while not runner.done:
+            for index, metrics in runner.poll(0.5):
+                collector.add(index, metrics)
+    except KeyboardInterrupt:
+        runner.close()
+        return collector.flush("interrupted")
+    except BaseException as err:
+        runner.close()
+        collector.flush("failed", str(err) or type(err).__name__)
+        raise
+    runner.close(kill=False)
+    return collector.flush("finished")
+
+
+def run_scan(
+    path: str,
+    vary: list[str],
+    overrides: tuple[str, ...] | list[str] = (),
+    *,
+    out: str | None = None,
+    jobs: int | None = None,
+    metric: str = "gbps_per_host",
+    progress: Callable[[int, int], object] | None = None,
+) -> dict:
+    """The Python API of a local scan: plan, run, write DIR/scan.csv and scan.json; the document."""
+    plan = make_plan(path, list(vary), list(overrides), metric)
+    jobs = jobs or available_cores()
+    if jobs > 1 and len(plan.points) > 1:
+        _check_main_guard()
+    collector = Collector(plan, prepare_out(out, plan), jobs, 1, progress)
+    return run_local(plan, collector, jobs)
+
+
+def _unguarded_line(script: str, lineno: int) -> bool:
+    """Whether line `lineno` of `script` lies outside every ``if __name__ == "__main__":``."""
+    import ast
+
+    try:
+        tree = ast.parse(Path(script).read_text(errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return False
+    return not any(
+        isinstance(node, ast.If)
+        and "__main__" in ast.unparse(node.test)
+        and node.lineno <= lineno <= (node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+    )
+
+
+def _check_main_guard() -> None:
+    """Worker processes start by re-importing the main script (multiprocessing's spawn). A
+    script that calls run_scan at its top level, unguarded, would start a scan in every
+    worker, which Python stops with a crash of the pool: say so before starting it."""
+    import inspect
+
+    main = sys.modules.get("__main__")
+    script = getattr(main, "__file__", None)
+    if not script or getattr(main, "__spec__", None) is not None:
+        return  # python -m, the REPL, a notebook: nothing is re-imported
+    frame = inspect.currentframe()
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__":
+            if _unguarded_line(script, frame.f_lineno):
+                raise DaqnetError(
+                    f"{script}:{frame.f_lineno}: run_scan with jobs > 1 starts worker processes "
+                    "that re-import this script; put the call under "
+                    "'if __name__ == \"__main__\":' (or pass jobs=1)"
+                )
+            return
+        frame = frame.f_back

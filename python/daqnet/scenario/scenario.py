@@ -1,0 +1,242 @@
+"""Scenario files: one TOML file describes fabric, routing, placement, workload, and the
+benchmark's and simulation's keys.
+
+Every key is declared in :data:`~daqnet.scenario.schema.SCHEMA` with its type and default, so
+an unknown key or a value of the wrong type is reported with the file and the key.
+Overrides (``section.key=value``) read the value as TOML, and a bare word that is not valid
+TOML as a string. Relative file paths in a scenario are relative to the scenario file;
+paths given as overrides are relative to the current directory.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from .. import placement as _placement
+from .. import routing as _routing
+from .. import workload as _workload
+from ..errors import DaqnetError
+from ..fabric import Fabric, fat_tree
+from ..io.files import read_text
+from .overrides import parse_set
+from .schema import INT32_MAX, SCHEMA, SEED_MAX, TOP_LEVEL, Key
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["Scenario"]
+
+
+class Scenario:
+    """A validated scenario: values with defaults filled in, and builders for each stage."""
+
+    def __init__(
+        self,
+        data: dict,
+        source: str = "<scenario>",
+        base_dir: str | Path = ".",
+        overrides: list[str] | tuple[str, ...] = (),
+    ):
+        self.source = source
+        self.base_dir = Path(base_dir)
+        #: The ``--set`` items applied, as typed.
+        self.overrides = list(overrides)
+        self.values = self._validate(data)
+        #: "section.key" of every key given in the file or by ``--set`` (the rest are defaults).
+        self.given = frozenset(
+            f"{section}.{key}"
+            for section, keys in data.items()
+            if isinstance(keys, dict)
+            for key in keys
+        )
+        #: "section.key" of every key set by ``--set``.
+        self.overridden = frozenset(".".join(parse_set(item)[:2]) for item in self.overrides)
+
+    # -- loading -------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
+        path = Path(path)
+        text = read_text(path, "scenario")
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as err:
+            raise DaqnetError(f"{path}: not valid TOML: {err}") from None
+        for item in overrides:
+            section, key, value = parse_set(item)
+            if section not in SCHEMA:
+                raise DaqnetError(
+                    f"set {item}: unknown section '{section}' (known: {', '.join(SCHEMA)})"
+                )
+            if key not in SCHEMA[section]:
+                raise DaqnetError(
+                    f"set {item}: unknown key '{section}.{key}' (known: {', '.join(SCHEMA[section])})"
+                )
+            if not isinstance(data.setdefault(section, {}), dict):
+                raise DaqnetError(
+                    f"{path}: '{section}' must be a table ([{section}]) to take set {item}"
+                )
+            if SCHEMA[section][key].kind == "path" and isinstance(value, str):
+                # A path typed on the command line is relative to the current directory,
+                # as the shell completed it; paths in the file are relative to the file.
+                value = str(Path(value).absolute())
+            data[section][key] = value
+        return cls(data, str(path), path.parent, list(overrides))
+
+    def _validate(self, data: dict) -> dict:
+        out: dict[str, Any] = {}
+        for name, value in data.items():
+            if name in TOP_LEVEL:
+                if not isinstance(value, str):
+                    raise DaqnetError(f"{self.source}: '{name}' must be a string")
+                out[name] = value
+            elif name not in SCHEMA:
+                raise DaqnetError(
+                    f"{self.source}: unknown section or key '{name}' (sections: {', '.join(SCHEMA)})"
+                )
+            elif not isinstance(value, dict):
+                raise DaqnetError(f"{self.source}: '{name}' must be a table ([{name}])")
+        for section, keys in SCHEMA.items():
+            given = data.get(section, {})
+            for key in given:
+                if key not in keys:
+                    raise DaqnetError(
+                        f"{self.source}: unknown key '{section}.{key}' (known: {', '.join(keys)})"
+                    )
+            vals = {}
+            for key, spec in keys.items():
+                if key in given:
+                    vals[key] = self._check(section, key, spec, given[key])
+                elif spec.required:
+                    raise DaqnetError(
+                        f"{self.source}: missing required key '{section}.{key}' ({spec.doc})"
+                    )
+                else:
+                    vals[key] = copy.deepcopy(spec.default)
+            out[section] = vals
+        return out
+
+    def _check(self, section: str, key: str, spec: Key, value: Any) -> Any:
+        where = f"{self.source}: {section}.{key} = {value!r}"
+        is_int = isinstance(value, int) and not isinstance(value, bool)
+        ok = {
+            "int": is_int,
+            "seed": is_int,
+            "float": isinstance(value, (int, float)) and not isinstance(value, bool),
+            "str": isinstance(value, str),
+            "bool": isinstance(value, bool),
+            "float_list": isinstance(value, list)
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value),
+            "path": isinstance(value, str),
+            "taper": isinstance(value, str)
+            or (isinstance(value, list) and all(isinstance(v, str) for v in value)),
+            "int_list": isinstance(value, list)
+            and all(
+                isinstance(v, int) and not isinstance(v, bool) and abs(v) <= INT32_MAX
+                for v in value
+            ),
+        }[spec.kind]
+        if not ok:
+            expected = {
+                "int": "a whole number",
+                "seed": "a whole number",
+                "float": "a number",
+                "str": "a string",
+                "bool": "true or false",
+                "float_list": "a list of numbers",
+                "path": "a file path (string)",
+                "taper": 'a ratio such as "2:1" or a list of them',
+                "int_list": f"a list of whole numbers up to {INT32_MAX} in size",
+            }[spec.kind]
+            raise DaqnetError(f"{where}: expected {expected}")
+        if spec.kind == "seed" and not 0 <= value <= SEED_MAX:
+            raise DaqnetError(f"{where}: a seed must be from 0 to 2^64-1")
+        lowest = -INT32_MAX - 1 if spec.minimum is None else spec.minimum
+        if spec.kind == "int" and not lowest <= value <= INT32_MAX:
+            raise DaqnetError(f"{where}: must be from {lowest} to {INT32_MAX}")
+        if spec.kind == "float" and not math.isfinite(value):
+            raise DaqnetError(f"{where}: must be a finite number")
+        if spec.kind == "float" and spec.minimum is not None and value < spec.minimum:
+            raise DaqnetError(f"{where}: must be at least {spec.minimum}")
+        if spec.kind == "float_list":
+            if not all(math.isfinite(v) for v in value):
+                raise DaqnetError(f"{where}: must be finite numbers")
+            if spec.minimum is not None and any(v < spec.minimum for v in value):
+                raise DaqnetError(f"{where}: every value must be at least {spec.minimum}")
+            value = [float(v) for v in value]
+        if spec.choices and value not in spec.choices:
+            raise DaqnetError(f"{where}: expected one of {', '.join(spec.choices)}")
+        if spec.kind == "float":
+            value = float(value)
+        if spec.kind == "path":
+            value = str(self.base_dir / value)
+        return value
+
+    def __getitem__(self, section: str) -> dict:
+        return self.values[section]
+
+    def effective(self) -> dict:
+        """What a result was computed from: the file, the --set items, and every key's value
+        (defaults filled in), for the ``config`` of every result document."""
+        return {"file": self.source, "set": list(self.overrides), "values": self.values}
+
+    @property
+    def name(self) -> str:
+        return self.values.get("name", Path(self.source).stem)
+
+    # -- building the stages -----------------------------------------------------------
+    def _wrap(self, err: Exception) -> DaqnetError:
+        msg = str(err)
+        return DaqnetError(msg if msg.startswith(self.source) else f"{self.source}: {msg}")
+
+    def build_fabric(self) -> Fabric:
+        f = self["fabric"]
+        try:
+            return fat_tree(
+                radix=f["radix"],
+                hosts=f["hosts"],
+                levels=f["levels"],
+                taper=f["taper"],
+                link_gbps=f["link_gbps"],
+                latency_seconds=f["latency_seconds"],
+                hosts_per_leaf=f["hosts_per_leaf"],
+                spine_radix=f["spine_radix"],
+                naming=f["naming"],
+                naming_seed=f["naming_seed"],
+                naming_file=f["naming_file"],
+                host_prefix=f["host_prefix"],
+            )
+        except ValueError as err:
+            raise self._wrap(err) from None
+
+    def build_routing(self, fabric: Fabric) -> _routing.Routing:
+        r = self["routing"]
+        try:
+            return _routing.build(fabric, r["engine"], r["seed"], r["file"])
+        except ValueError as err:
+            raise self._wrap(err) from None
+
+    def build_placement(self, fabric: Fabric) -> _placement.Placement:
+        p = self["placement"]
+        try:
+            return _placement.build(fabric, p["order"], p["ranks"], p["seed"], p["file"])
+        except ValueError as err:
+            raise self._wrap(err) from None
+
+    def build_workload(self, ranks: int) -> _workload.Workload:
+        w = self["workload"]
+        try:
+            return _workload.build(ranks, w["kind"], w["schedule"], w["seed"], w["shifts"])
+        except ValueError as err:
+            raise self._wrap(err) from None
+
+    def build(self) -> tuple[Fabric, _routing.Routing, _placement.Placement, _workload.Workload]:
+        fabric = self.build_fabric()
+        routing = self.build_routing(fabric)
+        placement = self.build_placement(fabric)
+        return fabric, routing, placement, self.build_workload(placement.ranks)

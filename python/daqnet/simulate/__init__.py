@@ -1,0 +1,33 @@
+"""Flow-level simulation of a scenario: step by step, or the event builder's protocol over time.
+
+Both modes share the fabric, routing and placement of ``daqnet conflicts`` and the max-min
+fair sharing of :mod:`daqnet.simulate.fair_share`. The protocol mode reads the ``[bench]``
+section through the same checks and run description as ``daqnet bench`` and returns a
+document with the benchmark's keys, so that prediction and measurement compare key by key.
+"""
+
+from __future__ import annotations
+
+from ..scenario import Scenario
+from .model import Progress, Stages
+from .protocol import check_protocol, protocol_run_length, simulate_protocol
+from .steps import simulate_steps
+
+__all__ = [
+    "check_protocol",
+    "protocol_run_length",
+    "simulate",
+    "simulate_protocol",
+    "simulate_steps",
+]
+
+
+def simulate(scenario: Scenario, progress: Progress = None, stages: Stages | None = None) -> dict:
+    """Run the scenario's ``[simulate] mode``; the result document (see docs/simulate.md).
+
+    `stages` replaces the scenario's fabric, routing, placement and workload by ones built
+    from Python (any fabric, any routing); the scenario then gives the other keys.
+    """
+    if scenario["simulate"]["mode"] == "protocol":
+        return simulate_protocol(scenario, progress, stages=stages)
+    return simulate_steps(scenario, progress, stages=stages)
