@@ -406,6 +406,9 @@ def test_a_ranks_own_error_is_shown(tmp_path):
     assert p.returncode != 0
     assert "daqnet-evb rank" in p.stderr and "nosuch0" in p.stderr, p.stderr
     assert "MPI_Abort" not in p.stderr.strip().splitlines()[-1]
+    # Kept in a file too: the launcher may end every rank before their stderr is forwarded.
+    errors = list((tmp_path / "out").glob("rank-*.error"))
+    assert errors and "nosuch0" in errors[0].read_text()
 
 
 def test_evb_refuses_another_rank_count(tmp_path):

@@ -314,3 +314,37 @@ def test_cli_prints_warnings_and_network_share():
     assert r.returncode == 0, r.stderr
     assert "warning: the measurement window holds 100 events" in r.stderr
     assert "over the network" in r.stdout
+
+
+# -- review fixes (issue 10) ------------------------------------------------------------------
+def test_unit_rates_and_latency_cover_the_window_only():
+    # Per-unit events/s and latency once counted the warm-up events the totals leave out.
+    r = simulate_protocol(lhcb72("simulate.events=300", "simulate.warmup_events=300"))
+    bus = [u for u in r["units"] if u["unit"] == "bu"]
+    window = r["window_seconds"]
+    assert sum(u["events_per_second"] for u in bus) * window == pytest.approx(r["events_built"])
+    assert sum(u["events_built"] for u in bus) == r["events_total"] > r["events_built"]
+    # What builders took in over the window: the payload plus its meta-data share.
+    gbps_in = sum(u["gbps_in"] for u in bus)
+    assert r["throughput_gbps"] <= gbps_in <= r["throughput_gbps"] * 1.02
+    gbps_out = sum(u["gbps_out"] for u in r["units"] if u["unit"] == "ru")
+    assert gbps_out == pytest.approx(gbps_in, rel=0.02)
+
+
+@pytest.mark.parametrize("mode", ["steps", "protocol"])
+def test_ctrl_c_in_progress_interrupts_both_modes(mode):
+    from daqnet.simulate import simulate
+
+    def ctrl_c(done, total):
+        raise KeyboardInterrupt
+
+    # Long enough for the core to call progress (every 0.25 s); in protocol mode the first
+    # call comes during the warm-up, before the window opened.
+    sets = (
+        ["fabric.hosts=540", "simulate.events=10000000"]
+        if mode == "protocol"
+        else ["fabric.hosts=4000", "fabric.levels=3"]
+    )
+    sc = Scenario.load(ROOT / "examples" / "lhcb-540.toml", [f"simulate.mode={mode}", *sets])
+    r = simulate(sc, ctrl_c)
+    assert r["interrupted"] is True

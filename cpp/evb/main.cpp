@@ -57,6 +57,20 @@ std::string rank_mismatch(int wanted, int rank, int size) {
     return msg;
 }
 
+// A rank's own failure, said on stderr and kept in DIR/rank-N.error before MPI_Abort: the
+// launcher may end every process before their stderr is forwarded, the file stays.
+[[noreturn]] void abort_with(const std::string& out_dir, int rank, const std::string& what, int code) {
+    const std::string line = "daqnet-evb rank " + std::to_string(rank) + ": " + what;
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+    try {
+        write_atomically(out_dir + "/rank-" + std::to_string(rank) + ".error", line + "\n");
+    } catch (const std::exception&) {  // the directory may be what failed: stderr has it
+    }
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::abort();  // MPI_Abort does not return
+}
+
 int usage() {
     std::fprintf(stderr, "usage: daqnet-evb RUN.cfg --out DIR   (under mpiexec or srun)\n");
     return 2;
@@ -111,8 +125,7 @@ int main(int argc, char** argv) {
         else
             transport = std::make_unique<MpiTransport>(MPI_COMM_WORLD, wait);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "daqnet-evb rank %d: %s\n", rank, e.what());
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        abort_with(out_dir, rank, e.what(), 1);
     }
     if (!rank) {
         char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
@@ -150,8 +163,7 @@ int main(int argc, char** argv) {
             if (!rank) write_atomically(out_dir + "/baseline.json", r.json());
         }
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "daqnet-evb rank %d: baseline failed: %s\n", rank, e.what());
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        abort_with(out_dir, rank, std::string("baseline failed: ") + e.what(), 1);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     transport.reset();

@@ -85,6 +85,8 @@ public:
     busy_.assign(static_cast<size_t>(n_), 0);
     r_.ru_bytes_out.assign(static_cast<size_t>(n_), 0);
     r_.bu_bytes_in.assign(static_cast<size_t>(n_), 0);
+    r_.ru_window_bytes_out.assign(static_cast<size_t>(n_), 0);  // stays 0 if the window never opens
+    r_.bu_window_bytes_in.assign(static_cast<size_t>(n_), 0);
     r_.ru_fragments_out.assign(static_cast<size_t>(n_), 0);
     r_.bu_fragments_in.assign(static_cast<size_t>(n_), 0);
     r_.link_bytes.assign(static_cast<size_t>(model.num_links()), 0);
@@ -232,6 +234,8 @@ private:
   void open_window() {
     open_ = true;
     r_.window_start_seconds = now();
+    r_.ru_window_bytes_out = r_.ru_bytes_out;  // the counters at the start; the difference at the end
+    r_.bu_window_bytes_in = r_.bu_bytes_in;
     window_start_payload_ = delivered();
     if (o_.events == 0) schedule(now() + o_.seconds, Kind::window, 0, 0, 0);
   }
@@ -240,6 +244,10 @@ private:
   void close_window() {
     closed_ = true;
     r_.window_end_seconds = now();
+    for (size_t k = 0; k < r_.ru_bytes_out.size(); ++k) {
+      r_.ru_window_bytes_out[k] = r_.ru_bytes_out[k] - r_.ru_window_bytes_out[k];
+      r_.bu_window_bytes_in[k] = r_.bu_bytes_in[k] - r_.bu_window_bytes_in[k];
+    }
     if (edge_ != Edge::close) r_.window_events = built_ - r_.first_in_window;  // by time, or Ctrl-C
     const auto [net, local] = delivered();
     r_.window_network_payload_bytes = net - window_start_payload_.first;

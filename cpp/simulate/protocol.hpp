@@ -50,7 +50,8 @@ struct ProtocolResult {
   /// moving at its edges included: the steady-state throughput is this over the window.
   double window_payload_bytes = 0;
   double window_network_payload_bytes = 0;  ///< the part that crossed the fabric (not RU → BU in one host)
-  std::vector<double> ru_bytes_out, bu_bytes_in;  ///< data + meta-data, per unit
+  std::vector<double> ru_bytes_out, bu_bytes_in;  ///< data + meta-data, per unit, over the run
+  std::vector<double> ru_window_bytes_out, bu_window_bytes_in;  ///< the same, within the window
   std::vector<int64_t> ru_fragments_out, bu_fragments_in;
   std::vector<double> link_bytes;  ///< bytes carried per directed link up to end_seconds
   int64_t control_messages = 0;    ///< credits, assignments, requests, done

@@ -170,6 +170,8 @@ void bind_simulate(nb::module_& m) {
         d["payload_at"] = to_numpy(std::move(r.payload_at));
         d["ru_bytes_out"] = to_numpy(std::move(r.ru_bytes_out));
         d["bu_bytes_in"] = to_numpy(std::move(r.bu_bytes_in));
+        d["ru_window_bytes_out"] = to_numpy(std::move(r.ru_window_bytes_out));
+        d["bu_window_bytes_in"] = to_numpy(std::move(r.bu_window_bytes_in));
         d["ru_fragments_out"] = to_numpy(std::move(r.ru_fragments_out));
         d["bu_fragments_in"] = to_numpy(std::move(r.bu_fragments_in));
         d["link_bytes"] = to_numpy(std::move(r.link_bytes));

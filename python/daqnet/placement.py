@@ -7,9 +7,9 @@ per line, e.g. the output of ``scontrol show hostnames``).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+import natsort
 import numpy as np
 
 from . import _core
@@ -63,14 +63,11 @@ def topology(fabric: Fabric, ranks: int | None = None) -> Placement:
     return Placement(fabric, np.arange(_count(fabric, ranks)), "topology")
 
 
-def natural_key(name: str) -> tuple:
-    """Sort key comparing digit runs as numbers: node2 < node10."""
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
-
-
 def hostname(fabric: Fabric, ranks: int | None = None) -> Placement:
+    """Ranks in natural hostname order (digit runs compared as numbers: node2 < node10), as
+    Slurm orders a node list; natsort does the comparing."""
     names = fabric.host_names
-    order = sorted(range(fabric.num_hosts), key=lambda h: natural_key(names[h]))
+    order = natsort.index_natsorted(names)
     return Placement(fabric, np.array(order[: _count(fabric, ranks)]), "hostname")
 
 

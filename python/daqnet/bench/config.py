@@ -31,12 +31,19 @@ def bench_ranks(scenario: Scenario) -> int:
 
 
 def run_config(
-    scenario: Scenario, baseline: str | None = None, check_memory: bool = True
+    scenario: Scenario,
+    baseline: str | None = None,
+    check_memory: bool = True,
+    ranks: int | None = None,
 ) -> dict[str, object]:
-    """The key/value pairs of run.cfg, checked (`check_memory`: that the buffers fit here)."""
+    """The key/value pairs of run.cfg, checked (`check_memory`: that the buffers fit here).
+
+    `ranks` replaces the scenario's rank count (the protocol simulation sizes the run to the
+    nodes it places when bench.ranks is not given).
+    """
     b = scenario["bench"]
     src = scenario.source
-    ranks = bench_ranks(scenario)
+    ranks = ranks or bench_ranks(scenario)
 
     def bad(key: str, why: str) -> DaqnetError:
         return DaqnetError(f"{src}: bench.{key} = {b[key]!r}: {why}")

@@ -155,6 +155,7 @@ def run(
         for old in [
             *out.glob("rank-*.json"),
             *out.glob("rank-*.csv"),
+            *out.glob("rank-*.error"),
             out / "baseline.json",
             out / "result.json",
         ]:
@@ -198,11 +199,8 @@ def run(
                     progress(text)
                 if time.monotonic() - last_change > quiet_limit:
                     _stop(proc)
-                    raise_later = (
-                        f"the ranks stopped reporting for {quiet_limit:.0f} s; the run was killed"
-                    )
-                    result = _finish(out, ranks, [raise_later], scenario)
-                    return result
+                    why = f"the ranks stopped reporting for {quiet_limit:.0f} s; the run was killed"
+                    return _finish(out, ranks, [why], scenario)
         except KeyboardInterrupt:
             interrupted = True
             _stop(proc, signal.SIGINT)
@@ -236,8 +234,16 @@ def _stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
 
 
 def first_error(log: Path) -> str:
-    """The first line a daqnet-evb rank wrote about its own failure, else the log's last
-    line: MPI_Abort and the launcher's complaints come after the cause and hide it."""
+    """The first line a daqnet-evb rank wrote about its own failure (its rank-N.error file,
+    else its line in the launcher's log), else the log's last line: MPI_Abort and the
+    launcher's complaints come after the cause and hide it."""
+    for path in sorted(log.parent.glob("rank-*.error"), key=lambda p: p.stat().st_mtime):
+        try:
+            text = path.read_text(errors="replace").strip()
+        except OSError:
+            continue
+        if text:
+            return text.splitlines()[0]
     try:
         lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
     except OSError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..analysis import ConflictReport
+from .format import table
 
 __all__ = ["conflict_summary"]
 
@@ -59,14 +60,29 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
         lines.append("  worst steps: " + ", ".join(parts))
     lines += [
         "",
-        "  link class        links   busy   mean load  max load  conflicts  flows/link min-mean-max",
     ]
-    for lv in report.levels():
-        lines.append(
-            f"  {lv['class']:<16} {lv['links']:>6} {100 * lv['busy_fraction']:>5.1f}%  {lv['mean_load']:>9.3f}"
-            f"  {lv['max_load']:>8}  {lv['conflicts']:>9,}  {lv['flows_per_link_min']}-"
-            f"{lv['flows_per_link_mean']:.1f}-{lv['flows_per_link_max']}"
-        )
+    head = [
+        "link class",
+        "links",
+        "busy",
+        "mean load",
+        "max load",
+        "conflicts",
+        "flows/link min-mean-max",
+    ]
+    rows = [
+        [
+            lv["class"],
+            f"{lv['links']:,}",
+            f"{100 * lv['busy_fraction']:.1f}%",
+            f"{lv['mean_load']:.3f}",
+            str(lv["max_load"]),
+            f"{lv['conflicts']:,}",
+            f"{lv['flows_per_link_min']}-{lv['flows_per_link_mean']:.1f}-{lv['flows_per_link_max']}",
+        ]
+        for lv in report.levels()
+    ]
+    lines += table(head, rows, [False, True, True, True, True, True, False])
     top = report.worst_links(5)
     if top:
         lines += ["", "  most conflicting links (conflicts, steps with conflicts, max load):"]

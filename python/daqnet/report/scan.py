@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DaqnetError
+from .format import cell, table
 
 if TYPE_CHECKING:
     from ..scan.plan import Plan
@@ -29,20 +29,6 @@ SHOWN = {
 }
 
 
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, separators=(",", ":"))
-    return str(value)
-
-
 def scan_summary(doc: dict, files: list[str]) -> str:
     """The table (compact) and the best point."""
     keys = [v["key"] for v in doc["vary"]]
@@ -50,29 +36,17 @@ def scan_summary(doc: dict, files: list[str]) -> str:
     if doc["metric"] not in shown:
         shown.append(doc["metric"])
     head = ["point", *keys, *shown]
-    body = [[_fmt(r.get(c)) for c in head] for r in doc["rows"][:_TABLE_ROWS]]
+    body = [[cell(r.get(c)) for c in head] for r in doc["rows"][:_TABLE_ROWS]]
 
     def number(v: Any) -> bool:
         return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
 
     numeric = [all(number(r.get(c)) for r in doc["rows"]) for c in head]
-    widths = [max([len(h), *(len(b[i]) for b in body)]) for i, h in enumerate(head)]
-
-    def line(cells: list[str]) -> str:
-        return (
-            "  "
-            + "  ".join(
-                c.rjust(w) if num else c.ljust(w)
-                for c, w, num in zip(cells, widths, numeric, strict=True)
-            ).rstrip()
-        )
-
     axes = " × ".join(f"{v['key']} ({len(v['values'])})" for v in doc["vary"])
     lines = [
         f"daqnet scan — {doc['scenario']} ({doc['mode']} mode): {doc['points_total']:,} points over {axes}",
         "",
-        line(head),
-        *(line(b) for b in body),
+        *table(head, body, numeric),
     ]
     if len(doc["rows"]) > _TABLE_ROWS:
         lines.append(f"  … {len(doc['rows']) - _TABLE_ROWS:,} more rows in {files[0]}")
@@ -86,10 +60,10 @@ def scan_summary(doc: dict, files: list[str]) -> str:
     lines.append("")
     best = doc["best"]
     if best is not None:
-        where = ", ".join(f"{k}={_fmt(best[k])}" for k in keys)
+        where = ", ".join(f"{k}={cell(best[k])}" for k in keys)
         how = "highest" if doc["higher_is_better"] else "lowest"
         lines.append(
-            f"  best       {doc['metric']} = {_fmt(best[doc['metric']])} ({how}) at {where} (point {best['point']})"
+            f"  best       {doc['metric']} = {cell(best[doc['metric']])} ({how}) at {where} (point {best['point']})"
         )
     state = "INTERRUPTED: " if doc["interrupted"] else ""
     lines.append(

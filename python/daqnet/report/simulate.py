@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
+from .format import duration
+
 __all__ = ["simulate_summary"]
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:,.3f} ms" if seconds < 10 else f"{seconds:,.2f} s"
 
 
 def simulate_summary(r: dict) -> str:
@@ -20,12 +18,12 @@ def simulate_summary(r: dict) -> str:
         lines += [f"  workload   {r['workload']}, {r['message_bytes']:,.0f}-byte messages", ""]
         if r["ideal_seconds"] is None:
             lines += [
-                f"  total      {_ms(r['total_seconds'])}",
+                f"  total      {duration(r['total_seconds'])}",
                 f"  per host   {r['gbps_per_host']:.2f} Gb/s",
             ]
         else:
             lines += [
-                f"  total      {_ms(r['total_seconds'])} (contention-free fabric {_ms(r['ideal_seconds'])}, slowdown {r['slowdown']:.3f})",
+                f"  total      {duration(r['total_seconds'])} (contention-free fabric {duration(r['ideal_seconds'])}, slowdown {r['slowdown']:.3f})",
                 f"  per host   {r['gbps_per_host']:.2f} Gb/s (contention-free {r['ideal_gbps_per_host']:.2f} Gb/s)",
             ]
         worst = sorted(r["steps"], key=lambda s: -(s["slowdown"] or 0))[:3]
@@ -47,13 +45,13 @@ def simulate_summary(r: dict) -> str:
         ]
         if lat["p50"] is not None:
             lines.append(
-                f"  latency    p50 {_ms(lat['p50'])}, p99 {_ms(lat['p99'])}, max {_ms(lat['max'])}"
+                f"  latency    p50 {duration(lat['p50'])}, p99 {duration(lat['p99'])}, max {duration(lat['max'])}"
             )
         busiest = max((ln["utilization"] for ln in r["links"]), default=0.0)
         lines.append(f"  links      busiest at {busiest:.1%} of its capacity on average")
         done = (
-            f"{r['events_built']:,} events measured in {_ms(r['window_seconds'])} of simulated time "
-            f"after {_ms(r['warmup_seconds'])} of warm-up (run length from [{r['run_length_from']}])"
+            f"{r['events_built']:,} events measured in {duration(r['window_seconds'])} of simulated time "
+            f"after {duration(r['warmup_seconds'])} of warm-up (run length from [{r['run_length_from']}])"
         )
     lines.append(f"  {'INTERRUPTED: ' if r['interrupted'] else ''}{done}")
     return "\n".join(lines)

@@ -3,7 +3,6 @@ time, with the benchmark's keys and result shape (docs/simulate.md)."""
 
 from __future__ import annotations
 
-import copy
 import math
 
 import numpy as np
@@ -90,9 +89,7 @@ def check_protocol(scenario: Scenario, placed: int) -> tuple[int, dict]:
             f"{scenario.source}: bench.ranks = {b['ranks']} needs {nodes} hosts but only {placed} are placed"
         )
     protocol_run_length(scenario, nodes)
-    sized = copy.copy(scenario)
-    sized.values = {**scenario.values, "bench": {**b, "ranks": b["ranks"] or nodes * ppn}}
-    return nodes, run_config(sized, check_memory=False)
+    return nodes, run_config(scenario, check_memory=False, ranks=b["ranks"] or nodes * ppn)
 
 
 def simulate_protocol(
@@ -196,7 +193,12 @@ def _protocol_document(
     mean_event = float(r["bytes"][in_window].mean()) if count else 0.0
     end = float(r["end_seconds"])
     names = placement.host_names()
-    run_time = end if end > 0 else math.nan
+    # As daqnet bench's units.csv: counters over the whole run, rates and latency over the
+    # measurement window (warm-up excluded, as in the totals).
+    per_second = 1 / window if window > 0 else math.nan
+    built_in_window = np.zeros(len(r["builder"]), dtype=bool)
+    built_in_window[in_window] = True
+    interrupted = bool(r["interrupted"] or r["keyboard_interrupt"])  # as in steps mode
     units = []
     for k in range(nodes):
         host = names[k]
@@ -205,24 +207,25 @@ def _protocol_document(
                 "host": host,
                 "unit": "ru",
                 "index": k,
-                "gbps_out": r["ru_bytes_out"][k] * 8 / run_time / 1e9,
+                "gbps_out": r["ru_window_bytes_out"][k] * 8 * per_second / 1e9,
                 "bytes_out": float(r["ru_bytes_out"][k]),
                 "fragments_out": int(r["ru_fragments_out"][k]),
             }
         )
         mine = r["builder"] == k
+        measured = mine & built_in_window
         units.append(
             {
                 "host": host,
                 "unit": "bu",
                 "index": k,
-                "gbps_in": r["bu_bytes_in"][k] * 8 / run_time / 1e9,
+                "gbps_in": r["bu_window_bytes_in"][k] * 8 * per_second / 1e9,
                 "bytes_in": float(r["bu_bytes_in"][k]),
                 "fragments_in": int(r["bu_fragments_in"][k]),
                 "events_built": int(mine.sum()),
                 "built_bytes": float(r["bytes"][mine].sum()),
-                "events_per_second": float(mine.sum()) / run_time,
-                "latency_p50_seconds": _percentiles(r["latency"][mine])["p50"],
+                "events_per_second": float(measured.sum()) * per_second,
+                "latency_p50_seconds": _percentiles(r["latency"][measured])["p50"],
             }
         )
     doc = {
@@ -236,8 +239,8 @@ def _protocol_document(
         "max_in_flight": b["max_in_flight"],
         "fragment_bytes": b["fragment_bytes"],
         "run_length_from": run["from"],
-        "status": "interrupted" if r["interrupted"] else "finished",
-        "interrupted": bool(r["interrupted"]),
+        "status": "interrupted" if interrupted else "finished",
+        "interrupted": interrupted,
         "errors": [],
         "events_built": count,
         "events_total": len(r["built_at"]),

@@ -1,0 +1,52 @@
+"""How numbers look in every summary: durations, quantities with units, table cells."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+__all__ = ["cell", "duration", "quantity", "table"]
+
+
+def duration(seconds: float) -> str:
+    """Milliseconds below 10 s (``12.030 ms``), seconds above (``12.50 s``)."""
+    return f"{seconds * 1e3:,.3f} ms" if seconds < 10 else f"{seconds:,.2f} s"
+
+
+def quantity(value: float | None, unit: str = "", scale: float = 1.0, digits: int = 2) -> str:
+    """``value × scale`` with `digits` decimals and a unit; ``n/a`` when there is no value."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return f"{value * scale:,.{digits}f}{unit}"
+
+
+def table(
+    head: list[str], rows: list[list[str]], right: list[bool], indent: str = "  "
+) -> list[str]:
+    """Lines of a plain aligned table (tabulate): cells as given, `right` per column."""
+    from tabulate import tabulate
+
+    text = tabulate(
+        rows,
+        headers=head,
+        tablefmt="plain",
+        disable_numparse=True,
+        colalign=["right" if r else "left" for r in right],
+    )
+    return [indent + line.rstrip() for line in text.splitlines()]
+
+
+def cell(value: Any) -> str:
+    """A table cell: four significant digits, thousands separators for large numbers."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
