@@ -29,12 +29,17 @@ auto span_of(const A& a) {
   return std::span(a.data(), a.shape(0));
 }
 
-nb::dict stats_dict(const FlowNetwork::Stats& s) {
-  nb::dict d;
-  d["solves"] = s.solves;
-  d["widenings"] = s.widenings;
-  d["flows_solved"] = s.flows_solved;
-  return d;
+template <class T>
+auto copy(const std::vector<T>& v) {
+  return to_numpy(std::vector<T>(v));
+}
+
+template <class Row, class T>
+auto column(const std::vector<Row>& rows, T Row::*field) {
+  std::vector<T> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back(r.*field);
+  return to_numpy(std::move(out));
 }
 
 }  // namespace
@@ -72,7 +77,7 @@ void bind_simulate(nb::module_& m) {
       .def("remaining", &FlowNetwork::remaining, nb::arg("flow"))
       .def("loads", [](FlowNetwork& n) { return to_numpy(n.loads()); })
       .def("set_full_recompute", &FlowNetwork::set_full_recompute, nb::arg("on"))
-      .def_prop_ro("stats", [](const FlowNetwork& n) { return stats_dict(n.stats()); });
+      .def_prop_ro("stats", [](const FlowNetwork& n) { return n.stats(); });
 
   nb::class_<NetworkModel>(m, "NetworkModel")
       .def("__init__", [](NetworkModel* self, const routing::Routing& r, double inj, double ej) {
@@ -92,6 +97,56 @@ void bind_simulate(nb::module_& m) {
         return m.latency(a, b);
       }, nb::arg("src_host"), nb::arg("dst_host"));
 
+  nb::class_<FlowNetwork::Stats>(m, "SolverStats", "Work of the incremental rate solver")
+      .def_ro("solves", &FlowNetwork::Stats::solves)
+      .def_ro("widenings", &FlowNetwork::Stats::widenings)
+      .def_ro("flows_solved", &FlowNetwork::Stats::flows_solved);
+
+  nb::class_<StepResult>(m, "StepResult", "Step times of simulate_steps (steps 0-based here)")
+      .def_prop_ro("step", [](const StepResult& r) { return column(r.steps, &StepTime::step); }, nb::rv_policy::move)
+      .def_prop_ro("flows", [](const StepResult& r) { return column(r.steps, &StepTime::flows); }, nb::rv_policy::move)
+      .def_prop_ro("seconds", [](const StepResult& r) { return column(r.steps, &StepTime::seconds); }, nb::rv_policy::move)
+      .def_prop_ro("ideal_seconds", [](const StepResult& r) { return column(r.steps, &StepTime::ideal_seconds); }, nb::rv_policy::move)
+      .def_prop_ro("min_gbps", [](const StepResult& r) { return column(r.steps, &StepTime::min_gbps); }, nb::rv_policy::move)
+      .def_ro("steps_total", &StepResult::steps_total)
+      .def_ro("total_seconds", &StepResult::total_seconds)
+      .def_ro("ideal_total_seconds", &StepResult::ideal_seconds)
+      .def_ro("bytes", &StepResult::bytes, "bytes moved over the network")
+      .def_ro("interrupted", &StepResult::interrupted)
+      .def_ro("solver", &StepResult::stats);
+
+  nb::class_<ProtocolResult>(m, "ProtocolResult", "The protocol simulation: per built event, and totals")
+      .def_prop_ro("event", [](const ProtocolResult& r) { return copy(r.event); }, nb::rv_policy::move)
+      .def_prop_ro("builder", [](const ProtocolResult& r) { return copy(r.builder); }, nb::rv_policy::move)
+      .def_prop_ro("built_at", [](const ProtocolResult& r) { return copy(r.built_at); }, nb::rv_policy::move)
+      .def_prop_ro("latency", [](const ProtocolResult& r) { return copy(r.latency); }, nb::rv_policy::move)
+      .def_prop_ro("bytes", [](const ProtocolResult& r) { return copy(r.bytes); }, nb::rv_policy::move)
+      .def_prop_ro("payload_at", [](const ProtocolResult& r) { return copy(r.payload_at); }, nb::rv_policy::move)
+      .def_ro("end_seconds", &ProtocolResult::end_seconds)
+      .def_ro("window_start_seconds", &ProtocolResult::window_start_seconds)
+      .def_ro("window_end_seconds", &ProtocolResult::window_end_seconds)
+      .def_ro("first_in_window", &ProtocolResult::first_in_window)
+      .def_ro("window_events", &ProtocolResult::window_events)
+      .def_ro("window_payload_bytes", &ProtocolResult::window_payload_bytes)
+      .def_ro("window_network_payload_bytes", &ProtocolResult::window_network_payload_bytes)
+      .def_ro("partial_fragments", &ProtocolResult::partial_fragments)
+      .def_ro("partial_bytes", &ProtocolResult::partial_bytes)
+      .def_prop_ro("ru_bytes_out", [](const ProtocolResult& r) { return copy(r.ru_bytes_out); }, nb::rv_policy::move)
+      .def_prop_ro("bu_bytes_in", [](const ProtocolResult& r) { return copy(r.bu_bytes_in); }, nb::rv_policy::move)
+      .def_prop_ro("ru_window_bytes_out", [](const ProtocolResult& r) { return copy(r.ru_window_bytes_out); }, nb::rv_policy::move)
+      .def_prop_ro("bu_window_bytes_in", [](const ProtocolResult& r) { return copy(r.bu_window_bytes_in); }, nb::rv_policy::move)
+      .def_prop_ro("ru_fragments_out", [](const ProtocolResult& r) { return copy(r.ru_fragments_out); }, nb::rv_policy::move)
+      .def_prop_ro("bu_fragments_in", [](const ProtocolResult& r) { return copy(r.bu_fragments_in); }, nb::rv_policy::move)
+      .def_prop_ro("link_bytes", [](const ProtocolResult& r) { return copy(r.link_bytes); }, nb::rv_policy::move)
+      .def_ro("control_messages", &ProtocolResult::control_messages)
+      .def_ro("network_flows", &ProtocolResult::network_flows)
+      .def_ro("local_flows", &ProtocolResult::local_flows)
+      .def_ro("max_busy_slots", &ProtocolResult::max_busy_slots)
+      .def_ro("max_gather_in_flight", &ProtocolResult::max_gather_in_flight)
+      .def_ro("max_process_in_flight", &ProtocolResult::max_process_in_flight)
+      .def_ro("interrupted", &ProtocolResult::interrupted)
+      .def_ro("solver", &ProtocolResult::stats);
+
   m.def(
       "simulate_steps",
       [](const NetworkModel& model, IntArray placement, const workload::Schedule& schedule, double message_bytes,
@@ -104,33 +159,12 @@ void bind_simulate(nb::module_& m) {
                              [&](int64_t d, int64_t t) { return py(d, t); }, period);
         }
         py.rethrow();
-        std::vector<int64_t> step, flows;
-        std::vector<double> seconds, ideal_s, min_gbps;
-        for (const auto& s : r.steps) {
-          step.push_back(s.step);
-          flows.push_back(s.flows);
-          seconds.push_back(s.seconds);
-          ideal_s.push_back(s.ideal_seconds);
-          min_gbps.push_back(s.min_gbps);
-        }
-        nb::dict d;
-        d["step"] = to_numpy(std::move(step));
-        d["flows"] = to_numpy(std::move(flows));
-        d["seconds"] = to_numpy(std::move(seconds));
-        d["ideal_seconds"] = to_numpy(std::move(ideal_s));
-        d["min_gbps"] = to_numpy(std::move(min_gbps));
-        d["steps_total"] = r.steps_total;
-        d["total_seconds"] = r.total_seconds;
-        d["ideal_total_seconds"] = r.ideal_seconds;
-        d["bytes"] = r.bytes;
-        d["interrupted"] = r.interrupted;
-        d["keyboard_interrupt"] = py.keyboard_interrupt;
-        d["solver"] = stats_dict(r.stats);
-        return d;
+        r.interrupted = r.interrupted || py.keyboard_interrupt;  // Ctrl-C in the last step too
+        return r;
       },
       nb::arg("model"), nb::arg("placement"), nb::arg("schedule"), nb::arg("message_bytes"),
       nb::arg("ideal") = true, nb::arg("progress").none() = nb::none(), nb::arg("period_seconds") = 0.25,
-      "Step-synchronous flow-level simulation; a dict of per-step arrays and totals");
+      "Step-synchronous flow-level simulation");
 
   m.def(
       "simulate_protocol",
@@ -152,45 +186,14 @@ void bind_simulate(nb::module_& m) {
                                 period);
         }
         py.rethrow();
-        nb::dict d;
-        d["event"] = to_numpy(std::move(r.event));
-        d["builder"] = to_numpy(std::move(r.builder));
-        d["built_at"] = to_numpy(std::move(r.built_at));
-        d["latency"] = to_numpy(std::move(r.latency));
-        d["bytes"] = to_numpy(std::move(r.bytes));
-        d["end_seconds"] = r.end_seconds;
-        d["partial_fragments"] = r.partial_fragments;
-        d["partial_bytes"] = r.partial_bytes;
-        d["window_start_seconds"] = r.window_start_seconds;
-        d["window_end_seconds"] = r.window_end_seconds;
-        d["first_in_window"] = r.first_in_window;
-        d["window_events"] = r.window_events;
-        d["window_payload_bytes"] = r.window_payload_bytes;
-        d["window_network_payload_bytes"] = r.window_network_payload_bytes;
-        d["payload_at"] = to_numpy(std::move(r.payload_at));
-        d["ru_bytes_out"] = to_numpy(std::move(r.ru_bytes_out));
-        d["bu_bytes_in"] = to_numpy(std::move(r.bu_bytes_in));
-        d["ru_window_bytes_out"] = to_numpy(std::move(r.ru_window_bytes_out));
-        d["bu_window_bytes_in"] = to_numpy(std::move(r.bu_window_bytes_in));
-        d["ru_fragments_out"] = to_numpy(std::move(r.ru_fragments_out));
-        d["bu_fragments_in"] = to_numpy(std::move(r.bu_fragments_in));
-        d["link_bytes"] = to_numpy(std::move(r.link_bytes));
-        d["control_messages"] = r.control_messages;
-        d["network_flows"] = r.network_flows;
-        d["local_flows"] = r.local_flows;
-        d["max_busy_slots"] = r.max_busy_slots;
-        d["max_gather_in_flight"] = r.max_gather_in_flight;
-        d["max_process_in_flight"] = r.max_process_in_flight;
-        d["interrupted"] = r.interrupted;
-        d["keyboard_interrupt"] = py.keyboard_interrupt;
-        d["solver"] = stats_dict(r.stats);
-        return d;
+        r.interrupted = r.interrupted || py.keyboard_interrupt;
+        return r;
       },
       nb::arg("model"), nb::arg("node_host"), nb::arg("run_config"), nb::arg("source"), nb::arg("events"),
       nb::arg("seconds") = 0.0, nb::arg("warmup_events") = 0, nb::arg("warmup_seconds") = -1.0,
       nb::arg("local_gbps") = 0.0, nb::arg("progress").none() = nb::none(),
       nb::arg("period_seconds") = 0.25, nb::arg("full_recompute") = false,
-      "Flow-level simulation of the event builder's protocol; a dict of per-event arrays and totals");
+      "Flow-level simulation of the event builder's protocol");
 }
 
 }  // namespace daqnet::bindings

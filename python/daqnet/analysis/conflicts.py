@@ -203,6 +203,11 @@ class ConflictReport:
             )
         return out
 
+    def to_dict(self) -> dict:
+        """The document of ``daqnet conflicts --json`` (without the scenario's name and
+        configuration, which the command adds): the same as summary()."""
+        return self.summary()
+
     def summary(self) -> dict:
         """Totals and per-step rows, as written by ``daqnet conflicts --json``."""
         s = self._steps

@@ -19,8 +19,10 @@ from .launch import (
     srun_command,
     uses_mpich_wheel,
 )
+from .result import BenchResult
 
 __all__ = [
+    "BenchResult",
     "bench_ranks",
     "collect",
     "executable",

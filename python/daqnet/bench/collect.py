@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 
 from ..errors import DaqnetError
+from .result import BenchResult
 
 __all__ = ["PMI_HINT", "collect", "latency_percentiles", "read_json", "read_run_config"]
 
@@ -155,7 +156,7 @@ def _rank_of(path: Path) -> int | None:
         return None
 
 
-def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
+def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResult:
     """The result document of a run directory (complete or not).
 
     The number of ranks is the one run.cfg was prepared for (else `expected_ranks`, else
@@ -263,51 +264,41 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> dict:
     else:
         status = "finished"
 
-    result: dict = {
-        "status": status,
-        "interrupted": status == "interrupted",
-        "errors": errors,
-        "ranks": n,
-        "transport": launch.get("transport"),
-        "mpi_library": launch.get("mpi_library"),
+    result = BenchResult(
+        status=status,
+        interrupted=status == "interrupted",
+        errors=errors,
+        ranks=n,
+        transport=launch.get("transport"),
+        mpi_library=launch.get("mpi_library"),
         # What was run, from run.cfg: every result says its protocol, credits, sizes ...
         **{k: _typed(cfg[k]) for k in _HEADLINE if k in cfg},
-        "run_config": {k: _typed(v) for k, v in cfg.items()},
-    }
-    if em is not None:
-        seconds = em["window_end_seconds"] - em["window_start_seconds"]
-        seconds = seconds if seconds > 0 else math.nan
-        result.update(
-            throughput_gbps=em["window_bytes"] * 8 / seconds / 1e9,
-            bytes_per_second=em["window_bytes"] / seconds,
-            events_built=em["window_events"],
-            events_per_second=em["window_events"] / seconds,
-            measured_seconds=seconds,
-            warmup_seconds=em["window_start_seconds"],
-            latency_seconds=latency_percentiles([em["latency_histogram"]]),
-            events_assigned=em["events_assigned"],
-        )
-    else:
-        result.update(
-            throughput_gbps=None,
-            events_built=0,
-            latency_seconds={"p50": None, "p99": None, "max": None},
-        )
-    result.update(
+        run_config={k: _typed(v) for k, v in cfg.items()},
         lost_fragments=lost,
         in_flight_fragments=in_flight,
         duplicate_fragments=duplicate,
         corrupt_fragments=corrupt,
+        builder_latency_seconds=latency_percentiles(bu_hists),
+        units=units,
+        timeseries=_timeseries(out_dir),
     )
-    result["builder_latency_seconds"] = latency_percentiles(bu_hists)
+    if em is not None:
+        seconds = em["window_end_seconds"] - em["window_start_seconds"]
+        seconds = seconds if seconds > 0 else math.nan
+        result.throughput_gbps = em["window_bytes"] * 8 / seconds / 1e9
+        result.bytes_per_second = em["window_bytes"] / seconds
+        result.events_built = em["window_events"]
+        result.events_per_second = em["window_events"] / seconds
+        result.measured_seconds = seconds
+        result.warmup_seconds = em["window_start_seconds"]
+        result.latency_seconds = latency_percentiles([em["latency_histogram"]])
+        result.events_assigned = em["events_assigned"]
     base = read_json(out_dir / "baseline.json")
     if base:
         ratio = (
-            result["throughput_gbps"] / base["throughput_gbps"]
-            if result.get("throughput_gbps") and base["throughput_gbps"]
+            result.throughput_gbps / base["throughput_gbps"]
+            if result.throughput_gbps and base["throughput_gbps"]
             else None
         )
-        result["baseline"] = {**base, "ratio": ratio}
-    result["units"] = units
-    result["timeseries"] = _timeseries(out_dir)
+        result.baseline = {**base, "ratio": ratio}
     return result

@@ -26,6 +26,7 @@ from ..io.files import write_text_atomic
 from ..scenario import Scenario
 from .collect import PMI_HINT, collect, read_json
 from .config import bench_ranks, run_config, write_run_config
+from .result import BenchResult
 
 __all__ = [
     "executable",
@@ -144,7 +145,7 @@ def run(
     out_dir: str | Path | None = None,
     baseline: str | None = None,
     progress: Callable[[str], None] | None = None,
-) -> dict:
+) -> BenchResult:
     """Run the benchmark of a scenario; returns the result document (also written to out_dir)."""
     cfg = run_config(scenario, baseline)
     ranks = bench_ranks(scenario)
@@ -212,7 +213,7 @@ def run(
         )
     result = _finish(out, ranks, notes, scenario)
     if interrupted:
-        result["status"], result["interrupted"] = "interrupted", True
+        result.status, result.interrupted = "interrupted", True
         write_tables(result, out)
     return result
 
@@ -262,7 +263,7 @@ def first_error(log: Path) -> str:
     return lines[-1] if lines else ""
 
 
-def _finish(out: Path, ranks: int, notes: list[str], scenario: Scenario) -> dict:
+def _finish(out: Path, ranks: int, notes: list[str], scenario: Scenario) -> BenchResult:
     try:
         result = collect(out, ranks)
     except DaqnetError as err:
@@ -271,10 +272,10 @@ def _finish(out: Path, ranks: int, notes: list[str], scenario: Scenario) -> dict
         raise DaqnetError(
             f"daqnet-evb produced no results: {cause} (see {out}/launcher.log)"
         ) from None
-    result["errors"] += notes
-    result["config"] = scenario.effective()
-    if notes and result["status"] == "finished":
-        result["status"] = "failed"
-    result["out_dir"] = str(out)
+    result.errors += notes
+    result.config = scenario.effective()
+    if notes and result.status == "finished":
+        result.status = "failed"
+    result.out_dir = str(out)
     write_tables(result, out)
     return result

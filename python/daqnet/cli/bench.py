@@ -62,6 +62,6 @@ def run_collect(args: argparse.Namespace) -> int:
     from ..bench import collect
 
     result = collect(args.out)
-    result["out_dir"] = args.out
+    result.out_dir = args.out
     write_tables(result, args.out)
     return _finish(result, args.json, args.out)

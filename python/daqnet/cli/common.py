@@ -93,7 +93,8 @@ def emit(
     """One JSON object, or the human summary, on stdout; flushed so that a failing file write
     after it cannot lose the results."""
     if as_json:
-        json.dump(clean(result) if clean else result, sys.stdout)
+        doc = result.to_dict() if hasattr(result, "to_dict") else result
+        json.dump(clean(doc) if clean else doc, sys.stdout)
         sys.stdout.write("\n")
     else:
         print(summary(result))

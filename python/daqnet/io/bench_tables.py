@@ -25,7 +25,7 @@ def clean(value):
 def write_tables(result: dict, out_dir: str | Path) -> None:
     """result.json plus units.csv and timeseries.csv."""
     out_dir = Path(out_dir)
-    result = clean(result)
+    result = clean(result.to_dict() if hasattr(result, "to_dict") else result)
     write_text_atomic(out_dir / "result.json", json.dumps(result, indent=1) + "\n")
     for name, rows in (("units", result["units"]), ("timeseries", result["timeseries"])):
         keys = list(rows[0]) if rows else []

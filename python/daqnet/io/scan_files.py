@@ -35,6 +35,9 @@ def write_scan_files(doc: dict, out: Path) -> None:
         w.writerow([_cell(row.get(c)) for c in doc["columns"]])
     try:
         write_text_atomic(out / "scan.csv", buf.getvalue())
-        write_text_atomic(out / "scan.json", json.dumps(doc, indent=1) + "\n")
+        write_text_atomic(
+            out / "scan.json",
+            json.dumps(doc.to_dict() if hasattr(doc, "to_dict") else doc, indent=1) + "\n",
+        )
     except OSError as err:
         raise DaqnetError(f"{out}: cannot write the scan's files: {err.strerror}") from None

@@ -23,7 +23,9 @@ def write_simulation(r: dict, out: str | Path) -> list[Path]:
     """result.json and one CSV per table of the document; returns the files written."""
     out = ensure_dir(out)
     written = [out / "result.json"]
-    write_text_atomic(written[0], json.dumps(r, indent=1) + "\n")
+    write_text_atomic(
+        written[0], json.dumps(r.to_dict() if hasattr(r, "to_dict") else r, indent=1) + "\n"
+    )
     for key, name in TABLES.items():
         rows = r.get(key)
         if not rows:

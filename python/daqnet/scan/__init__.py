@@ -14,6 +14,7 @@ from .collector import Collector
 from .local import LocalRunner, available_cores, run_local, run_point, run_scan
 from .metrics import HIGHER_IS_BETTER, METRICS, best_row
 from .plan import Plan, Point, ScanRequest, make_plan
+from .result import ScanResult
 
 __all__ = [
     "HIGHER_IS_BETTER",
@@ -24,6 +25,7 @@ __all__ = [
     "Plan",
     "Point",
     "ScanRequest",
+    "ScanResult",
     "available_cores",
     "best_row",
     "make_plan",

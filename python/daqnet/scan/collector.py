@@ -12,6 +12,7 @@ from ..errors import DaqnetError
 from ..io.files import ensure_dir
 from ..io.scan_files import write_scan_files
 from .metrics import HIGHER_IS_BETTER, METRICS, best_row
+from .result import ScanResult
 
 if TYPE_CHECKING:
     from .plan import Plan
@@ -44,31 +45,31 @@ def document(
     jobs: int = 1,
     ranks: int = 1,
     seconds: float = 0.0,
-) -> dict:
+) -> ScanResult:
     """The scan.json document: what was scanned, how, and the rows in point order."""
     rows = sorted(rows, key=lambda r: r["point"])
     best = best_row(rows, plan.metric)
-    return {
-        "scenario": plan.source,
-        "name": plan.name,
-        "mode": plan.mode,
-        "overrides": plan.overrides,
-        "config": plan.config,
-        "vary": [{"key": a.key, "values": list(a.values)} for a in plan.axes],
-        "metric": plan.metric,
-        "higher_is_better": plan.metric in HIGHER_IS_BETTER,
-        "status": status,
-        "interrupted": status == "interrupted",
-        "error": error,
-        "points_total": len(plan.points),
-        "points_done": len(rows),
-        "ranks": ranks,
-        "jobs": jobs,
-        "elapsed_seconds": seconds,
-        "best": best,
-        "columns": columns(plan),
-        "rows": rows,
-    }
+    return ScanResult(
+        scenario=plan.source,
+        name=plan.name,
+        mode=plan.mode,
+        overrides=plan.overrides,
+        config=plan.config,
+        vary=[{"key": a.key, "values": list(a.values)} for a in plan.axes],
+        metric=plan.metric,
+        higher_is_better=plan.metric in HIGHER_IS_BETTER,
+        status=status,
+        interrupted=status == "interrupted",
+        error=error,
+        points_total=len(plan.points),
+        points_done=len(rows),
+        ranks=ranks,
+        jobs=jobs,
+        elapsed_seconds=seconds,
+        best=best,
+        columns=columns(plan),
+        rows=rows,
+    )
 
 
 def default_out(name: str) -> Path:
@@ -113,7 +114,7 @@ class Collector:
         if time.monotonic() - self.written >= self.interval:
             self.flush("running")
 
-    def document(self, status: str, error: str | None = None) -> dict:
+    def document(self, status: str, error: str | None = None) -> ScanResult:
         return document(
             self.plan,
             list(self.rows.values()),
@@ -124,7 +125,7 @@ class Collector:
             seconds=time.monotonic() - self.start,
         )
 
-    def flush(self, status: str, error: str | None = None) -> dict:
+    def flush(self, status: str, error: str | None = None) -> ScanResult:
         begin = time.monotonic()
         doc = self.document(status, error)
         write_scan_files(doc, self.out)

@@ -11,9 +11,13 @@ from __future__ import annotations
 from ..scenario import Scenario
 from .model import Progress, Stages
 from .protocol import check_protocol, protocol_run_length, simulate_protocol
+from .results import ProtocolResult, SolverStats, StepsResult
 from .steps import simulate_steps
 
 __all__ = [
+    "ProtocolResult",
+    "SolverStats",
+    "StepsResult",
     "check_protocol",
     "protocol_run_length",
     "simulate",
@@ -22,7 +26,9 @@ __all__ = [
 ]
 
 
-def simulate(scenario: Scenario, progress: Progress = None, stages: Stages | None = None) -> dict:
+def simulate(
+    scenario: Scenario, progress: Progress = None, stages: Stages | None = None
+) -> StepsResult | ProtocolResult:
     """Run the scenario's ``[simulate] mode``; the result document (see docs/simulate.md).
 
     `stages` replaces the scenario's fabric, routing, placement and workload by ones built

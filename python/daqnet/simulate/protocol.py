@@ -12,6 +12,7 @@ from ..bench.config import run_config, run_config_text
 from ..errors import DaqnetError
 from ..scenario import Scenario
 from .model import Progress, Stages, context, network_model, report
+from .results import ProtocolResult, SolverStats
 
 __all__ = [
     "STEADY_ROUNDS",
@@ -97,7 +98,7 @@ def simulate_protocol(
     progress: Progress = None,
     full_recompute: bool = False,
     stages: Stages | None = None,
-) -> dict:
+) -> ProtocolResult:
     """The event builder of ``[bench]`` (event-manager mode) over the fabric, over time.
 
     `full_recompute` re-solves every rate at every change instead of only what the change
@@ -110,7 +111,7 @@ def simulate_protocol(
     model = network_model(scenario, routing)
     hosts = np.ascontiguousarray(placement.hosts[:nodes], dtype=np.int32)
     try:
-        r = _core.simulate.simulate_protocol(
+        core = _core.simulate.simulate_protocol(
             model,
             hosts,
             run_config_text(cfg, scenario.source),
@@ -125,7 +126,43 @@ def simulate_protocol(
         )
     except ValueError as err:
         raise DaqnetError(f"{scenario.source}: {err}") from None
+    # Every array once (each property access copies it out of the core).
+    r = {name: getattr(core, name) for name in _CORE_FIELDS}
     return _protocol_document(scenario, fabric, routing, placement, nodes, run, r)
+
+
+_CORE_FIELDS = [
+    "event",
+    "builder",
+    "built_at",
+    "latency",
+    "bytes",
+    "payload_at",
+    "end_seconds",
+    "window_start_seconds",
+    "window_end_seconds",
+    "first_in_window",
+    "window_events",
+    "window_payload_bytes",
+    "window_network_payload_bytes",
+    "partial_fragments",
+    "partial_bytes",
+    "ru_bytes_out",
+    "bu_bytes_in",
+    "ru_window_bytes_out",
+    "bu_window_bytes_in",
+    "ru_fragments_out",
+    "bu_fragments_in",
+    "link_bytes",
+    "control_messages",
+    "network_flows",
+    "local_flows",
+    "max_busy_slots",
+    "max_gather_in_flight",
+    "max_process_in_flight",
+    "interrupted",
+    "solver",
+]
 
 
 def _percentiles(values: np.ndarray) -> dict:
@@ -182,7 +219,7 @@ def protocol_warnings(doc: dict, run: dict) -> list[str]:
 
 def _protocol_document(
     scenario, fabric, routing, placement, nodes: int, run: dict, r: dict
-) -> dict:
+) -> ProtocolResult:
     b = scenario["bench"]
     t0, t1 = float(r["window_start_seconds"]), float(r["window_end_seconds"])
     window = t1 - t0 if t0 >= 0 and t1 >= t0 else 0.0
@@ -198,7 +235,7 @@ def _protocol_document(
     per_second = 1 / window if window > 0 else math.nan
     built_in_window = np.zeros(len(r["builder"]), dtype=bool)
     built_in_window[in_window] = True
-    interrupted = bool(r["interrupted"] or r["keyboard_interrupt"])  # as in steps mode
+    interrupted = bool(r["interrupted"])
     units = []
     for k in range(nodes):
         host = names[k]
@@ -276,13 +313,14 @@ def _protocol_document(
             "local": int(r["local_flows"]),
             "control_messages": int(r["control_messages"]),
         },
-        "solver": dict(r["solver"]),
+        "solver": SolverStats.of(r["solver"]),
         "units": units,
         "timeseries": _timeseries(r, scenario["simulate"]["timeseries_bins"], nodes),
         "links": _links(fabric, r["link_bytes"], end),
     }
-    doc["warnings"] = [] if doc["interrupted"] else protocol_warnings(doc, run)
-    return doc
+    result = ProtocolResult(**doc)
+    result.warnings = [] if interrupted else protocol_warnings(result, run)
+    return result
 
 
 def _timeseries(r: dict, bins: int, nodes: int) -> list[dict]:

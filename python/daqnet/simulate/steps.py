@@ -9,13 +9,14 @@ from .. import _core
 from ..errors import DaqnetError
 from ..scenario import Scenario
 from .model import Progress, Stages, context, network_model, report
+from .results import SolverStats, StepsResult
 
 __all__ = ["simulate_steps"]
 
 
 def simulate_steps(
     scenario: Scenario, progress: Progress = None, stages: Stages | None = None
-) -> dict:
+) -> StepsResult:
     """Every step of ``[workload]``: its duration with fair sharing and on an ideal fabric."""
     fabric, routing, placement, workload = stages or scenario.build()
     model = network_model(scenario, routing)
@@ -27,9 +28,9 @@ def simulate_steps(
         )
     except ValueError as err:
         raise DaqnetError(f"{scenario.source}: {err}") from None
-    total, ideal = r["total_seconds"], r["ideal_total_seconds"]
+    total, ideal = r.total_seconds, r.ideal_total_seconds
     ranks = workload.ranks
-    per_host = r["bytes"] / ranks if ranks else 0.0
+    per_host = r.bytes / ranks if ranks else 0.0
 
     def ratio(a: float, b: float) -> float | None:
         return None if not with_ideal else (a / b if b > 0 else 1.0)
@@ -49,24 +50,23 @@ def simulate_steps(
             "min_flow_gbps": float(g),
         }
         for s, t, i, n, g in zip(
-            r["step"], r["seconds"], r["ideal_seconds"], r["flows"], r["min_gbps"], strict=True
+            r.step, r.seconds, r.ideal_seconds, r.flows, r.min_gbps, strict=True
         )
     ]
-    interrupted = bool(r["interrupted"] or r["keyboard_interrupt"])
-    return {
+    return StepsResult(
         **context(scenario, fabric, routing, placement),
-        "mode": "steps",
-        "workload": workload.describe(),
-        "ranks": ranks,
-        "message_bytes": message,
-        "steps_total": int(r["steps_total"]),
-        "steps_done": len(steps),
-        "total_seconds": total,
-        "ideal_seconds": ideal if with_ideal else None,
-        "slowdown": ratio(total, ideal),
-        "gbps_per_host": rate(total),
-        "ideal_gbps_per_host": rate(ideal) if with_ideal else None,
-        "interrupted": interrupted,
-        "solver": dict(r["solver"]),
-        "steps": steps,
-    }
+        mode="steps",
+        workload=workload.describe(),
+        ranks=ranks,
+        message_bytes=message,
+        steps_total=int(r.steps_total),
+        steps_done=len(steps),
+        total_seconds=total,
+        ideal_seconds=ideal if with_ideal else None,
+        slowdown=ratio(total, ideal),
+        gbps_per_host=rate(total),
+        ideal_gbps_per_host=rate(ideal) if with_ideal else None,
+        interrupted=bool(r.interrupted),
+        solver=SolverStats.of(r.solver),
+        steps=steps,
+    )

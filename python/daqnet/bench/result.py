@@ -1,0 +1,54 @@
+"""The document of ``daqnet bench`` and ``daqnet collect`` (docs/bench.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..result import Result, optional
+
+__all__ = ["BenchResult"]
+
+Row = dict[str, Any]
+
+
+@dataclass
+class BenchResult(Result):
+    """What a run of daqnet-evb measured, complete or not; field order is the JSON's."""
+
+    status: str  #: finished, interrupted or failed
+    interrupted: bool
+    errors: list[str]  #: one line per problem, naming the rank
+    ranks: int
+    transport: str | None
+    mpi_library: str | None
+    # What was run, from run.cfg (absent when run.cfg lacks the key)
+    mode: str | None = optional()
+    protocol: str | None = optional()
+    schedule: str | None = optional()
+    credits: int | None = optional()
+    in_flight: int | None = optional()
+    fragment_bytes: int | None = optional()
+    meta_bytes: int | None = optional()
+    run_config: dict[str, Any] = field(default_factory=dict)  #: all of run.cfg
+    # The measurement window of the event manager (most keys absent without its snapshot)
+    throughput_gbps: float | None = None  #: built-event payload over the window, all builders
+    bytes_per_second: float | None = optional()
+    events_built: int = 0
+    events_per_second: float | None = optional()
+    measured_seconds: float | None = optional()
+    warmup_seconds: float | None = optional()
+    latency_seconds: dict[str, float | None] = field(
+        default_factory=lambda: {"p50": None, "p99": None, "max": None}
+    )
+    events_assigned: int | None = optional()
+    lost_fragments: int = 0
+    in_flight_fragments: int = 0  #: of events under way when the run stopped early
+    duplicate_fragments: int = 0
+    corrupt_fragments: int = 0
+    builder_latency_seconds: dict[str, float | None] = field(default_factory=dict)
+    baseline: dict[str, Any] | None = optional()  #: name, throughput_gbps, ratio, ...
+    units: list[Row] = field(default_factory=list)
+    timeseries: list[Row] = field(default_factory=list)
+    config: dict[str, Any] | None = optional()  #: the effective scenario (daqnet bench only)
+    out_dir: str | None = optional()

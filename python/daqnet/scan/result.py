@@ -1,0 +1,35 @@
+"""The document of ``daqnet scan`` (scan.json; docs/scan.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..result import Result
+
+__all__ = ["ScanResult"]
+
+
+@dataclass
+class ScanResult(Result):
+    """What was scanned, how, and one row per finished point in point order."""
+
+    scenario: str
+    name: str
+    mode: str  #: the simulation mode of every point
+    overrides: list[str]  #: the --set items of every point
+    config: dict[str, Any]  #: the base scenario's effective keys
+    vary: list[dict[str, Any]]  #: key and values of every varied key, outermost first
+    metric: str  #: the column the best point is chosen by
+    higher_is_better: bool
+    status: str  #: running, finished, interrupted or failed
+    interrupted: bool
+    error: str | None
+    points_total: int
+    points_done: int
+    ranks: int  #: MPI ranks the points were spread over
+    jobs: int  #: points at once per rank
+    elapsed_seconds: float
+    best: dict[str, Any] | None  #: the first row with the best metric
+    columns: list[str]
+    rows: list[dict[str, Any]] = field(default_factory=list)
