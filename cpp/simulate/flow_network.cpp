@@ -19,7 +19,12 @@ constexpr double kFull = 1e-9;
 // Completions within this (relative) of each other happen together.
 constexpr double kSameTime = 1e-12;
 
-bool same_rate(double a, double b) { return a == b || std::abs(a - b) <= kSameRate * std::max(std::abs(a), std::abs(b)); }
+// An infinite rate differs from every finite one (|a - b| is infinite, and so is the bound).
+bool same_rate(double a, double b) {
+  if (a == b) return true;
+  if (!std::isfinite(a) || !std::isfinite(b)) return false;
+  return std::abs(a - b) <= kSameRate * std::max(std::abs(a), std::abs(b));
+}
 
 }  // namespace
 

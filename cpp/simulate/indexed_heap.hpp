@@ -1,7 +1,9 @@
 // daqnet — plan, simulate and benchmark event-building networks.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace daqnet::simulate {

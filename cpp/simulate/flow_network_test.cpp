@@ -1,0 +1,284 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+#include "simulate/flow_network.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "common/error.hpp"
+
+namespace daqnet::simulate {
+namespace {
+
+using Res = std::vector<int32_t>;
+
+// Equal within a relative 1e-9 (rates and times of the two solvers differ in the last bits),
+// or the same infinity.
+bool near(double a, double b) { return a == b || std::abs(a - b) <= 1e-9 * std::max({1.0, std::abs(a), std::abs(b)}); }
+
+// Advances to the next completion and returns its time and the tags completed.
+double step(FlowNetwork& net, std::vector<uint64_t>& done) {
+  const double t = net.next_completion();
+  net.advance(t, done);
+  std::sort(done.begin(), done.end());
+  return t;
+}
+
+TEST(FlowNetwork, OneFlow) {
+  FlowNetwork net({100.0});
+  const auto f = net.start(Res{0}, 1000, kUnlimited, 7);
+  EXPECT_EQ(net.active(), 1u);
+  EXPECT_DOUBLE_EQ(net.rate(f), 100);
+  std::vector<uint64_t> done;
+  EXPECT_DOUBLE_EQ(step(net, done), 10);
+  EXPECT_EQ(done, (std::vector<uint64_t>{7}));
+  EXPECT_EQ(net.active(), 0u);
+  EXPECT_EQ(net.next_completion(), kUnlimited);
+}
+
+TEST(FlowNetwork, TwoFlowsShareALink) {
+  // 100 B/s shared: both at 50 until the short one ends at t=2; the long one then has
+  // 200 bytes left at the full 100 B/s and ends at t=4.
+  FlowNetwork net({100.0});
+  const auto a = net.start(Res{0}, 100, kUnlimited, 1);
+  const auto b = net.start(Res{0}, 300, kUnlimited, 2);
+  EXPECT_DOUBLE_EQ(net.rate(a), 50);
+  EXPECT_DOUBLE_EQ(net.rate(b), 50);
+  std::vector<uint64_t> done;
+  EXPECT_DOUBLE_EQ(step(net, done), 2);
+  EXPECT_EQ(done, (std::vector<uint64_t>{1}));
+  EXPECT_DOUBLE_EQ(net.remaining(b), 200);
+  EXPECT_DOUBLE_EQ(net.rate(b), 100);
+  EXPECT_DOUBLE_EQ(step(net, done), 4);
+  EXPECT_EQ(done, (std::vector<uint64_t>{2}));
+}
+
+TEST(FlowNetwork, EqualFlowsFinishTogether) {
+  FlowNetwork net({30.0});
+  for (uint64_t tag = 0; tag < 3; ++tag) net.start(Res{0}, 10, kUnlimited, tag);
+  std::vector<uint64_t> done;
+  EXPECT_DOUBLE_EQ(step(net, done), 1);
+  EXPECT_EQ(done, (std::vector<uint64_t>{0, 1, 2}));
+}
+
+TEST(FlowNetwork, LateStart) {
+  // A alone at 100 B/s for 1 s (200 of 300 bytes left), then B joins: both at 50; B's 100
+  // bytes end at t=3, A's last 100 bytes at full rate at t=4.
+  FlowNetwork net({100.0});
+  const auto a = net.start(Res{0}, 300, kUnlimited, 1);
+  std::vector<uint64_t> done;
+  net.advance(1.0, done);
+  EXPECT_TRUE(done.empty());
+  EXPECT_DOUBLE_EQ(net.now(), 1);
+  EXPECT_DOUBLE_EQ(net.remaining(a), 200);
+  net.start(Res{0}, 100, kUnlimited, 2);
+  EXPECT_DOUBLE_EQ(step(net, done), 3);
+  EXPECT_EQ(done, (std::vector<uint64_t>{2}));
+  EXPECT_DOUBLE_EQ(net.remaining(a), 100);
+  EXPECT_DOUBLE_EQ(step(net, done), 4);
+  EXPECT_EQ(done, (std::vector<uint64_t>{1}));
+}
+
+TEST(FlowNetwork, EndingFlowFreesBandwidth) {
+  // Parking lot: the long flow crosses links 0 and 1 (100 B/s each), a short flow link 0,
+  // another link 1 with a cap of 20. Link 0: 50/50. The short flow's 100 bytes end at
+  // t=2; the long flow (300 left) then gets 80 B/s of link 1 (the capped flow keeps 20).
+  FlowNetwork net({100.0, 100.0});
+  const auto lng = net.start(Res{0, 1}, 400, kUnlimited, 1);
+  net.start(Res{0}, 100, kUnlimited, 2);
+  const auto capped = net.start(Res{1}, 1e6, 20, 3);
+  EXPECT_DOUBLE_EQ(net.rate(lng), 50);
+  EXPECT_DOUBLE_EQ(net.rate(capped), 20);
+  std::vector<uint64_t> done;
+  EXPECT_DOUBLE_EQ(step(net, done), 2);
+  EXPECT_EQ(done, (std::vector<uint64_t>{2}));
+  EXPECT_DOUBLE_EQ(net.rate(lng), 80);
+  EXPECT_DOUBLE_EQ(step(net, done), 2 + 300.0 / 80);
+  EXPECT_EQ(done, (std::vector<uint64_t>{1}));
+  const auto loads = net.loads();
+  EXPECT_DOUBLE_EQ(loads[0], 0);
+  EXPECT_DOUBLE_EQ(loads[1], 20);
+}
+
+TEST(FlowNetwork, FlowWithoutResources) {
+  FlowNetwork net({10.0});
+  net.start(Res{}, 100, 25, 1);           // only its cap: 4 s
+  net.start(Res{0}, 100, kUnlimited, 2);  // 10 s, unaffected
+  std::vector<uint64_t> done;
+  EXPECT_DOUBLE_EQ(step(net, done), 4);
+  EXPECT_EQ(done, (std::vector<uint64_t>{1}));
+  net.start(Res{}, 5, kUnlimited, 3);  // nothing limits it: done at once
+  EXPECT_DOUBLE_EQ(step(net, done), 4);
+  EXPECT_EQ(done, (std::vector<uint64_t>{3}));
+  EXPECT_DOUBLE_EQ(step(net, done), 10);
+  EXPECT_EQ(done, (std::vector<uint64_t>{2}));
+}
+
+TEST(FlowNetwork, UnlimitedResources) {
+  // A flow over unlimited resources only, without a cap, is limited by nothing: it ends at
+  // once, even when it shares them with a limited flow.
+  FlowNetwork net({kUnlimited, 10.0});
+  net.start(Res{0, 1}, 100, kUnlimited, 1);  // limited by resource 1: 10 s
+  const auto free_flow = net.start(Res{0}, 100, kUnlimited, 2);
+  const auto capped = net.start(Res{0}, 100, 50, 3);  // its cap: 2 s
+  EXPECT_EQ(net.rate(free_flow), kUnlimited);
+  EXPECT_DOUBLE_EQ(net.rate(capped), 50);
+  std::vector<uint64_t> done;
+  EXPECT_DOUBLE_EQ(step(net, done), 0);
+  EXPECT_EQ(done, (std::vector<uint64_t>{2}));
+  EXPECT_DOUBLE_EQ(step(net, done), 2);
+  EXPECT_EQ(done, (std::vector<uint64_t>{3}));
+  EXPECT_DOUBLE_EQ(step(net, done), 10);
+  EXPECT_EQ(done, (std::vector<uint64_t>{1}));
+}
+
+TEST(FlowNetwork, BadInputThrows) {
+  EXPECT_THROW(FlowNetwork({-1.0}), Error);
+  FlowNetwork net({1.0, 1.0});
+  EXPECT_THROW(net.start(Res{0}, 0), Error);
+  EXPECT_THROW(net.start(Res{0}, kUnlimited), Error);
+  EXPECT_THROW(net.start(Res{0}, 1, -1), Error);
+  EXPECT_THROW(net.start(Res{2}, 1), Error);
+  EXPECT_THROW(net.start(Res(FlowNetwork::kMaxResources + 1, 0), 1), Error);
+  net.start(Res{0}, 1);
+  std::vector<uint64_t> done;
+  EXPECT_THROW(net.advance(2.0, done), Error);  // past the completion at t=1
+}
+
+// Random sequences: two networks fed the same starts and advances, one solving
+// incrementally and one from scratch at every change, must agree on every rate, every
+// completion time and every set of completed flows.
+struct Lockstep {
+  FlowNetwork inc, full;
+  std::vector<FlowNetwork::FlowId> ids_inc, ids_full;  // by tag
+  std::vector<uint8_t> active;
+
+  explicit Lockstep(const std::vector<double>& capacity) : inc(capacity), full(capacity) {
+    full.set_full_recompute(true);
+  }
+  void start(const Res& res, double bytes, double cap) {
+    const auto tag = static_cast<uint64_t>(ids_inc.size());
+    ids_inc.push_back(inc.start(res, bytes, cap, tag));
+    ids_full.push_back(full.start(res, bytes, cap, tag));
+    active.push_back(1);
+  }
+  void expect_same_rates(const char* when) {
+    ASSERT_EQ(inc.active(), full.active()) << when;
+    for (size_t tag = 0; tag < active.size(); ++tag) {
+      if (!active[tag]) continue;
+      const double a = inc.rate(ids_inc[tag]), b = full.rate(ids_full[tag]);
+      ASSERT_TRUE(near(a, b)) << when << ": flow " << tag << ": incremental " << a << ", full " << b;
+    }
+    const double ta = inc.next_completion(), tb = full.next_completion();
+    // Every capacity and cap is > 0: every active flow moves, something completes.
+    if (full.active() > 0) {
+      for (size_t tag = 0; tag < active.size(); ++tag)
+        if (active[tag]) {
+          ASSERT_GT(full.rate(ids_full[tag]), 0) << when << ": flow " << tag << " stalls";
+        }
+      ASSERT_LT(tb, kUnlimited) << when;
+    }
+    ASSERT_TRUE(near(ta, tb)) << when << ": next completion, incremental " << ta << ", full " << tb;
+  }
+  void advance(double t) {
+    std::vector<uint64_t> done_inc, done_full;
+    inc.advance(t, done_inc);
+    full.advance(t, done_full);
+    std::sort(done_inc.begin(), done_inc.end());
+    std::sort(done_full.begin(), done_full.end());
+    ASSERT_EQ(done_inc, done_full) << "at t=" << t;
+    for (uint64_t tag : done_inc) active[static_cast<size_t>(tag)] = 0;
+  }
+};
+
+void run_random(uint64_t seed, int32_t num_resources, int32_t num_flows) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::uniform_int_distribution<int32_t> pick_res(0, num_resources - 1);
+  std::uniform_int_distribution<int32_t> pick_len(0, 4);
+  std::uniform_int_distribution<int32_t> burst(1, 4);
+
+  std::vector<double> capacity(static_cast<size_t>(num_resources));
+  for (auto& c : capacity) c = unit(rng) < 0.1 ? kUnlimited : 10 + 90 * unit(rng);
+  Lockstep nets(capacity);
+
+  int32_t started = 0;
+  // Each iteration starts a flow or moves the clock; a bound catches a clock that stalls.
+  for (int64_t iteration = 0; started < num_flows || nets.inc.active() > 0; ++iteration) {
+    ASSERT_LT(iteration, 100 * num_flows)
+        << "seed " << seed << ": the simulation does not progress at t=" << nets.full.now() << ", next completion "
+        << nets.full.next_completion() << ", " << nets.full.active() << " flows active";
+    const double u = unit(rng);
+    if (started < num_flows && (u < 0.5 || nets.inc.active() == 0)) {
+      // A burst of flows at the same instant, over distinct resources.
+      for (int32_t k = burst(rng); k > 0 && started < num_flows; --k, ++started) {
+        Res res;
+        for (int32_t len = pick_len(rng); len > 0; --len) {
+          const int32_t r = pick_res(rng);
+          if (std::find(res.begin(), res.end(), r) == res.end()) res.push_back(r);
+        }
+        if (res.empty() && unit(rng) < 0.7) res.push_back(pick_res(rng));
+        nets.start(res, 1 + 1000 * unit(rng), unit(rng) < 0.15 ? 5 + 40 * unit(rng) : kUnlimited);
+      }
+      ASSERT_NO_FATAL_FAILURE(nets.expect_same_rates("after starts")) << "seed " << seed;
+    } else if (u < 0.8) {
+      ASSERT_NO_FATAL_FAILURE(nets.advance(nets.full.next_completion())) << "seed " << seed;
+      ASSERT_NO_FATAL_FAILURE(nets.expect_same_rates("after completions")) << "seed " << seed;
+    } else {
+      // Part of the way to the next completion: flows then start mid-transfer.
+      const double next = nets.full.next_completion();
+      ASSERT_NO_FATAL_FAILURE(nets.advance(nets.full.now() + (next - nets.full.now()) * unit(rng) * 0.9))
+          << "seed " << seed;
+    }
+  }
+  EXPECT_EQ(nets.inc.now(), nets.full.now());
+  // On many resources, incremental means less work: the full network re-solves every flow
+  // at every change. (On a handful, widening can make it more.)
+  if (num_resources >= 20) {
+    EXPECT_LT(nets.inc.stats().flows_solved, nets.full.stats().flows_solved) << "seed " << seed;
+  }
+}
+
+TEST(FlowNetwork, IncrementalEqualsFullRecomputeSmall) {
+  for (uint64_t seed = 1; seed <= 30; ++seed) run_random(seed, 6, 60);
+}
+
+TEST(FlowNetwork, IncrementalEqualsFullRecomputeDense) {
+  // Three resources: nearly every flow shares with every other.
+  for (uint64_t seed = 501; seed <= 550; ++seed) run_random(seed, 3, 100);
+}
+
+TEST(FlowNetwork, IncrementalEqualsFullRecomputeLarge) {
+  for (uint64_t seed = 1001; seed <= 1010; ++seed) run_random(seed, 40, 400);
+}
+
+TEST(FlowNetwork, IncrementalSolverWidens) {
+  // Link 0 (60 B/s) holds A and a short flow S; link 1 (100) holds A and B; link 2 (100) B
+  // and C. Rates: A 30, S 30, B 50, C 50 (link 1 not full). When S ends, re-solving link 0
+  // alone would give A 60 and push link 1 to 110: the set must widen to link 1, and A gets
+  // 50. Checked against the full recompute, and by hand.
+  Lockstep nets({60.0, 100.0, 100.0});
+  nets.start(Res{0, 1}, 1000, kUnlimited);  // A
+  nets.start(Res{1, 2}, 1000, kUnlimited);  // B
+  nets.start(Res{2}, 1000, kUnlimited);     // C
+  nets.start(Res{0}, 30, kUnlimited);       // S
+  ASSERT_NO_FATAL_FAILURE(nets.expect_same_rates("start"));
+  EXPECT_DOUBLE_EQ(nets.inc.rate(nets.ids_inc[0]), 30);
+  EXPECT_DOUBLE_EQ(nets.inc.rate(nets.ids_inc[1]), 50);
+  ASSERT_NO_FATAL_FAILURE(nets.advance(nets.full.next_completion()));
+  EXPECT_EQ(nets.inc.now(), 1);
+  ASSERT_NO_FATAL_FAILURE(nets.expect_same_rates("after S"));
+  EXPECT_DOUBLE_EQ(nets.inc.rate(nets.ids_inc[0]), 50);
+  EXPECT_GT(nets.inc.stats().widenings, 0);
+  while (nets.inc.active() > 0) {
+    ASSERT_NO_FATAL_FAILURE(nets.advance(nets.full.next_completion()));
+    ASSERT_NO_FATAL_FAILURE(nets.expect_same_rates("after completions"));
+  }
+}
+
+}  // namespace
+}  // namespace daqnet::simulate
