@@ -20,7 +20,7 @@ namespace {
 
 // The table-based routing class, named only here (and through `auto` elsewhere), so that a
 // rename touches one line.
-using Tables = Routing;
+using Tables = TableRouting;
 
 using fabric::FatTreeSpec;
 

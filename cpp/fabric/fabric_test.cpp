@@ -1,0 +1,92 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+// Tests of the general fabric model (cpp/fabric/fabric.cpp): named link classes, optional and
+// inferred levels, and the checks on cabling.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "fabric/fabric.hpp"
+#include "fabric/fat_tree.hpp"
+
+namespace daqnet::fabric {
+namespace {
+
+// Two hosts on each of three switches in a triangle: no tree, no levels given.
+Fabric triangle() {
+  Fabric f;
+  for (int s = 0; s < 3; ++s)
+    for (int k = 0; k < 2; ++k) f.add_host("h" + std::to_string(s) + std::to_string(k));
+  for (int s = 0; s < 3; ++s) f.add_switch("s" + std::to_string(s), 4);
+  for (int s = 0; s < 3; ++s)
+    for (int k = 0; k < 2; ++k) f.connect(2 * s + k, 1, 6 + s, k + 1, 100, 1e-7);
+  const int32_t ring = f.link_class("ring");
+  for (int s = 0; s < 3; ++s) f.connect(6 + s, 3, 6 + (s + 1) % 3, 4, 50, 2e-7, ring, ring);
+  return f;
+}
+
+TEST(Fabric, ClassesNamedAfterLevelsOrGiven) {
+  Fabric f = triangle();
+  // Levels unknown when the host cables were made: classes say host and switch.
+  EXPECT_EQ(f.link_class_names(), (std::vector<std::string>{"host->switch", "switch->host", "ring"}));
+  ASSERT_EQ(f.num_links(), 2 * 9);
+  EXPECT_EQ(f.link(0).link_class, 0);  // the cable's first end to its second
+  EXPECT_EQ(f.link(1).link_class, 1);
+  EXPECT_EQ(f.link(12).link_class, 2);
+  EXPECT_EQ(f.link(12).gbps, 50);
+  EXPECT_EQ(f.link(12).latency_seconds, 2e-7);
+  EXPECT_EQ(f.num_levels(), 0);
+}
+
+TEST(Fabric, InferLevelsByDistanceToHosts) {
+  Fabric f;
+  f.add_host("h0");
+  f.add_host("h1");
+  const NodeId a = f.add_switch("a", 3), b = f.add_switch("b", 3), top = f.add_switch("top", 2);
+  f.connect(0, 1, a, 1, 100, 0);
+  f.connect(1, 1, b, 1, 100, 0);
+  f.connect(a, 2, top, 1, 100, 0);
+  f.connect(b, 2, top, 2, 100, 0);
+  f.infer_levels();
+  EXPECT_EQ(f.node(a).level, 1);
+  EXPECT_EQ(f.node(b).level, 1);
+  EXPECT_EQ(f.node(top).level, 2);
+  EXPECT_EQ(f.num_levels(), 2);
+  EXPECT_EQ(f.level_name(1), "leaf");
+  EXPECT_EQ(f.level_name(2), "spine");
+}
+
+TEST(Fabric, FatTreeClassesKeepTheOldTierOrder) {
+  FatTreeSpec spec;
+  spec.radix = 4;
+  spec.hosts = 8;
+  spec.levels = 3;
+  const Fabric f = build_fat_tree(spec);
+  EXPECT_EQ(f.link_class_names(), (std::vector<std::string>{"host->leaf", "leaf->host", "leaf->spine",
+                                                            "spine->leaf", "spine->core", "core->spine"}));
+  for (const Link& l : f.links()) {
+    const std::string want = f.level_name(f.node(l.src).level) + "->" + f.level_name(f.node(l.dst).level);
+    EXPECT_EQ(f.link_class_names()[static_cast<size_t>(l.link_class)], want);
+  }
+}
+
+TEST(Fabric, BadCablingIsRefused) {
+  Fabric f;
+  f.add_host("h0");
+  f.add_host("h1");
+  const NodeId s = f.add_switch("s", 2);
+  EXPECT_THROW(f.add_host("late"), Error);                       // hosts first
+  EXPECT_THROW(f.connect(0, 1, 1, 1, 100, 0), Error);            // host to host
+  EXPECT_THROW(f.connect(0, 1, s, 3, 100, 0), Error);            // no such port
+  EXPECT_THROW(f.connect(0, 1, s, 1, 0, 0), Error);              // no rate
+  EXPECT_THROW(f.connect(0, 1, s, 1, 100, -1), Error);           // negative latency
+  EXPECT_THROW(f.connect(s, 1, s, 2, 100, 0), Error);            // to itself
+  EXPECT_THROW(f.connect(0, 1, s, 1, 100, 0, 0, 7), Error);      // unknown class
+  f.connect(0, 1, s, 1, 100, 0);
+  EXPECT_THROW(f.connect(1, 1, s, 1, 100, 0), Error);            // port taken
+  EXPECT_THROW(f.add_switch("s", 2), Error);                     // duplicate name
+}
+
+}  // namespace
+}  // namespace daqnet::fabric
