@@ -20,20 +20,20 @@ using workload::Flow;
 ///     conflicts(step) = Σ_links max(0, load − 1),
 /// i.e. the number of flows that would have to share a link with an earlier one.
 struct StepSummary {
-  int64_t step = 0;             ///< 0-based step index
-  int64_t flows = 0;            ///< flows in the step (including host-local ones)
+  int64_t step = 0;   ///< 0-based step index
+  int64_t flows = 0;  ///< flows in the step (including host-local ones)
   int64_t conflicts = 0;
   int32_t max_link_load = 0;
-  int32_t links_used = 0;       ///< links with load ≥ 1
+  int32_t links_used = 0;         ///< links with load ≥ 1
   int32_t conflicting_links = 0;  ///< links with load ≥ 2
 };
 
 struct ConflictResult {
   std::vector<StepSummary> steps;
   // Per directed link, over the steps analysed.
-  std::vector<int64_t> link_flows;          ///< Σ load
-  std::vector<int64_t> link_conflicts;      ///< Σ max(0, load − 1)
-  std::vector<int64_t> link_conflict_steps; ///< steps with load ≥ 2
+  std::vector<int64_t> link_flows;           ///< Σ load
+  std::vector<int64_t> link_conflicts;       ///< Σ max(0, load − 1)
+  std::vector<int64_t> link_conflict_steps;  ///< steps with load ≥ 2
   std::vector<int32_t> link_max_load;
   /// load_histogram[c][k] = (link, step) pairs with load k on links of class c (an index
   /// into Fabric::link_class_names(): host->leaf, leaf->host, leaf->spine, ... on fat trees)

@@ -13,13 +13,13 @@
 namespace daqnet::evb {
 
 struct BaselineResult {
-    std::string name;
-    double gbps = 0;      // aggregate, 10^9 bit/s
-    double seconds = 0;   // timed part
-    double bytes = 0;     // moved in the timed part
-    std::size_t message_bytes = 0;
-    int pairs = 0;        // p2p only
-    std::string json() const;
+  std::string name;
+  double gbps = 0;     // aggregate, 10^9 bit/s
+  double seconds = 0;  // timed part
+  double bytes = 0;    // moved in the timed part
+  std::size_t message_bytes = 0;
+  int pairs = 0;  // p2p only
+  std::string json() const;
 };
 
 // MPI_Alltoall of message_bytes per pair of ranks (self included, as the event builder's
@@ -28,7 +28,7 @@ BaselineResult alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, doubl
 
 // Ranks paired in placement order (0→1, 2→3, ...) stream message_bytes messages one way,
 // `window` in flight, over the run's own transport.
-BaselineResult p2p_baseline(MPI_Comm comm, Transport& transport, const Layout& layout,
-                            std::size_t message_bytes, int window, double seconds);
+BaselineResult p2p_baseline(MPI_Comm comm, Transport& transport, const Layout& layout, std::size_t message_bytes,
+                            int window, double seconds);
 
 }  // namespace daqnet::evb

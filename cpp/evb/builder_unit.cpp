@@ -9,250 +9,266 @@ namespace daqnet::evb {
 namespace {
 // Cookie of a fragment receive: slot, RU and which part.
 std::uint64_t part_cookie(std::uint32_t slot, int ru, bool data) {
-    return cookie(UnitKind::bu, (static_cast<std::uint64_t>(slot) << 33) | (static_cast<std::uint64_t>(ru) << 1) | data);
+  return cookie(UnitKind::bu, (static_cast<std::uint64_t>(slot) << 33) | (static_cast<std::uint64_t>(ru) << 1) | data);
 }
 }  // namespace
 
-BuilderUnit::BuilderUnit(Node& node, int index)
-    : Unit(node), index_(index), rus_(node.layout().readout_units()) {
-    const auto& c = node.config();
-    std::size_t total = 0;
-    for (int ru = 0; ru < rus_; ++ru) {
-        offsets_.push_back(total);
-        total += node.sizes().max_bytes(ru);
-    }
-    slots_.resize(c.credits);
-    for (auto& s : slots_) {
-        s.data.resize(total);
-        s.meta.resize(static_cast<std::size_t>(c.meta_bytes) * rus_);
-        s.parts.resize(rus_);
-    }
+BuilderUnit::BuilderUnit(Node& node, int index) : Unit(node), index_(index), rus_(node.layout().readout_units()) {
+  const auto& c = node.config();
+  std::size_t total = 0;
+  for (int ru = 0; ru < rus_; ++ru) {
+    offsets_.push_back(total);
+    total += node.sizes().max_bytes(ru);
+  }
+  slots_.resize(c.credits);
+  for (auto& s : slots_) {
+    s.data.resize(total);
+    s.meta.resize(static_cast<std::size_t>(c.meta_bytes) * rus_);
+    s.parts.resize(rus_);
+  }
 }
 
 void BuilderUnit::start() {
-    const auto& c = node_.config();
-    for (std::uint32_t slot = 0; slot < slots_.size(); ++slot) {
-        if (c.mode == Mode::event_manager) {
-            node_.send_command(node_.layout().em_rank,
-                               {CommandType::credit, UnitKind::em, UnitKind::bu, static_cast<std::uint32_t>(index_), slot, 0, 0, 0, 0},
-                               counters);
-        } else {  // time frames round-robin: this builder gets frames j, j + y, j + 2y, ...
-            grant(slot, index_ + static_cast<std::uint64_t>(slot) * node_.layout().builder_units());
-        }
+  const auto& c = node_.config();
+  for (std::uint32_t slot = 0; slot < slots_.size(); ++slot) {
+    if (c.mode == Mode::event_manager) {
+      node_.send_command(
+          node_.layout().em_rank,
+          {CommandType::credit, UnitKind::em, UnitKind::bu, static_cast<std::uint32_t>(index_), slot, 0, 0, 0, 0},
+          counters);
+    } else {  // time frames round-robin: this builder gets frames j, j + y, j + 2y, ...
+      grant(slot, index_ + static_cast<std::uint64_t>(slot) * node_.layout().builder_units());
     }
+  }
 }
 
 void BuilderUnit::grant(std::uint32_t slot, std::uint64_t frame) {
-    const auto& l = node_.layout();
-    for (int i = 0; i < rus_; ++i)
-        node_.send_command(l.ru_rank[i], {CommandType::grant, UnitKind::ru, UnitKind::bu, static_cast<std::uint32_t>(index_), slot, static_cast<std::uint32_t>(index_), frame, 0, 0}, counters);
-    begin(slot, frame);
+  const auto& l = node_.layout();
+  for (int i = 0; i < rus_; ++i)
+    node_.send_command(l.ru_rank[i],
+                       {CommandType::grant, UnitKind::ru, UnitKind::bu, static_cast<std::uint32_t>(index_), slot,
+                        static_cast<std::uint32_t>(index_), frame, 0, 0},
+                       counters);
+  begin(slot, frame);
 }
 
 void BuilderUnit::begin(std::uint32_t slot, std::uint64_t event) {
-    const auto& c = node_.config();
-    Slot& s = slots_[slot];
-    s.busy = true;
-    s.event = event;
-    s.started = node_.now();
-    // Event-manager mode times from the assignment; time frames from the first arrival, as
-    // frames are granted ahead and may wait for their release (barrier) before anything moves.
-    s.timing = c.mode == Mode::event_manager;
-    s.order = gather_order(c.schedule, index_, gathers_++, event, rus_, c.schedule_seed);
-    s.next = 0;
-    s.outstanding = s.complete = 0;
-    s.bytes = 0;
-    std::fill(s.parts.begin(), s.parts.end(), 0);
+  const auto& c = node_.config();
+  Slot& s = slots_[slot];
+  s.busy = true;
+  s.event = event;
+  s.started = node_.now();
+  // Event-manager mode times from the assignment; time frames from the first arrival, as
+  // frames are granted ahead and may wait for their release (barrier) before anything moves.
+  s.timing = c.mode == Mode::event_manager;
+  s.order = gather_order(c.schedule, index_, gathers_++, event, rus_, c.schedule_seed);
+  s.next = 0;
+  s.outstanding = s.complete = 0;
+  s.bytes = 0;
+  std::fill(s.parts.begin(), s.parts.end(), 0);
 }
 
 void BuilderUnit::on_command(const Command& cmd, int) {
-    switch (cmd.type) {
-    case CommandType::assign:
-        if (cmd.slot >= slots_.size() || slots_[cmd.slot].busy) {
-            node_.fail("builder " + std::to_string(index_) + " got an event for a busy or unknown slot");
-            return;
-        }
-        begin(cmd.slot, cmd.event);
-        break;
-    case CommandType::fin:
-        fin_em_ = true;
-        node_.note_stop();
-        if (node_.config().mode == Mode::time_frames && node_.config().barrier) {
-            // Frames after the last released one never start: nothing of them is on the way.
-            last_frame_ = cmd.event;
-            for (auto& s : slots_) {
-                if (!s.busy || s.event <= last_frame_) continue;
-                s.busy = false;
-                for (std::size_t k = 0; k < s.next; ++k) {
-                    std::uint8_t got = s.parts[s.order[k]];
-                    abandoned_ += !(got & 2) + (node_.config().meta_bytes > 0 && !(got & 1));
-                }
-            }
-        }
-        maybe_finish();
-        break;
-    default:
-        node_.fail("builder got an unexpected command");
+  switch (cmd.type) {
+  case CommandType::assign:
+    if (cmd.slot >= slots_.size() || slots_[cmd.slot].busy) {
+      node_.fail("builder " + std::to_string(index_) + " got an event for a busy or unknown slot");
+      return;
     }
+    begin(cmd.slot, cmd.event);
+    break;
+  case CommandType::fin:
+    fin_em_ = true;
+    node_.note_stop();
+    if (node_.config().mode == Mode::time_frames && node_.config().barrier) {
+      // Frames after the last released one never start: nothing of them is on the way.
+      last_frame_ = cmd.event;
+      for (auto& s : slots_) {
+        if (!s.busy || s.event <= last_frame_) continue;
+        s.busy = false;
+        for (std::size_t k = 0; k < s.next; ++k) {
+          std::uint8_t got = s.parts[s.order[k]];
+          abandoned_ += !(got & 2) + (node_.config().meta_bytes > 0 && !(got & 1));
+        }
+      }
+    }
+    maybe_finish();
+    break;
+  default:
+    node_.fail("builder got an unexpected command");
+  }
 }
 
 void BuilderUnit::pump() {
-    const auto& c = node_.config();
-    int per_gather = c.schedule == Schedule::all_at_once ? rus_ : c.in_flight;
-    // Oldest event first, so the process cap never starves the event everyone waits for.
-    std::uint32_t oldest = ~0u;
-    for (std::uint32_t k = 0; k < slots_.size(); ++k)
-        if (slots_[k].busy && (oldest == ~0u || slots_[k].event < slots_[oldest].event)) oldest = k;
-    for (int pass = 0; pass < 2; ++pass) {
-        for (std::uint32_t k = 0; k < slots_.size(); ++k) {
-            if ((pass == 0) != (k == oldest)) continue;
-            Slot& s = slots_[k];
-            while (s.busy && s.outstanding < per_gather && s.next < s.order.size()) {
-                if (!node_.take_token(k == oldest && s.outstanding == 0)) return;
-                post(k, s.order[s.next++]);
-            }
-        }
+  const auto& c = node_.config();
+  int per_gather = c.schedule == Schedule::all_at_once ? rus_ : c.in_flight;
+  // Oldest event first, so the process cap never starves the event everyone waits for.
+  std::uint32_t oldest = ~0u;
+  for (std::uint32_t k = 0; k < slots_.size(); ++k)
+    if (slots_[k].busy && (oldest == ~0u || slots_[k].event < slots_[oldest].event)) oldest = k;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::uint32_t k = 0; k < slots_.size(); ++k) {
+      if ((pass == 0) != (k == oldest)) continue;
+      Slot& s = slots_[k];
+      while (s.busy && s.outstanding < per_gather && s.next < s.order.size()) {
+        if (!node_.take_token(k == oldest && s.outstanding == 0)) return;
+        post(k, s.order[s.next++]);
+      }
     }
+  }
 }
 
 void BuilderUnit::post(std::uint32_t slot, int ru) {
-    const auto& c = node_.config();
-    const auto& l = node_.layout();
-    Slot& s = slots_[slot];
-    auto& t = node_.transport();
-    if (c.meta_bytes > 0)
-        t.recv(l.ru_rank[ru], meta_tag(slot), s.meta.data() + static_cast<std::size_t>(c.meta_bytes) * ru, c.meta_bytes, part_cookie(slot, ru, false));
-    else
-        s.parts[ru] |= 1;
-    t.recv(l.ru_rank[ru], data_tag(slot), s.data.data() + data_offset(ru), node_.sizes().max_bytes(ru), part_cookie(slot, ru, true));
-    ++s.outstanding;
-    if (c.protocol == Protocol::pull && c.mode == Mode::event_manager)
-        node_.send_command(l.ru_rank[ru], {CommandType::request, UnitKind::ru, UnitKind::bu, static_cast<std::uint32_t>(index_), slot, static_cast<std::uint32_t>(index_), s.event, 0, 0}, counters);
+  const auto& c = node_.config();
+  const auto& l = node_.layout();
+  Slot& s = slots_[slot];
+  auto& t = node_.transport();
+  if (c.meta_bytes > 0)
+    t.recv(l.ru_rank[ru], meta_tag(slot), s.meta.data() + static_cast<std::size_t>(c.meta_bytes) * ru, c.meta_bytes,
+           part_cookie(slot, ru, false));
+  else
+    s.parts[ru] |= 1;
+  t.recv(l.ru_rank[ru], data_tag(slot), s.data.data() + data_offset(ru), node_.sizes().max_bytes(ru),
+         part_cookie(slot, ru, true));
+  ++s.outstanding;
+  if (c.protocol == Protocol::pull && c.mode == Mode::event_manager)
+    node_.send_command(l.ru_rank[ru],
+                       {CommandType::request, UnitKind::ru, UnitKind::bu, static_cast<std::uint32_t>(index_), slot,
+                        static_cast<std::uint32_t>(index_), s.event, 0, 0},
+                       counters);
 }
 
 void BuilderUnit::on_completion(const Completion& c) {
-    if (c.kind != Completion::Kind::recv) return;  // command sends are the node's
-    std::uint64_t v = cookie_value(c.cookie);
-    auto slot = static_cast<std::uint32_t>(v >> 33);
-    int ru = static_cast<int>((v >> 1) & 0xFFFFFFFFu);
-    bool data = v & 1;
-    Slot& s = slots_[slot];
-    if (!s.timing) {
-        s.started = node_.now();
-        s.timing = true;
-    }
-    counters.bytes_in += c.bytes;
-    ++counters.messages_in;
-    // A duplicate (an older event's part again) is counted and the receive posted anew.
-    if (data ? !check_fragment(s, ru, c.bytes) : !check_meta(s, ru, c.bytes)) return;
-    s.parts[ru] |= data ? 2 : 1;
-    if (s.parts[ru] == 3) fragment_done(slot, ru);
+  if (c.kind != Completion::Kind::recv) return;  // command sends are the node's
+  std::uint64_t v = cookie_value(c.cookie);
+  auto slot = static_cast<std::uint32_t>(v >> 33);
+  int ru = static_cast<int>((v >> 1) & 0xFFFFFFFFu);
+  bool data = v & 1;
+  Slot& s = slots_[slot];
+  if (!s.timing) {
+    s.started = node_.now();
+    s.timing = true;
+  }
+  counters.bytes_in += c.bytes;
+  ++counters.messages_in;
+  // A duplicate (an older event's part again) is counted and the receive posted anew.
+  if (data ? !check_fragment(s, ru, c.bytes) : !check_meta(s, ru, c.bytes)) return;
+  s.parts[ru] |= data ? 2 : 1;
+  if (s.parts[ru] == 3) fragment_done(slot, ru);
 }
 
 bool BuilderUnit::check_meta(Slot& s, int ru, std::size_t received) {
-    const auto& c = node_.config();
-    FragmentHeader h{};
-    if (received >= sizeof h) std::memcpy(&h, s.meta.data() + static_cast<std::size_t>(c.meta_bytes) * ru, sizeof h);
-    if (received >= sizeof h && h.magic == kFragmentMagic && h.ru == static_cast<std::uint32_t>(ru) && h.event < s.event &&
-        h.bytes == node_.sizes().bytes(h.event, ru)) {
-        // Meta-data of an older event again; the duplicate is counted once, by its data part.
-        std::uint32_t slot = static_cast<std::uint32_t>(&s - slots_.data());
-        node_.transport().recv(node_.layout().ru_rank[ru], meta_tag(slot), s.meta.data() + static_cast<std::size_t>(c.meta_bytes) * ru, c.meta_bytes, part_cookie(slot, ru, false));
-        return false;
-    }
-    if (received != static_cast<std::size_t>(c.meta_bytes) || h.magic != kFragmentMagic ||
-        h.ru != static_cast<std::uint32_t>(ru) || h.event != s.event || h.bytes != node_.sizes().bytes(s.event, ru))
-        ++corrupt_;
-    return true;
+  const auto& c = node_.config();
+  FragmentHeader h{};
+  if (received >= sizeof h) std::memcpy(&h, s.meta.data() + static_cast<std::size_t>(c.meta_bytes) * ru, sizeof h);
+  if (received >= sizeof h && h.magic == kFragmentMagic && h.ru == static_cast<std::uint32_t>(ru) &&
+      h.event < s.event && h.bytes == node_.sizes().bytes(h.event, ru)) {
+    // Meta-data of an older event again; the duplicate is counted once, by its data part.
+    std::uint32_t slot = static_cast<std::uint32_t>(&s - slots_.data());
+    node_.transport().recv(node_.layout().ru_rank[ru], meta_tag(slot),
+                           s.meta.data() + static_cast<std::size_t>(c.meta_bytes) * ru, c.meta_bytes,
+                           part_cookie(slot, ru, false));
+    return false;
+  }
+  if (received != static_cast<std::size_t>(c.meta_bytes) || h.magic != kFragmentMagic ||
+      h.ru != static_cast<std::uint32_t>(ru) || h.event != s.event || h.bytes != node_.sizes().bytes(s.event, ru))
+    ++corrupt_;
+  return true;
 }
 
 bool BuilderUnit::check_fragment(Slot& s, int ru, std::size_t received) {
-    const auto& c = node_.config();
-    unsigned char* frag = s.data.data() + data_offset(ru);
-    FragmentHeader h{};
-    if (received >= sizeof h) std::memcpy(&h, frag, sizeof h);
-    auto slot = static_cast<std::uint32_t>(&s - slots_.data());
-    if (received >= sizeof h && h.magic == kFragmentMagic && h.ru == static_cast<std::uint32_t>(ru) && h.event < s.event &&
-        genuine(h, frag, received)) {
-        // An intact fragment of an older event, again: count it, receive the real one in its place.
-        ++duplicate_;
-        node_.transport().recv(node_.layout().ru_rank[ru], data_tag(slot), frag, node_.sizes().max_bytes(ru), part_cookie(slot, ru, true));
-        return false;
-    }
-    std::size_t expected = node_.sizes().bytes(s.event, ru);
-    bool ok = received == expected && h.magic == kFragmentMagic && h.ru == static_cast<std::uint32_t>(ru) &&
-              h.event == s.event && h.bytes == expected;
-    if (ok && c.checksum) ok = genuine(h, frag, received);
-    if (!ok) ++corrupt_;
-    s.bytes += received;
-    ++counters.fragments_in;
-    return true;
+  const auto& c = node_.config();
+  unsigned char* frag = s.data.data() + data_offset(ru);
+  FragmentHeader h{};
+  if (received >= sizeof h) std::memcpy(&h, frag, sizeof h);
+  auto slot = static_cast<std::uint32_t>(&s - slots_.data());
+  if (received >= sizeof h && h.magic == kFragmentMagic && h.ru == static_cast<std::uint32_t>(ru) &&
+      h.event < s.event && genuine(h, frag, received)) {
+    // An intact fragment of an older event, again: count it, receive the real one in its place.
+    ++duplicate_;
+    node_.transport().recv(node_.layout().ru_rank[ru], data_tag(slot), frag, node_.sizes().max_bytes(ru),
+                           part_cookie(slot, ru, true));
+    return false;
+  }
+  std::size_t expected = node_.sizes().bytes(s.event, ru);
+  bool ok = received == expected && h.magic == kFragmentMagic && h.ru == static_cast<std::uint32_t>(ru) &&
+            h.event == s.event && h.bytes == expected;
+  if (ok && c.checksum) ok = genuine(h, frag, received);
+  if (!ok) ++corrupt_;
+  s.bytes += received;
+  ++counters.fragments_in;
+  return true;
 }
 
 bool BuilderUnit::genuine(const FragmentHeader& h, const unsigned char* frag, std::size_t received) const {
-    if (received != h.bytes || h.bytes != node_.sizes().bytes(h.event, static_cast<int>(h.ru))) return false;
-    return !node_.config().checksum ||
-           h.checksum == header_mix(h.ru, h.event, h.bytes) + payload_sum(frag + sizeof h, received - sizeof h);
+  if (received != h.bytes || h.bytes != node_.sizes().bytes(h.event, static_cast<int>(h.ru))) return false;
+  return !node_.config().checksum ||
+         h.checksum == header_mix(h.ru, h.event, h.bytes) + payload_sum(frag + sizeof h, received - sizeof h);
 }
 
 void BuilderUnit::fragment_done(std::uint32_t slot, int ru) {
-    (void)ru;
-    Slot& s = slots_[slot];
-    --s.outstanding;
-    ++s.complete;
-    node_.give_token();
-    if (s.complete == rus_) event_built(slot);
+  (void)ru;
+  Slot& s = slots_[slot];
+  --s.outstanding;
+  ++s.complete;
+  node_.give_token();
+  if (s.complete == rus_) event_built(slot);
 }
 
 void BuilderUnit::event_built(std::uint32_t slot) {
-    const auto& c = node_.config();
-    Slot& s = slots_[slot];
-    double latency = node_.now() - s.started;
-    if (node_.measuring()) latency_.add(latency);
-    ++counters.events_built;
-    counters.built_bytes += s.bytes;
-    s.busy = false;
-    node_.send_command(node_.layout().em_rank,
-                       {CommandType::done, UnitKind::em, UnitKind::bu, static_cast<std::uint32_t>(index_), slot, 0, s.event, s.bytes, static_cast<std::int64_t>(latency * 1e9)},
-                       counters);
-    if (c.mode == Mode::time_frames && !fin_em_) grant(slot, s.event + slots_.size() * node_.layout().builder_units());
-    maybe_finish();
+  const auto& c = node_.config();
+  Slot& s = slots_[slot];
+  double latency = node_.now() - s.started;
+  if (node_.measuring()) latency_.add(latency);
+  ++counters.events_built;
+  counters.built_bytes += s.bytes;
+  s.busy = false;
+  node_.send_command(node_.layout().em_rank,
+                     {CommandType::done, UnitKind::em, UnitKind::bu, static_cast<std::uint32_t>(index_), slot, 0,
+                      s.event, s.bytes, static_cast<std::int64_t>(latency * 1e9)},
+                     counters);
+  if (c.mode == Mode::time_frames && !fin_em_) grant(slot, s.event + slots_.size() * node_.layout().builder_units());
+  maybe_finish();
 }
 
 void BuilderUnit::maybe_finish() {
-    if (finished_ || !fin_em_) return;
-    for (auto& s : slots_)
-        if (s.busy) return;
-    finished_ = true;
-    const auto& c = node_.config();
-    const auto& l = node_.layout();
-    // FIN goes last on each command stream: to RUs that take our requests or grants, and to
-    // the EM after our last DONE.
-    if (c.protocol == Protocol::pull || c.mode == Mode::time_frames)
-        for (int i = 0; i < rus_; ++i)
-            node_.send_command(l.ru_rank[i], {CommandType::fin, UnitKind::ru, UnitKind::bu, static_cast<std::uint32_t>(index_), 0, 0, 0, 0, 0}, counters);
-    node_.send_command(l.em_rank, {CommandType::fin, UnitKind::em, UnitKind::bu, static_cast<std::uint32_t>(index_), 0, 0, 0, 0, 0}, counters);
+  if (finished_ || !fin_em_) return;
+  for (auto& s : slots_)
+    if (s.busy) return;
+  finished_ = true;
+  const auto& c = node_.config();
+  const auto& l = node_.layout();
+  // FIN goes last on each command stream: to RUs that take our requests or grants, and to
+  // the EM after our last DONE.
+  if (c.protocol == Protocol::pull || c.mode == Mode::time_frames)
+    for (int i = 0; i < rus_; ++i)
+      node_.send_command(
+          l.ru_rank[i],
+          {CommandType::fin, UnitKind::ru, UnitKind::bu, static_cast<std::uint32_t>(index_), 0, 0, 0, 0, 0}, counters);
+  node_.send_command(l.em_rank,
+                     {CommandType::fin, UnitKind::em, UnitKind::bu, static_cast<std::uint32_t>(index_), 0, 0, 0, 0, 0},
+                     counters);
 }
 
 std::uint64_t BuilderUnit::lost() const {
-    std::uint64_t n = 0;
-    for (auto& s : slots_)
-        if (s.busy) n += rus_ - s.complete;
-    return n;
+  std::uint64_t n = 0;
+  for (auto& s : slots_)
+    if (s.busy) n += rus_ - s.complete;
+  return n;
 }
 
 void BuilderUnit::report(JsonObject& out) const {
-    out.add("corrupt_fragments", corrupt_)
-        .add("duplicate_fragments", duplicate_)
-        .add("missing_fragments", lost())  // of events under way; lost only if the run ended
-        .raw("latency_histogram", latency_.json());
+  out.add("corrupt_fragments", corrupt_)
+      .add("duplicate_fragments", duplicate_)
+      .add("missing_fragments", lost())  // of events under way; lost only if the run ended
+      .raw("latency_histogram", latency_.json());
 }
 
 }  // namespace daqnet::evb
 
 namespace daqnet::evb {
 std::string BuilderUnit::waiting() const {
-    return "BU " + std::to_string(index_) + " misses " + std::to_string(lost()) + " fragments" +
-           (fin_em_ ? "" : " and the EM's end of run");
+  return "BU " + std::to_string(index_) + " misses " + std::to_string(lost()) + " fragments" +
+         (fin_em_ ? "" : " and the EM's end of run");
 }
 }  // namespace daqnet::evb

@@ -12,32 +12,32 @@ namespace daqnet::evb {
 
 class EventManager final : public Unit {
 public:
-    explicit EventManager(Node& node);
-    UnitKind kind() const override { return UnitKind::em; }
-    int index() const override { return 0; }
-    void start() override;
-    void on_command(const Command& cmd, int from_rank) override;
-    void pump() override;
-    bool finished() const override;
-    void report(JsonObject& out) const override;
-    std::string waiting() const override {
-        return "EM waits for the end of " + std::to_string(node_.layout().builder_units() - fins_) + " builders";
-    }
+  explicit EventManager(Node& node);
+  UnitKind kind() const override { return UnitKind::em; }
+  int index() const override { return 0; }
+  void start() override;
+  void on_command(const Command& cmd, int from_rank) override;
+  void pump() override;
+  bool finished() const override;
+  void report(JsonObject& out) const override;
+  std::string waiting() const override {
+    return "EM waits for the end of " + std::to_string(node_.layout().builder_units() - fins_) + " builders";
+  }
 
 private:
-    void assign(std::uint64_t event, int bu, std::uint32_t slot);
-    void stop();
+  void assign(std::uint64_t event, int bu, std::uint32_t slot);
+  void stop();
 
-    std::deque<std::pair<int, std::uint32_t>> credits_;  // (builder, slot) ready for an event
-    std::uint64_t next_event_ = 0;
-    std::uint64_t outstanding_ = 0, done_total_ = 0;
-    std::int64_t released_frame_ = -1;  // time frames with barrier: last frame allowed to start
-    bool stopped_ = false;
-    int fins_ = 0;
-    // The official measurement: events whose DONE reached the EM inside the window.
-    double window_start_ = 0, window_end_ = -1, last_done_ = 0;
-    std::uint64_t window_events_ = 0, window_bytes_ = 0;
-    LatencyHistogram latency_;
+  std::deque<std::pair<int, std::uint32_t>> credits_;  // (builder, slot) ready for an event
+  std::uint64_t next_event_ = 0;
+  std::uint64_t outstanding_ = 0, done_total_ = 0;
+  std::int64_t released_frame_ = -1;  // time frames with barrier: last frame allowed to start
+  bool stopped_ = false;
+  int fins_ = 0;
+  // The official measurement: events whose DONE reached the EM inside the window.
+  double window_start_ = 0, window_end_ = -1, last_done_ = 0;
+  std::uint64_t window_events_ = 0, window_bytes_ = 0;
+  LatencyHistogram latency_;
 };
 
 }  // namespace daqnet::evb

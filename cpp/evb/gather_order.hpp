@@ -12,7 +12,7 @@ namespace daqnet::evb {
 //              builders in step read from distinct RUs (a shifting permutation)
 // random:      a seeded permutation per (event, builder)
 // all-at-once: the barrel order, but every fragment is asked for at once
-std::vector<int> gather_order(Schedule schedule, int builder, std::uint64_t gather_index,
-                              std::uint64_t event, int readout_units, std::uint64_t seed);
+std::vector<int> gather_order(Schedule schedule, int builder, std::uint64_t gather_index, std::uint64_t event,
+                              int readout_units, std::uint64_t seed);
 
 }  // namespace daqnet::evb

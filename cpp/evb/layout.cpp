@@ -9,76 +9,77 @@
 namespace daqnet::evb {
 
 bool natural_less(const std::string& a, const std::string& b) {
-    std::size_t i = 0, j = 0;
-    while (i < a.size() && j < b.size()) {
-        if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
-            std::size_t i2 = i, j2 = j;
-            while (i2 < a.size() && std::isdigit(static_cast<unsigned char>(a[i2]))) ++i2;
-            while (j2 < b.size() && std::isdigit(static_cast<unsigned char>(b[j2]))) ++j2;
-            std::string x = a.substr(i, i2 - i), y = b.substr(j, j2 - j);
-            x.erase(0, std::min(x.find_first_not_of('0'), x.size()));
-            y.erase(0, std::min(y.find_first_not_of('0'), y.size()));
-            if (x.size() != y.size()) return x.size() < y.size();
-            if (x != y) return x < y;
-            i = i2;
-            j = j2;
-        } else {
-            if (a[i] != b[j]) return a[i] < b[j];
-            ++i;
-            ++j;
-        }
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      std::size_t i2 = i, j2 = j;
+      while (i2 < a.size() && std::isdigit(static_cast<unsigned char>(a[i2]))) ++i2;
+      while (j2 < b.size() && std::isdigit(static_cast<unsigned char>(b[j2]))) ++j2;
+      std::string x = a.substr(i, i2 - i), y = b.substr(j, j2 - j);
+      x.erase(0, std::min(x.find_first_not_of('0'), x.size()));
+      y.erase(0, std::min(y.find_first_not_of('0'), y.size()));
+      if (x.size() != y.size()) return x.size() < y.size();
+      if (x != y) return x < y;
+      i = i2;
+      j = j2;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
     }
-    return a.size() - i < b.size() - j;
+  }
+  return a.size() - i < b.size() - j;
 }
 
 Layout make_layout(const Config& c, int rank, const std::vector<std::string>& hostnames) {
-    Layout l;
-    l.ranks = static_cast<int>(hostnames.size());
-    int need = c.mode == Mode::time_frames ? c.senders + c.receivers : 0;
-    if (c.mode == Mode::time_frames && need != l.ranks)
-        throw ConfigError("time-frames mode needs senders + receivers = " + std::to_string(need) +
-                          " ranks, but " + std::to_string(l.ranks) + " were launched");
-    if (c.mode == Mode::event_manager && l.ranks % c.processes_per_node != 0)
-        throw ConfigError(std::to_string(l.ranks) + " ranks do not divide into nodes of processes_per_node = " +
-                          std::to_string(c.processes_per_node));
-    if (c.mode == Mode::event_manager && l.ranks / c.processes_per_node < 1)
-        throw ConfigError("need at least one node");
+  Layout l;
+  l.ranks = static_cast<int>(hostnames.size());
+  int need = c.mode == Mode::time_frames ? c.senders + c.receivers : 0;
+  if (c.mode == Mode::time_frames && need != l.ranks)
+    throw ConfigError("time-frames mode needs senders + receivers = " + std::to_string(need) + " ranks, but " +
+                      std::to_string(l.ranks) + " were launched");
+  if (c.mode == Mode::event_manager && l.ranks % c.processes_per_node != 0)
+    throw ConfigError(std::to_string(l.ranks) + " ranks do not divide into nodes of processes_per_node = " +
+                      std::to_string(c.processes_per_node));
+  if (c.mode == Mode::event_manager && l.ranks / c.processes_per_node < 1) throw ConfigError("need at least one node");
 
-    l.order.resize(l.ranks);
-    std::iota(l.order.begin(), l.order.end(), 0);
-    if (c.placement == "hostname") {
-        std::stable_sort(l.order.begin(), l.order.end(),
-                         [&](int a, int b) { return natural_less(hostnames[a], hostnames[b]); });
-    } else if (c.placement == "random") {
-        auto perm = random_permutation(l.ranks, c.placement_seed);
-        for (int p = 0; p < l.ranks; ++p) l.order[p] = perm[p];
-    } else if (c.placement == "file") {
-        auto position = [&](int r) {
-            auto it = std::find(c.placement_hosts.begin(), c.placement_hosts.end(), hostnames[r]);
-            if (it == c.placement_hosts.end())
-                throw ConfigError("placement_hosts does not list host '" + hostnames[r] + "' of rank " + std::to_string(r));
-            return it - c.placement_hosts.begin();
-        };
-        std::vector<long> pos(l.ranks);
-        for (int r = 0; r < l.ranks; ++r) pos[r] = position(r);
-        std::stable_sort(l.order.begin(), l.order.end(), [&](int a, int b) { return pos[a] < pos[b]; });
-    }
+  l.order.resize(l.ranks);
+  std::iota(l.order.begin(), l.order.end(), 0);
+  if (c.placement == "hostname") {
+    std::stable_sort(l.order.begin(), l.order.end(),
+                     [&](int a, int b) { return natural_less(hostnames[a], hostnames[b]); });
+  } else if (c.placement == "random") {
+    auto perm = random_permutation(l.ranks, c.placement_seed);
+    for (int p = 0; p < l.ranks; ++p) l.order[p] = perm[p];
+  } else if (c.placement == "file") {
+    auto position = [&](int r) {
+      auto it = std::find(c.placement_hosts.begin(), c.placement_hosts.end(), hostnames[r]);
+      if (it == c.placement_hosts.end())
+        throw ConfigError("placement_hosts does not list host '" + hostnames[r] + "' of rank " + std::to_string(r));
+      return it - c.placement_hosts.begin();
+    };
+    std::vector<long> pos(l.ranks);
+    for (int r = 0; r < l.ranks; ++r) pos[r] = position(r);
+    std::stable_sort(l.order.begin(), l.order.end(), [&](int a, int b) { return pos[a] < pos[b]; });
+  }
 
-    if (c.mode == Mode::time_frames) {
-        for (int p = 0; p < c.senders; ++p) l.ru_rank.push_back(l.order[p]);
-        for (int p = c.senders; p < l.ranks; ++p) l.bu_rank.push_back(l.order[p]);
-    } else {
-        int ppn = c.processes_per_node;
-        for (int n = 0; n < l.ranks / ppn; ++n) {
-            l.ru_rank.push_back(l.order[n * ppn]);
-            l.bu_rank.push_back(l.order[n * ppn + ppn - 1]);
-        }
+  if (c.mode == Mode::time_frames) {
+    for (int p = 0; p < c.senders; ++p) l.ru_rank.push_back(l.order[p]);
+    for (int p = c.senders; p < l.ranks; ++p) l.bu_rank.push_back(l.order[p]);
+  } else {
+    int ppn = c.processes_per_node;
+    for (int n = 0; n < l.ranks / ppn; ++n) {
+      l.ru_rank.push_back(l.order[n * ppn]);
+      l.bu_rank.push_back(l.order[n * ppn + ppn - 1]);
     }
-    l.em_rank = l.order[0];
-    l.my_em = rank == l.em_rank;
-    for (int i = 0; i < l.readout_units(); ++i) if (l.ru_rank[i] == rank) l.my_ru = i;
-    for (int j = 0; j < l.builder_units(); ++j) if (l.bu_rank[j] == rank) l.my_bu = j;
-    return l;
+  }
+  l.em_rank = l.order[0];
+  l.my_em = rank == l.em_rank;
+  for (int i = 0; i < l.readout_units(); ++i)
+    if (l.ru_rank[i] == rank) l.my_ru = i;
+  for (int j = 0; j < l.builder_units(); ++j)
+    if (l.bu_rank[j] == rank) l.my_bu = j;
+  return l;
 }
 
 }  // namespace daqnet::evb

@@ -27,146 +27,164 @@ using namespace daqnet::evb;
 namespace {
 
 std::vector<std::string> gather_hostnames(MPI_Comm comm) {
-    int size = 0;
-    MPI_Comm_size(comm, &size);
-    char name[MPI_MAX_PROCESSOR_NAME] = {};
-    int len = 0;
-    MPI_Get_processor_name(name, &len);
-    std::vector<char> all(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME);
-    MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
-    std::vector<std::string> out;
-    for (int r = 0; r < size; ++r) out.emplace_back(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
-    return out;
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  std::vector<char> all(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME);
+  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
+  std::vector<std::string> out;
+  for (int r = 0; r < size; ++r) out.emplace_back(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
+  return out;
 }
 
 // Why MPI's world differs from the prepared rank count, and how to fix it.
 std::string rank_mismatch(int wanted, int rank, int size) {
-    std::string msg = "run.cfg was prepared for " + std::to_string(wanted) + " ranks but MPI started this process as rank " +
-                      std::to_string(rank) + " of " + std::to_string(size);
-    const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
-    if (tasks) {
-        msg += std::string(" (srun started ") + tasks + " tasks)";
-        const char* type = std::getenv("SLURM_MPI_TYPE");
-        msg += ": srun did not give MPI a process manager interface it speaks";
-        if (type) msg += std::string(" (SLURM_MPI_TYPE=") + type + ")";
-        msg += "; run srun --mpi=pmi2 (or export SLURM_MPI_TYPE=pmi2; srun --mpi=list shows what this Slurm has), "
-               "or set bench.launcher = \"mpiexec\"";
-    } else {
-        msg += ": start it with mpiexec -n " + std::to_string(wanted) + " (or srun --mpi=pmi2 --ntasks=" + std::to_string(wanted) + ")";
-    }
-    return msg;
+  std::string msg = "run.cfg was prepared for " + std::to_string(wanted) +
+                    " ranks but MPI started this process as rank " + std::to_string(rank) + " of " +
+                    std::to_string(size);
+  const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
+  if (tasks) {
+    msg += std::string(" (srun started ") + tasks + " tasks)";
+    const char* type = std::getenv("SLURM_MPI_TYPE");
+    msg += ": srun did not give MPI a process manager interface it speaks";
+    if (type) msg += std::string(" (SLURM_MPI_TYPE=") + type + ")";
+    msg +=
+        "; run srun --mpi=pmi2 (or export SLURM_MPI_TYPE=pmi2; srun --mpi=list shows what this Slurm has), "
+        "or set bench.launcher = \"mpiexec\"";
+  } else {
+    msg += ": start it with mpiexec -n " + std::to_string(wanted) +
+           " (or srun --mpi=pmi2 --ntasks=" + std::to_string(wanted) + ")";
+  }
+  return msg;
 }
 
 // A rank's own failure, said on stderr and kept in DIR/rank-N.error before MPI_Abort: the
 // launcher may end every process before their stderr is forwarded, the file stays.
 [[noreturn]] void abort_with(const std::string& out_dir, int rank, const std::string& what, int code) {
-    const std::string line = "daqnet-evb rank " + std::to_string(rank) + ": " + what;
-    std::fprintf(stderr, "%s\n", line.c_str());
-    std::fflush(stderr);
-    try {
-        write_atomically(out_dir + "/rank-" + std::to_string(rank) + ".error", line + "\n");
-    } catch (const std::exception&) {  // the directory may be what failed: stderr has it
-    }
-    MPI_Abort(MPI_COMM_WORLD, code);
-    std::abort();  // MPI_Abort does not return
+  const std::string line = "daqnet-evb rank " + std::to_string(rank) + ": " + what;
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+  try {
+    write_atomically(out_dir + "/rank-" + std::to_string(rank) + ".error", line + "\n");
+  } catch (const std::exception&) {  // the directory may be what failed: stderr has it
+  }
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::abort();  // MPI_Abort does not return
 }
 
 int usage() {
-    std::fprintf(stderr, "usage: daqnet-evb RUN.cfg --out DIR   (under mpiexec or srun)\n");
-    return 2;
+  std::fprintf(stderr, "usage: daqnet-evb RUN.cfg --out DIR   (under mpiexec or srun)\n");
+  return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
-    int rank = 0, size = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    std::string cfg_path, out_dir = ".";
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
-        else if (cfg_path.empty() && a[0] != '-') cfg_path = a;
-        else { if (!rank) usage(); MPI_Finalize(); return 2; }
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::string cfg_path, out_dir = ".";
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--out" && i + 1 < argc)
+      out_dir = argv[++i];
+    else if (cfg_path.empty() && a[0] != '-')
+      cfg_path = a;
+    else {
+      if (!rank) usage();
+      MPI_Finalize();
+      return 2;
     }
-    if (cfg_path.empty()) { if (!rank) usage(); MPI_Finalize(); return 2; }
-
-    Config config;
-    Layout layout;
-    std::vector<std::string> hosts;
-    try {
-        config = Config::read(cfg_path);
-        if (config.ranks > 0 && size != config.ranks) {
-            // Typically srun without PMI: every task starts as rank 0 of 1. Say so before
-            // any rank writes a file that would look like a (smaller) run.
-            const char* task = std::getenv("SLURM_PROCID");  // one line per job step, not per task
-            if (!task || std::string(task) == "0")
-                std::fprintf(stderr, "daqnet-evb: %s\n", rank_mismatch(config.ranks, rank, size).c_str());
-            MPI_Finalize();
-            return 3;
-        }
-        hosts = gather_hostnames(MPI_COMM_WORLD);
-        layout = make_layout(config, rank, hosts);
-        parse_wait_mode(config.progress);
-    } catch (const std::exception& e) {
-        if (!rank) std::fprintf(stderr, "daqnet-evb: %s\n", e.what());
-        MPI_Finalize();
-        return 2;
-    }
-    mkdir(out_dir.c_str(), 0777);
-
-    std::unique_ptr<Transport> transport;
-    try {
-        WaitMode wait = parse_wait_mode(config.progress);
-        if (config.transport == "tcp")
-            transport = std::make_unique<TcpTransport>(MPI_COMM_WORLD, wait,
-                                                       TcpOptions{config.tcp_address, config.tcp_interface, config.tcp_socket_buffer_bytes});
-        else
-            transport = std::make_unique<MpiTransport>(MPI_COMM_WORLD, wait);
-    } catch (const std::exception& e) {
-        abort_with(out_dir, rank, e.what(), 1);
-    }
-    if (!rank) {
-        char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-        int len = 0;
-        MPI_Get_library_version(version, &len);
-        std::string first(version, strcspn(version, "\n"));
-        write_atomically(out_dir + "/launch.json",
-                         JsonObject().add("ranks", size).add("em_rank", layout.em_rank).add("mpi_library", first).add("transport", transport->name()).str());
-    }
-
-    MPI_Barrier(MPI_COMM_WORLD);  // a common start for every rank's clock
-    int status = 0;
-    try {
-        Node node(config, layout, *transport, out_dir, hosts[rank]);
-        status = node.run();
-    } catch (const std::exception& e) {  // e.g. buffers that do not fit in memory
-        std::fprintf(stderr, "daqnet-evb rank %d: %s\n", rank, e.what());
-        status = 1;
-    }
-    if (status != 0) {
-        if (status != 130) std::fprintf(stderr, "daqnet-evb rank %d: run failed (see %s/rank-%d.json)\n", rank, out_dir.c_str(), rank);
-        std::fflush(stderr);
-        // Peers may be waiting for this rank: end them all now rather than let them time out.
-        MPI_Abort(MPI_COMM_WORLD, status);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-
-    try {
-        if (config.baseline == "alltoall" || config.baseline == "p2p") {
-            auto bytes = static_cast<std::size_t>(config.fragment_bytes + 7) / 8 * 8;
-            BaselineResult r = config.baseline == "alltoall"
-                                   ? alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds)
-                                   : p2p_baseline(MPI_COMM_WORLD, *transport, layout, bytes,
-                                                  std::max(1, config.in_flight * config.credits), config.baseline_seconds);
-            if (!rank) write_atomically(out_dir + "/baseline.json", r.json());
-        }
-    } catch (const std::exception& e) {
-        abort_with(out_dir, rank, std::string("baseline failed: ") + e.what(), 1);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    transport.reset();
+  }
+  if (cfg_path.empty()) {
+    if (!rank) usage();
     MPI_Finalize();
-    return 0;
+    return 2;
+  }
+
+  Config config;
+  Layout layout;
+  std::vector<std::string> hosts;
+  try {
+    config = Config::read(cfg_path);
+    if (config.ranks > 0 && size != config.ranks) {
+      // Typically srun without PMI: every task starts as rank 0 of 1. Say so before
+      // any rank writes a file that would look like a (smaller) run.
+      const char* task = std::getenv("SLURM_PROCID");  // one line per job step, not per task
+      if (!task || std::string(task) == "0")
+        std::fprintf(stderr, "daqnet-evb: %s\n", rank_mismatch(config.ranks, rank, size).c_str());
+      MPI_Finalize();
+      return 3;
+    }
+    hosts = gather_hostnames(MPI_COMM_WORLD);
+    layout = make_layout(config, rank, hosts);
+    parse_wait_mode(config.progress);
+  } catch (const std::exception& e) {
+    if (!rank) std::fprintf(stderr, "daqnet-evb: %s\n", e.what());
+    MPI_Finalize();
+    return 2;
+  }
+  mkdir(out_dir.c_str(), 0777);
+
+  std::unique_ptr<Transport> transport;
+  try {
+    WaitMode wait = parse_wait_mode(config.progress);
+    if (config.transport == "tcp")
+      transport = std::make_unique<TcpTransport>(
+          MPI_COMM_WORLD, wait, TcpOptions{config.tcp_address, config.tcp_interface, config.tcp_socket_buffer_bytes});
+    else
+      transport = std::make_unique<MpiTransport>(MPI_COMM_WORLD, wait);
+  } catch (const std::exception& e) {
+    abort_with(out_dir, rank, e.what(), 1);
+  }
+  if (!rank) {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    std::string first(version, strcspn(version, "\n"));
+    write_atomically(out_dir + "/launch.json", JsonObject()
+                                                   .add("ranks", size)
+                                                   .add("em_rank", layout.em_rank)
+                                                   .add("mpi_library", first)
+                                                   .add("transport", transport->name())
+                                                   .str());
+  }
+
+  MPI_Barrier(MPI_COMM_WORLD);  // a common start for every rank's clock
+  int status = 0;
+  try {
+    Node node(config, layout, *transport, out_dir, hosts[rank]);
+    status = node.run();
+  } catch (const std::exception& e) {  // e.g. buffers that do not fit in memory
+    std::fprintf(stderr, "daqnet-evb rank %d: %s\n", rank, e.what());
+    status = 1;
+  }
+  if (status != 0) {
+    if (status != 130)
+      std::fprintf(stderr, "daqnet-evb rank %d: run failed (see %s/rank-%d.json)\n", rank, out_dir.c_str(), rank);
+    std::fflush(stderr);
+    // Peers may be waiting for this rank: end them all now rather than let them time out.
+    MPI_Abort(MPI_COMM_WORLD, status);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  try {
+    if (config.baseline == "alltoall" || config.baseline == "p2p") {
+      auto bytes = static_cast<std::size_t>(config.fragment_bytes + 7) / 8 * 8;
+      BaselineResult r = config.baseline == "alltoall"
+                             ? alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds)
+                             : p2p_baseline(MPI_COMM_WORLD, *transport, layout, bytes,
+                                            std::max(1, config.in_flight * config.credits), config.baseline_seconds);
+      if (!rank) write_atomically(out_dir + "/baseline.json", r.json());
+    }
+  } catch (const std::exception& e) {
+    abort_with(out_dir, rank, std::string("baseline failed: ") + e.what(), 1);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  transport.reset();
+  MPI_Finalize();
+  return 0;
 }

@@ -20,47 +20,47 @@ inline constexpr std::uint32_t kMaxCredits = kSlotTagSpan;
 enum class UnitKind : std::uint8_t { em = 0, ru = 1, bu = 2, node = 3 };
 
 enum class CommandType : std::uint16_t {
-    credit = 1,   // BU → EM: this slot is free (sent once per slot at start)
-    done = 2,     // BU → EM: event built in slot (bytes, latency); the slot is free again
-    assign = 3,   // EM → BU (and → RU for PUSH): event goes to builder bu, slot
-    request = 4,  // BU → RU (PULL): send me your fragment of event in slot
-    grant = 5,    // BU → RU (time-frame mode): send me time frame `event` in slot
-    go = 6,       // EM → RU (time-frame mode with barrier): frame `event` may start
-    fin = 7,      // no more commands from this unit to you
+  credit = 1,   // BU → EM: this slot is free (sent once per slot at start)
+  done = 2,     // BU → EM: event built in slot (bytes, latency); the slot is free again
+  assign = 3,   // EM → BU (and → RU for PUSH): event goes to builder bu, slot
+  request = 4,  // BU → RU (PULL): send me your fragment of event in slot
+  grant = 5,    // BU → RU (time-frame mode): send me time frame `event` in slot
+  go = 6,       // EM → RU (time-frame mode with barrier): frame `event` may start
+  fin = 7,      // no more commands from this unit to you
 };
 
 // A command message. It is padded to the scenario's command size on the wire.
 struct Command {
-    CommandType type;
-    UnitKind to;        // unit of the receiving process that handles it
-    UnitKind from;
-    std::uint32_t from_index = 0;  // index of the sending RU/BU (0 for the EM)
-    std::uint32_t slot = 0;
-    std::uint32_t bu = 0;
-    std::uint64_t event = 0;
-    std::uint64_t bytes = 0;
-    std::int64_t latency_ns = 0;
-    // Per (sender rank, receiver rank) count: the receiver handles commands in sending order
-    // even when the transport reports completions in another order (MPI_Testsome does).
-    std::uint32_t seq = 0;
-    std::uint32_t reserved = 0;
+  CommandType type;
+  UnitKind to;  // unit of the receiving process that handles it
+  UnitKind from;
+  std::uint32_t from_index = 0;  // index of the sending RU/BU (0 for the EM)
+  std::uint32_t slot = 0;
+  std::uint32_t bu = 0;
+  std::uint64_t event = 0;
+  std::uint64_t bytes = 0;
+  std::int64_t latency_ns = 0;
+  // Per (sender rank, receiver rank) count: the receiver handles commands in sending order
+  // even when the transport reports completions in another order (MPI_Testsome does).
+  std::uint32_t seq = 0;
+  std::uint32_t reserved = 0;
 };
 static_assert(sizeof(Command) == 48);
 
 // In-band header at the start of every data fragment.
 inline constexpr std::uint32_t kFragmentMagic = 0xDA9E7F01u;
 struct FragmentHeader {
-    std::uint32_t magic;
-    std::uint32_t ru;
-    std::uint64_t event;
-    std::uint64_t bytes;     // whole fragment, header included
-    std::uint64_t checksum;  // over header fields and payload (see fragments.hpp)
+  std::uint32_t magic;
+  std::uint32_t ru;
+  std::uint64_t event;
+  std::uint64_t bytes;     // whole fragment, header included
+  std::uint64_t checksum;  // over header fields and payload (see fragments.hpp)
 };
 static_assert(sizeof(FragmentHeader) == 32);
 
 // Cookies say which unit an operation belongs to; the low bits are the unit's own.
 inline constexpr std::uint64_t cookie(UnitKind unit, std::uint64_t value) {
-    return (static_cast<std::uint64_t>(unit) << 60) | value;
+  return (static_cast<std::uint64_t>(unit) << 60) | value;
 }
 inline constexpr UnitKind cookie_unit(std::uint64_t c) { return static_cast<UnitKind>(c >> 60); }
 inline constexpr std::uint64_t cookie_value(std::uint64_t c) { return c & ((1ULL << 60) - 1); }

@@ -10,116 +10,113 @@
 namespace daqnet::evb {
 
 MpiTransport::MpiTransport(MPI_Comm comm, WaitMode wait) : wait_(wait) {
-    check(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
-    // Errors come back as codes, so a dead peer becomes a TransportError instead of an abort
-    // (where the MPI library can tell at all).
-    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(comm_, &rank_);
-    MPI_Comm_size(comm_, &size_);
+  check(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
+  // Errors come back as codes, so a dead peer becomes a TransportError instead of an abort
+  // (where the MPI library can tell at all).
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
 }
 
 MpiTransport::~MpiTransport() {
-    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
 void MpiTransport::check(int err, const char* what) const {
-    if (err == MPI_SUCCESS) return;
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(err, text, &len);
-    throw TransportError(std::string("mpi: ") + what + " failed on rank " +
-                         std::to_string(rank_) + ": " + std::string(text, len));
+  if (err == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(err, text, &len);
+  throw TransportError(std::string("mpi: ") + what + " failed on rank " + std::to_string(rank_) + ": " +
+                       std::string(text, len));
 }
 
 std::size_t MpiTransport::slot() {
-    if (!free_.empty()) {
-        std::size_t i = free_.back();
-        free_.pop_back();
-        return i;
-    }
-    requests_.push_back(MPI_REQUEST_NULL);
-    ops_.push_back({});
-    return requests_.size() - 1;
+  if (!free_.empty()) {
+    std::size_t i = free_.back();
+    free_.pop_back();
+    return i;
+  }
+  requests_.push_back(MPI_REQUEST_NULL);
+  ops_.push_back({});
+  return requests_.size() - 1;
 }
 
-void MpiTransport::send(int peer, Tag tag, const void* buf, std::size_t bytes,
-                        std::uint64_t cookie) {
-    if (bytes > static_cast<std::size_t>(INT_MAX))
-        throw TransportError("mpi: message of " + std::to_string(bytes) + " bytes is too long");
-    std::size_t i = slot();
-    ops_[i] = {Completion::Kind::send, cookie, peer, tag, bytes};
-    check(MPI_Isend(buf, static_cast<int>(bytes), MPI_BYTE, peer, static_cast<int>(tag), comm_,
-                    &requests_[i]),
-          "MPI_Isend");
-    ++active_;
+void MpiTransport::send(int peer, Tag tag, const void* buf, std::size_t bytes, std::uint64_t cookie) {
+  if (bytes > static_cast<std::size_t>(INT_MAX))
+    throw TransportError("mpi: message of " + std::to_string(bytes) + " bytes is too long");
+  std::size_t i = slot();
+  ops_[i] = {Completion::Kind::send, cookie, peer, tag, bytes};
+  check(MPI_Isend(buf, static_cast<int>(bytes), MPI_BYTE, peer, static_cast<int>(tag), comm_, &requests_[i]),
+        "MPI_Isend");
+  ++active_;
 }
 
-void MpiTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity,
-                        std::uint64_t cookie) {
-    int count = static_cast<int>(std::min<std::size_t>(capacity, INT_MAX));
-    std::size_t i = slot();
-    ops_[i] = {Completion::Kind::recv, cookie, peer, tag, capacity};
-    check(MPI_Irecv(buf, count, MPI_BYTE, peer == kAnySource ? MPI_ANY_SOURCE : peer,
-                    static_cast<int>(tag), comm_, &requests_[i]),
-          "MPI_Irecv");
-    ++active_;
+void MpiTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity, std::uint64_t cookie) {
+  int count = static_cast<int>(std::min<std::size_t>(capacity, INT_MAX));
+  std::size_t i = slot();
+  ops_[i] = {Completion::Kind::recv, cookie, peer, tag, capacity};
+  check(MPI_Irecv(buf, count, MPI_BYTE, peer == kAnySource ? MPI_ANY_SOURCE : peer, static_cast<int>(tag), comm_,
+                  &requests_[i]),
+        "MPI_Irecv");
+  ++active_;
 }
 
 void MpiTransport::progress(std::vector<Completion>& out, double timeout_seconds) {
-    if (requests_.empty()) return;
-    indices_.resize(requests_.size());
-    statuses_.resize(requests_.size());
-    int done = 0;
-    int err = MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &done,
-                           indices_.data(), statuses_.data());
-    if (err == MPI_ERR_IN_STATUS) {
-        for (int k = 0; k < done; ++k)
-            if (statuses_[k].MPI_ERROR != MPI_SUCCESS) check(statuses_[k].MPI_ERROR, "a transfer");
+  if (requests_.empty()) return;
+  indices_.resize(requests_.size());
+  statuses_.resize(requests_.size());
+  int done = 0;
+  int err =
+      MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &done, indices_.data(), statuses_.data());
+  if (err == MPI_ERR_IN_STATUS) {
+    for (int k = 0; k < done; ++k)
+      if (statuses_[k].MPI_ERROR != MPI_SUCCESS) check(statuses_[k].MPI_ERROR, "a transfer");
+  }
+  check(err, "MPI_Testsome");
+  if (done == MPI_UNDEFINED) done = 0;
+  for (int k = 0; k < done; ++k) {
+    auto i = static_cast<std::size_t>(indices_[k]);
+    const Op& op = ops_[i];
+    Completion c{op.kind, op.cookie, op.peer, op.tag, op.bytes};
+    if (op.kind == Completion::Kind::recv) {
+      int count = 0;
+      MPI_Get_count(&statuses_[k], MPI_BYTE, &count);
+      c.bytes = static_cast<std::size_t>(count);
+      c.peer = statuses_[k].MPI_SOURCE;
     }
-    check(err, "MPI_Testsome");
-    if (done == MPI_UNDEFINED) done = 0;
-    for (int k = 0; k < done; ++k) {
-        auto i = static_cast<std::size_t>(indices_[k]);
-        const Op& op = ops_[i];
-        Completion c{op.kind, op.cookie, op.peer, op.tag, op.bytes};
-        if (op.kind == Completion::Kind::recv) {
-            int count = 0;
-            MPI_Get_count(&statuses_[k], MPI_BYTE, &count);
-            c.bytes = static_cast<std::size_t>(count);
-            c.peer = statuses_[k].MPI_SOURCE;
-        }
-        out.push_back(c);
-        free_.push_back(i);
-        --active_;
-    }
-    if (done > 0 || timeout_seconds <= 0) {
-        idle_polls_ = 0;
-        return;
-    }
-    // Nothing completed. MPI only moves data inside MPI calls, so waiting means polling
-    // again; the wait mode decides what happens to the core in between.
-    ++idle_polls_;
-    if (wait_ == WaitMode::yield) {
-        sched_yield();
-    } else if (wait_ == WaitMode::sleep && idle_polls_ > 64) {
-        // Sleep grows from 1 µs to 64 µs while idle: short enough not to starve large
-        // transfers that need this rank's progress, long enough to free the core.
-        long ns = std::min(64000L, 1000L << std::min(6, (idle_polls_ - 64) / 16));
-        timespec ts{0, ns};
-        nanosleep(&ts, nullptr);
-    } else if (wait_ == WaitMode::sleep) {
-        sched_yield();
-    }
+    out.push_back(c);
+    free_.push_back(i);
+    --active_;
+  }
+  if (done > 0 || timeout_seconds <= 0) {
+    idle_polls_ = 0;
+    return;
+  }
+  // Nothing completed. MPI only moves data inside MPI calls, so waiting means polling
+  // again; the wait mode decides what happens to the core in between.
+  ++idle_polls_;
+  if (wait_ == WaitMode::yield) {
+    sched_yield();
+  } else if (wait_ == WaitMode::sleep && idle_polls_ > 64) {
+    // Sleep grows from 1 µs to 64 µs while idle: short enough not to starve large
+    // transfers that need this rank's progress, long enough to free the core.
+    long ns = std::min(64000L, 1000L << std::min(6, (idle_polls_ - 64) / 16));
+    timespec ts{0, ns};
+    nanosleep(&ts, nullptr);
+  } else if (wait_ == WaitMode::sleep) {
+    sched_yield();
+  }
 }
 
 void MpiTransport::cancel_receives() {
-    for (std::size_t i = 0; i < requests_.size(); ++i) {
-        if (requests_[i] == MPI_REQUEST_NULL || ops_[i].kind != Completion::Kind::recv) continue;
-        MPI_Cancel(&requests_[i]);
-        MPI_Wait(&requests_[i], MPI_STATUS_IGNORE);
-        free_.push_back(i);
-        --active_;
-    }
+  for (std::size_t i = 0; i < requests_.size(); ++i) {
+    if (requests_[i] == MPI_REQUEST_NULL || ops_[i].kind != Completion::Kind::recv) continue;
+    MPI_Cancel(&requests_[i]);
+    MPI_Wait(&requests_[i], MPI_STATUS_IGNORE);
+    free_.push_back(i);
+    --active_;
+  }
 }
 
 }  // namespace daqnet::evb

@@ -20,253 +20,263 @@ volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void on_signal(int) { g_interrupted = 1; }
 
 const char* unit_name(UnitKind k) {
-    switch (k) {
-    case UnitKind::em: return "em";
-    case UnitKind::ru: return "ru";
-    case UnitKind::bu: return "bu";
-    default: return "node";
-    }
+  switch (k) {
+  case UnitKind::em:
+    return "em";
+  case UnitKind::ru:
+    return "ru";
+  case UnitKind::bu:
+    return "bu";
+  default:
+    return "node";
+  }
 }
 
 double cpu_seconds() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 }  // namespace
 
 Node::Node(const Config& config, const Layout& layout, Transport& transport, const std::string& out_dir,
            const std::string& host)
-    : config_(config), layout_(layout), transport_(transport), sizes_(config, layout.readout_units()),
-      out_dir_(out_dir), host_(host), t0_(std::chrono::steady_clock::now()),
+    : config_(config),
+      layout_(layout),
+      transport_(transport),
+      sizes_(config, layout.readout_units()),
+      out_dir_(out_dir),
+      host_(host),
+      t0_(std::chrono::steady_clock::now()),
       command_bytes_(static_cast<std::size_t>(config.command_bytes)) {
-    int r = transport.rank();
-    seq_out_.assign(layout.ranks, 0);
-    seq_in_.assign(layout.ranks, 0);
-    early_.resize(layout.ranks);
-    if (layout.my_em) units_.push_back(std::make_unique<EventManager>(*this));
-    if (layout.my_ru >= 0) units_.push_back(std::make_unique<ReadoutUnit>(*this, layout.my_ru));
-    if (layout.my_bu >= 0) units_.push_back(std::make_unique<BuilderUnit>(*this, layout.my_bu));
-    csv_path_ = out_dir + "/rank-" + std::to_string(r) + ".csv";
-    json_path_ = out_dir + "/rank-" + std::to_string(r) + ".json";
-    std::ofstream(csv_path_, std::ios::trunc)
-        << "rank,unit,index,period,final,time_seconds,bytes_in,bytes_out,messages_in,messages_out,fragments_in,fragments_out,events_built,built_bytes,cpu_seconds\n";
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
+  int r = transport.rank();
+  seq_out_.assign(layout.ranks, 0);
+  seq_in_.assign(layout.ranks, 0);
+  early_.resize(layout.ranks);
+  if (layout.my_em) units_.push_back(std::make_unique<EventManager>(*this));
+  if (layout.my_ru >= 0) units_.push_back(std::make_unique<ReadoutUnit>(*this, layout.my_ru));
+  if (layout.my_bu >= 0) units_.push_back(std::make_unique<BuilderUnit>(*this, layout.my_bu));
+  csv_path_ = out_dir + "/rank-" + std::to_string(r) + ".csv";
+  json_path_ = out_dir + "/rank-" + std::to_string(r) + ".json";
+  std::ofstream(csv_path_, std::ios::trunc)
+      << "rank,unit,index,period,final,time_seconds,bytes_in,bytes_out,messages_in,messages_out,fragments_in,fragments_"
+         "out,events_built,built_bytes,cpu_seconds\n";
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
 }
 
 Node::~Node() = default;
 
-double Node::now() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-}
+double Node::now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
 
 void Node::send_command(int rank, Command cmd, Counters& counters) {
-    std::size_t i;
-    if (!cmd_send_free_.empty()) {
-        i = cmd_send_free_.back();
-        cmd_send_free_.pop_back();
-    } else {
-        i = cmd_send_.size();
-        cmd_send_.emplace_back(command_bytes_, 0);
-    }
-    cmd.seq = seq_out_[rank]++;
-    std::memcpy(cmd_send_[i].data(), &cmd, sizeof cmd);
-    transport_.send(rank, kCommandTag, cmd_send_[i].data(), command_bytes_, cookie(UnitKind::node, i));
-    counters.bytes_out += command_bytes_;
-    ++counters.messages_out;
+  std::size_t i;
+  if (!cmd_send_free_.empty()) {
+    i = cmd_send_free_.back();
+    cmd_send_free_.pop_back();
+  } else {
+    i = cmd_send_.size();
+    cmd_send_.emplace_back(command_bytes_, 0);
+  }
+  cmd.seq = seq_out_[rank]++;
+  std::memcpy(cmd_send_[i].data(), &cmd, sizeof cmd);
+  transport_.send(rank, kCommandTag, cmd_send_[i].data(), command_bytes_, cookie(UnitKind::node, i));
+  counters.bytes_out += command_bytes_;
+  ++counters.messages_out;
 }
 
 void Node::post_command_receive(std::size_t i) {
-    transport_.recv(kAnySource, kCommandTag, cmd_recv_[i].data(), command_bytes_, cookie(UnitKind::node, (1ULL << 40) | i));
+  transport_.recv(kAnySource, kCommandTag, cmd_recv_[i].data(), command_bytes_,
+                  cookie(UnitKind::node, (1ULL << 40) | i));
 }
 
 bool Node::take_token(bool exempt) {
-    if (config_.max_in_flight > 0 && tokens_used_ >= config_.max_in_flight && !exempt) return false;
-    ++tokens_used_;
-    return true;
+  if (config_.max_in_flight > 0 && tokens_used_ >= config_.max_in_flight && !exempt) return false;
+  ++tokens_used_;
+  return true;
 }
 
 void Node::give_token() { --tokens_used_; }
 
 void Node::note_stop() {
-    if (stop_seconds_ >= 0) return;
-    stop_seconds_ = now();
-    at_stop_.clear();
-    for (auto& u : units_) at_stop_.push_back(u->counters);
+  if (stop_seconds_ >= 0) return;
+  stop_seconds_ = now();
+  at_stop_.clear();
+  for (auto& u : units_) at_stop_.push_back(u->counters);
 }
 
 void Node::fail(const std::string& what) {
-    if (protocol_errors_++ == 0) first_error_ = what;
+  if (protocol_errors_++ == 0) first_error_ = what;
 }
 
 void Node::dispatch(const Completion& c) {
-    UnitKind k = cookie_unit(c.cookie);
-    if (k == UnitKind::node) {
-        std::uint64_t v = cookie_value(c.cookie);
-        if (c.kind == Completion::Kind::send) {
-            cmd_send_free_.push_back(v);
-            return;
-        }
-        std::size_t i = v & ((1ULL << 40) - 1);
-        Command cmd;
-        if (c.bytes != command_bytes_) {
-            fail("a command of " + std::to_string(c.bytes) + " bytes from rank " + std::to_string(c.peer));
-        } else {
-            std::memcpy(&cmd, cmd_recv_[i].data(), sizeof cmd);
-            auto& early = early_[c.peer];
-            early.emplace(cmd.seq, cmd);
-            // Hand over commands in the order the peer sent them.
-            for (auto it = early.begin(); it != early.end() && it->first == seq_in_[c.peer]; it = early.erase(it)) {
-                ++seq_in_[c.peer];
-                deliver(it->second, c.peer);
-            }
-        }
-        post_command_receive(i);
-        return;
+  UnitKind k = cookie_unit(c.cookie);
+  if (k == UnitKind::node) {
+    std::uint64_t v = cookie_value(c.cookie);
+    if (c.kind == Completion::Kind::send) {
+      cmd_send_free_.push_back(v);
+      return;
     }
-    for (auto& u : units_)
-        if (u->kind() == k) u->on_completion(c);
+    std::size_t i = v & ((1ULL << 40) - 1);
+    Command cmd;
+    if (c.bytes != command_bytes_) {
+      fail("a command of " + std::to_string(c.bytes) + " bytes from rank " + std::to_string(c.peer));
+    } else {
+      std::memcpy(&cmd, cmd_recv_[i].data(), sizeof cmd);
+      auto& early = early_[c.peer];
+      early.emplace(cmd.seq, cmd);
+      // Hand over commands in the order the peer sent them.
+      for (auto it = early.begin(); it != early.end() && it->first == seq_in_[c.peer]; it = early.erase(it)) {
+        ++seq_in_[c.peer];
+        deliver(it->second, c.peer);
+      }
+    }
+    post_command_receive(i);
+    return;
+  }
+  for (auto& u : units_)
+    if (u->kind() == k) u->on_completion(c);
 }
 
 std::size_t Node::abandoned() const {
-    std::size_t n = 0;
-    for (auto& u : units_) n += u->abandoned_receives();
-    return n;
+  std::size_t n = 0;
+  for (auto& u : units_) n += u->abandoned_receives();
+  return n;
 }
 
 void Node::deliver(const Command& cmd, int from_rank) {
-    for (auto& u : units_)
-        if (u->kind() == cmd.to) {
-            u->counters.bytes_in += command_bytes_;
-            ++u->counters.messages_in;
-            u->on_command(cmd, from_rank);
-            return;
-        }
-    fail("a command for a unit this rank does not run, from rank " + std::to_string(from_rank));
+  for (auto& u : units_)
+    if (u->kind() == cmd.to) {
+      u->counters.bytes_in += command_bytes_;
+      ++u->counters.messages_in;
+      u->on_command(cmd, from_rank);
+      return;
+    }
+  fail("a command for a unit this rank does not run, from rank " + std::to_string(from_rank));
 }
 
 bool Node::all_finished() const {
-    return std::all_of(units_.begin(), units_.end(), [](auto& u) { return u->finished(); });
+  return std::all_of(units_.begin(), units_.end(), [](auto& u) { return u->finished(); });
 }
 
 void Node::write_snapshot(const std::string& status, const std::string& error) {
-    double t = now();
-    double cpu = cpu_seconds();
-    std::string units = "[";
-    std::ofstream csv(csv_path_, std::ios::app);
-    for (std::size_t k = 0; k < units_.size(); ++k) {
-        const Unit& u = *units_[k];
-        const Counters& c = u.counters;
-        csv << transport_.rank() << ',' << unit_name(u.kind()) << ',' << u.index() << ',' << period_ << ','
-            << (status != "running") << ',' << t << ',' << c.bytes_in << ',' << c.bytes_out << ',' << c.messages_in << ','
-            << c.messages_out << ',' << c.fragments_in << ',' << c.fragments_out << ',' << c.events_built << ','
-            << c.built_bytes << ',' << cpu << '\n';
-        JsonObject o;
-        o.add("unit", unit_name(u.kind())).add("index", u.index()).add("counters", c);
-        double w0 = window_start_;
-        double w1 = stop_seconds_ >= 0 ? stop_seconds_ : t;
-        if (warmed_up_ && w1 > w0) {
-            Counters end = stop_seconds_ >= 0 ? at_stop_[k] : c;
-            o.add("window", end - at_warmup_[k]).add("window_seconds", w1 - w0);
-        }
-        u.report(o);
-        if (k) units += ',';
-        units += o.str();
+  double t = now();
+  double cpu = cpu_seconds();
+  std::string units = "[";
+  std::ofstream csv(csv_path_, std::ios::app);
+  for (std::size_t k = 0; k < units_.size(); ++k) {
+    const Unit& u = *units_[k];
+    const Counters& c = u.counters;
+    csv << transport_.rank() << ',' << unit_name(u.kind()) << ',' << u.index() << ',' << period_ << ','
+        << (status != "running") << ',' << t << ',' << c.bytes_in << ',' << c.bytes_out << ',' << c.messages_in << ','
+        << c.messages_out << ',' << c.fragments_in << ',' << c.fragments_out << ',' << c.events_built << ','
+        << c.built_bytes << ',' << cpu << '\n';
+    JsonObject o;
+    o.add("unit", unit_name(u.kind())).add("index", u.index()).add("counters", c);
+    double w0 = window_start_;
+    double w1 = stop_seconds_ >= 0 ? stop_seconds_ : t;
+    if (warmed_up_ && w1 > w0) {
+      Counters end = stop_seconds_ >= 0 ? at_stop_[k] : c;
+      o.add("window", end - at_warmup_[k]).add("window_seconds", w1 - w0);
     }
-    units += "]";
-    std::uint64_t lost = 0;
-    for (auto& u : units_) lost += u->lost();
-    JsonObject doc;
-    doc.add("rank", transport_.rank())
-        .add("host", host_)
-        .add("status", status)
-        .add("error", error)
-        .add("time_seconds", t)
-        .add("period", period_)
-        .add("cpu_seconds", cpu)
-        .add("protocol_errors", protocol_errors_)
-        // Fragments of events still under way when a run is interrupted (or still running)
-        // were in flight, not lost: only a run that ended (or failed) has lost them.
-        .add("lost_fragments", status == "running" || status == "interrupted" ? 0 : lost)
-        .add("in_flight_fragments", status == "running" || status == "interrupted" ? lost : 0)
-        .raw("units", units);
-    write_atomically(json_path_, doc.str());
+    u.report(o);
+    if (k) units += ',';
+    units += o.str();
+  }
+  units += "]";
+  std::uint64_t lost = 0;
+  for (auto& u : units_) lost += u->lost();
+  JsonObject doc;
+  doc.add("rank", transport_.rank())
+      .add("host", host_)
+      .add("status", status)
+      .add("error", error)
+      .add("time_seconds", t)
+      .add("period", period_)
+      .add("cpu_seconds", cpu)
+      .add("protocol_errors", protocol_errors_)
+      // Fragments of events still under way when a run is interrupted (or still running)
+      // were in flight, not lost: only a run that ended (or failed) has lost them.
+      .add("lost_fragments", status == "running" || status == "interrupted" ? 0 : lost)
+      .add("in_flight_fragments", status == "running" || status == "interrupted" ? lost : 0)
+      .raw("units", units);
+  write_atomically(json_path_, doc.str());
 }
 
 int Node::run() {
-    // Commands are small and unsolicited: keep a pool of receives for them posted at all times.
-    std::size_t pool = std::max<std::size_t>(16, 2 * static_cast<std::size_t>(layout_.ranks));
-    cmd_recv_.assign(pool, std::vector<unsigned char>(command_bytes_));
-    for (std::size_t i = 0; i < pool; ++i) post_command_receive(i);
-    t0_ = std::chrono::steady_clock::now();
-    window_start_ = config_.warmup_seconds;
-    for (auto& u : units_) u->start();
+  // Commands are small and unsolicited: keep a pool of receives for them posted at all times.
+  std::size_t pool = std::max<std::size_t>(16, 2 * static_cast<std::size_t>(layout_.ranks));
+  cmd_recv_.assign(pool, std::vector<unsigned char>(command_bytes_));
+  for (std::size_t i = 0; i < pool; ++i) post_command_receive(i);
+  t0_ = std::chrono::steady_clock::now();
+  window_start_ = config_.warmup_seconds;
+  for (auto& u : units_) u->start();
 
-    std::vector<Completion> done;
-    double next_report = config_.report_seconds;
-    double last_activity = 0;
-    std::string status = "finished", error;
-    int exit_code = 0;
-    try {
-        while (true) {
-            if (g_interrupted) {
-                status = "interrupted";
-                error = "interrupted by a signal";
-                exit_code = 130;
-                break;
-            }
-            for (auto& u : units_) u->pump();
-            done.clear();
-            double t = now();
-            double wait = std::min(0.005, std::max(0.0, next_report - t));
-            transport_.progress(done, wait);
-            for (auto& c : done) dispatch(c);
-            t = now();
-            if (!done.empty()) last_activity = t;
-            if (!warmed_up_ && t >= config_.warmup_seconds) {
-                warmed_up_ = true;
-                at_warmup_.clear();
-                for (auto& u : units_) at_warmup_.push_back(u->counters);
-            }
-            if (t >= next_report) {
-                ++period_;
-                write_snapshot("running", "");
-                next_report += config_.report_seconds;
-            }
-            if (all_finished() && transport_.pending() == cmd_recv_.size() + abandoned()) break;
-            if (stop_seconds_ >= 0 && t - last_activity > config_.drain_timeout_seconds) {
-                status = "error";
-                char limit[32];
-                std::snprintf(limit, sizeof limit, "%g", config_.drain_timeout_seconds);
-                error = std::string("the end of the run did not complete within drain_timeout_seconds = ") + limit + " s:";
-                for (auto& u : units_)
-                    if (!u->finished()) error += " " + u->waiting() + ";";
-                if (all_finished()) error += " sends not completed by their receivers;";
-                error.pop_back();
-                exit_code = 1;
-                break;
-            }
-        }
-    } catch (const std::exception& e) {
-        status = "error";
-        error = e.what();
-        exit_code = 1;
-    }
-    if (!warmed_up_) {  // a run shorter than its warm-up: measure the whole run instead
+  std::vector<Completion> done;
+  double next_report = config_.report_seconds;
+  double last_activity = 0;
+  std::string status = "finished", error;
+  int exit_code = 0;
+  try {
+    while (true) {
+      if (g_interrupted) {
+        status = "interrupted";
+        error = "interrupted by a signal";
+        exit_code = 130;
+        break;
+      }
+      for (auto& u : units_) u->pump();
+      done.clear();
+      double t = now();
+      double wait = std::min(0.005, std::max(0.0, next_report - t));
+      transport_.progress(done, wait);
+      for (auto& c : done) dispatch(c);
+      t = now();
+      if (!done.empty()) last_activity = t;
+      if (!warmed_up_ && t >= config_.warmup_seconds) {
         warmed_up_ = true;
-        window_start_ = 0;
-        at_warmup_.assign(units_.size(), Counters{});
-    }
-    if (exit_code == 0 && protocol_errors_) {
+        at_warmup_.clear();
+        for (auto& u : units_) at_warmup_.push_back(u->counters);
+      }
+      if (t >= next_report) {
+        ++period_;
+        write_snapshot("running", "");
+        next_report += config_.report_seconds;
+      }
+      if (all_finished() && transport_.pending() == cmd_recv_.size() + abandoned()) break;
+      if (stop_seconds_ >= 0 && t - last_activity > config_.drain_timeout_seconds) {
         status = "error";
-        error = first_error_;
+        char limit[32];
+        std::snprintf(limit, sizeof limit, "%g", config_.drain_timeout_seconds);
+        error = std::string("the end of the run did not complete within drain_timeout_seconds = ") + limit + " s:";
+        for (auto& u : units_)
+          if (!u->finished()) error += " " + u->waiting() + ";";
+        if (all_finished()) error += " sends not completed by their receivers;";
+        error.pop_back();
         exit_code = 1;
+        break;
+      }
     }
-    if (exit_code == 0) transport_.cancel_receives();
-    write_snapshot(status, error);
-    return exit_code;
+  } catch (const std::exception& e) {
+    status = "error";
+    error = e.what();
+    exit_code = 1;
+  }
+  if (!warmed_up_) {  // a run shorter than its warm-up: measure the whole run instead
+    warmed_up_ = true;
+    window_start_ = 0;
+    at_warmup_.assign(units_.size(), Counters{});
+  }
+  if (exit_code == 0 && protocol_errors_) {
+    status = "error";
+    error = first_error_;
+    exit_code = 1;
+  }
+  if (exit_code == 0) transport_.cancel_receives();
+  write_snapshot(status, error);
+  return exit_code;
 }
 
 }  // namespace daqnet::evb

@@ -22,79 +22,79 @@ class Node;
 
 class Unit {
 public:
-    explicit Unit(Node& node) : node_(node) {}
-    virtual ~Unit() = default;
-    virtual UnitKind kind() const = 0;
-    virtual int index() const = 0;
-    virtual void start() {}
-    virtual void on_command(const Command& cmd, int from_rank) = 0;
-    virtual void on_completion(const Completion&) {}
-    virtual void pump() {}                 // start whatever may start now
-    virtual bool finished() const = 0;     // nothing more to do, to send or to receive
-    virtual std::uint64_t lost() const { return 0; }  // fragments still missing
-    // Receives left posted for parts that will never come (cancelled at the end).
-    virtual std::size_t abandoned_receives() const { return 0; }
-    virtual void report(JsonObject&) const {}         // unit-specific result fields
-    virtual std::string waiting() const { return ""; }  // what an unfinished unit waits for
-    Counters counters;
+  explicit Unit(Node& node) : node_(node) {}
+  virtual ~Unit() = default;
+  virtual UnitKind kind() const = 0;
+  virtual int index() const = 0;
+  virtual void start() {}
+  virtual void on_command(const Command& cmd, int from_rank) = 0;
+  virtual void on_completion(const Completion&) {}
+  virtual void pump() {}                            // start whatever may start now
+  virtual bool finished() const = 0;                // nothing more to do, to send or to receive
+  virtual std::uint64_t lost() const { return 0; }  // fragments still missing
+  // Receives left posted for parts that will never come (cancelled at the end).
+  virtual std::size_t abandoned_receives() const { return 0; }
+  virtual void report(JsonObject&) const {}           // unit-specific result fields
+  virtual std::string waiting() const { return ""; }  // what an unfinished unit waits for
+  Counters counters;
 
 protected:
-    Node& node_;
+  Node& node_;
 };
 
 class Node {
 public:
-    Node(const Config& config, const Layout& layout, Transport& transport,
-         const std::string& out_dir, const std::string& host);
-    ~Node();
+  Node(const Config& config, const Layout& layout, Transport& transport, const std::string& out_dir,
+       const std::string& host);
+  ~Node();
 
-    // Runs until every unit has finished. Returns the process exit status.
-    int run();
+  // Runs until every unit has finished. Returns the process exit status.
+  int run();
 
-    const Config& config() const { return config_; }
-    const Layout& layout() const { return layout_; }
-    const FragmentSizes& sizes() const { return sizes_; }
-    Transport& transport() { return transport_; }
-    double now() const;  // seconds since the common start
-    bool measuring() const { return now() >= config_.warmup_seconds; }
+  const Config& config() const { return config_; }
+  const Layout& layout() const { return layout_; }
+  const FragmentSizes& sizes() const { return sizes_; }
+  Transport& transport() { return transport_; }
+  double now() const;  // seconds since the common start
+  bool measuring() const { return now() >= config_.warmup_seconds; }
 
-    void send_command(int rank, Command cmd, Counters& counters);
-    // Transfers in flight per process (max_in_flight): take before starting one, give back
-    // when it completes. `exempt` lets a unit's oldest transfer through a full cap, so the
-    // oldest event always moves and shared caps cannot deadlock.
-    bool take_token(bool exempt);
-    void give_token();
-    void note_stop();  // the first sign of the end of the run reached this process
-    void fail(const std::string& what);  // a protocol error: counted, reported, run fails
+  void send_command(int rank, Command cmd, Counters& counters);
+  // Transfers in flight per process (max_in_flight): take before starting one, give back
+  // when it completes. `exempt` lets a unit's oldest transfer through a full cap, so the
+  // oldest event always moves and shared caps cannot deadlock.
+  bool take_token(bool exempt);
+  void give_token();
+  void note_stop();                    // the first sign of the end of the run reached this process
+  void fail(const std::string& what);  // a protocol error: counted, reported, run fails
 
 private:
-    void dispatch(const Completion& c);
-    void post_command_receive(std::size_t i);
-    void write_snapshot(const std::string& status, const std::string& error);
-    bool all_finished() const;
-    std::size_t abandoned() const;
+  void dispatch(const Completion& c);
+  void post_command_receive(std::size_t i);
+  void write_snapshot(const std::string& status, const std::string& error);
+  bool all_finished() const;
+  std::size_t abandoned() const;
 
-    const Config& config_;
-    const Layout& layout_;
-    Transport& transport_;
-    FragmentSizes sizes_;
-    std::string out_dir_, host_;
-    std::chrono::steady_clock::time_point t0_;
-    std::vector<std::unique_ptr<Unit>> units_;
-    std::size_t command_bytes_;
-    std::vector<std::vector<unsigned char>> cmd_recv_, cmd_send_;
-    std::vector<std::size_t> cmd_send_free_;
-    std::vector<std::uint32_t> seq_out_, seq_in_;            // per peer rank
-    std::vector<std::map<std::uint32_t, Command>> early_;    // per peer: arrived ahead of order
-    void deliver(const Command& cmd, int from_rank);
-    int tokens_used_ = 0;
-    double stop_seconds_ = -1, window_start_ = 0;
-    std::vector<Counters> at_warmup_, at_stop_;
-    bool warmed_up_ = false;
-    std::uint64_t protocol_errors_ = 0;
-    std::string first_error_;
-    std::string csv_path_, json_path_;
-    int period_ = 0;
+  const Config& config_;
+  const Layout& layout_;
+  Transport& transport_;
+  FragmentSizes sizes_;
+  std::string out_dir_, host_;
+  std::chrono::steady_clock::time_point t0_;
+  std::vector<std::unique_ptr<Unit>> units_;
+  std::size_t command_bytes_;
+  std::vector<std::vector<unsigned char>> cmd_recv_, cmd_send_;
+  std::vector<std::size_t> cmd_send_free_;
+  std::vector<std::uint32_t> seq_out_, seq_in_;          // per peer rank
+  std::vector<std::map<std::uint32_t, Command>> early_;  // per peer: arrived ahead of order
+  void deliver(const Command& cmd, int from_rank);
+  int tokens_used_ = 0;
+  double stop_seconds_ = -1, window_start_ = 0;
+  std::vector<Counters> at_warmup_, at_stop_;
+  bool warmed_up_ = false;
+  std::uint64_t protocol_errors_ = 0;
+  std::string first_error_;
+  std::string csv_path_, json_path_;
+  int period_ = 0;
 };
 
 }  // namespace daqnet::evb

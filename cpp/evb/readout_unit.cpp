@@ -6,152 +6,152 @@
 namespace daqnet::evb {
 
 ReadoutUnit::ReadoutUnit(Node& node, int index)
-    : Unit(node), index_(index),
+    : Unit(node),
+      index_(index),
       pattern_(node.sizes().max_bytes(index), node.config().seed * 0x9E3779B97F4A7C15ULL + index + 1) {
-    const auto& c = node.config();
-    if (c.mode == Mode::event_manager)
-        fins_needed_ = c.protocol == Protocol::push ? 1 : node.layout().builder_units();
-    else
-        fins_needed_ = node.layout().builder_units() + (c.barrier ? 1 : 0);
+  const auto& c = node.config();
+  if (c.mode == Mode::event_manager)
+    fins_needed_ = c.protocol == Protocol::push ? 1 : node.layout().builder_units();
+  else
+    fins_needed_ = node.layout().builder_units() + (c.barrier ? 1 : 0);
 }
 
 void ReadoutUnit::on_command(const Command& cmd, int) {
-    switch (cmd.type) {
-    case CommandType::assign:
-    case CommandType::request:
-    case CommandType::grant:
-        pending_.insert({cmd.event, cmd.bu, cmd.slot});
-        break;
-    case CommandType::go:
-        released_ = std::max<std::int64_t>(released_, static_cast<std::int64_t>(cmd.event));
-        break;
-    case CommandType::fin:
-        ++fins_;
-        node_.note_stop();
-        if (cmd.from == UnitKind::em && node_.config().mode == Mode::time_frames) {
-            em_fin_ = true;
-            released_ = static_cast<std::int64_t>(cmd.event);
-        }
-        break;
-    default:
-        node_.fail("readout unit got an unexpected command");
+  switch (cmd.type) {
+  case CommandType::assign:
+  case CommandType::request:
+  case CommandType::grant:
+    pending_.insert({cmd.event, cmd.bu, cmd.slot});
+    break;
+  case CommandType::go:
+    released_ = std::max<std::int64_t>(released_, static_cast<std::int64_t>(cmd.event));
+    break;
+  case CommandType::fin:
+    ++fins_;
+    node_.note_stop();
+    if (cmd.from == UnitKind::em && node_.config().mode == Mode::time_frames) {
+      em_fin_ = true;
+      released_ = static_cast<std::int64_t>(cmd.event);
     }
+    break;
+  default:
+    node_.fail("readout unit got an unexpected command");
+  }
 }
 
 void ReadoutUnit::pump() {
-    const auto& c = node_.config();
-    double now = node_.now();
-    bool barrier = c.mode == Mode::time_frames && c.barrier;
-    // After the EM's FIN (barrier mode) frames beyond the last released one are dropped.
-    if (barrier && em_fin_)
-        while (!pending_.empty() && static_cast<std::int64_t>(std::prev(pending_.end())->event) > released_)
-            pending_.erase(std::prev(pending_.end()));
-    while (!pending_.empty()) {
-        const Item item = *pending_.begin();
-        if (barrier && static_cast<std::int64_t>(item.event) > released_) return;
-        if (c.rate_hz > 0 && static_cast<double>(item.event) / c.rate_hz > now) return;  // not generated yet
-        // The unit's oldest event may pass a full cap: grants can arrive out of event order.
-        if (!node_.take_token(sending_.empty() || item.event < *sending_.begin())) return;
-        pending_.erase(pending_.begin());
-        start_send(item);
-    }
+  const auto& c = node_.config();
+  double now = node_.now();
+  bool barrier = c.mode == Mode::time_frames && c.barrier;
+  // After the EM's FIN (barrier mode) frames beyond the last released one are dropped.
+  if (barrier && em_fin_)
+    while (!pending_.empty() && static_cast<std::int64_t>(std::prev(pending_.end())->event) > released_)
+      pending_.erase(std::prev(pending_.end()));
+  while (!pending_.empty()) {
+    const Item item = *pending_.begin();
+    if (barrier && static_cast<std::int64_t>(item.event) > released_) return;
+    if (c.rate_hz > 0 && static_cast<double>(item.event) / c.rate_hz > now) return;  // not generated yet
+    // The unit's oldest event may pass a full cap: grants can arrive out of event order.
+    if (!node_.take_token(sending_.empty() || item.event < *sending_.begin())) return;
+    pending_.erase(pending_.begin());
+    start_send(item);
+  }
 }
 
 std::size_t ReadoutUnit::take(std::vector<std::unique_ptr<unsigned char[]>>& pool, std::vector<std::size_t>& free,
                               std::size_t bytes, bool fill) {
-    if (!free.empty()) {
-        std::size_t i = free.back();
-        free.pop_back();
-        return i;
-    }
-    pool.push_back(std::make_unique<unsigned char[]>(std::max<std::size_t>(bytes, 1)));
-    if (fill) pattern_.copy_to(pool.back().get());
-    return pool.size() - 1;
+  if (!free.empty()) {
+    std::size_t i = free.back();
+    free.pop_back();
+    return i;
+  }
+  pool.push_back(std::make_unique<unsigned char[]>(std::max<std::size_t>(bytes, 1)));
+  if (fill) pattern_.copy_to(pool.back().get());
+  return pool.size() - 1;
 }
 
 void ReadoutUnit::start_send(const Item& item) {
-    const auto& c = node_.config();
-    const auto& l = node_.layout();
-    auto& t = node_.transport();
-    std::size_t bytes = node_.sizes().bytes(item.event, index_);
-    Send s;
-    s.event = item.event;
-    sending_.insert(item.event);
-    s.data = take(data_, data_free_, node_.sizes().max_bytes(index_), true);
-    unsigned char* frag = data_[s.data].get();
-    FragmentHeader h{kFragmentMagic, static_cast<std::uint32_t>(index_), item.event, bytes,
-                     pattern_.checksum(static_cast<std::uint32_t>(index_), item.event, bytes)};
-    std::memcpy(frag, &h, sizeof h);
-    ++sent_;
-    if (index_ == 0 && c.fault_corrupt_every > 0 && sent_ % c.fault_corrupt_every == 0) {
-        s.corrupted = sizeof h + 8 * ((sent_ * 7919) % ((bytes - sizeof h) / 8));
-        frag[s.corrupted] ^= 0x5A;  // restored when the send completes
-    }
-    int copies = index_ == 0 && c.fault_duplicate_every > 0 && sent_ % c.fault_duplicate_every == 0 ? 2 : 1;
+  const auto& c = node_.config();
+  const auto& l = node_.layout();
+  auto& t = node_.transport();
+  std::size_t bytes = node_.sizes().bytes(item.event, index_);
+  Send s;
+  s.event = item.event;
+  sending_.insert(item.event);
+  s.data = take(data_, data_free_, node_.sizes().max_bytes(index_), true);
+  unsigned char* frag = data_[s.data].get();
+  FragmentHeader h{kFragmentMagic, static_cast<std::uint32_t>(index_), item.event, bytes,
+                   pattern_.checksum(static_cast<std::uint32_t>(index_), item.event, bytes)};
+  std::memcpy(frag, &h, sizeof h);
+  ++sent_;
+  if (index_ == 0 && c.fault_corrupt_every > 0 && sent_ % c.fault_corrupt_every == 0) {
+    s.corrupted = sizeof h + 8 * ((sent_ * 7919) % ((bytes - sizeof h) / 8));
+    frag[s.corrupted] ^= 0x5A;  // restored when the send completes
+  }
+  int copies = index_ == 0 && c.fault_duplicate_every > 0 && sent_ % c.fault_duplicate_every == 0 ? 2 : 1;
 
-    std::size_t send_id;
-    if (!send_free_.empty()) {
-        send_id = send_free_.back();
-        send_free_.pop_back();
-    } else {
-        send_id = sends_.size();
-        sends_.emplace_back();
+  std::size_t send_id;
+  if (!send_free_.empty()) {
+    send_id = send_free_.back();
+    send_free_.pop_back();
+  } else {
+    send_id = sends_.size();
+    sends_.emplace_back();
+  }
+  int peer = l.bu_rank[item.bu];
+  if (c.meta_bytes > 0) {
+    // Meta-data: the header again and the sizes of the events packed in the fragment.
+    s.meta = take(meta_, meta_free_, c.meta_bytes, false);
+    unsigned char* m = meta_[s.meta].get();
+    std::memset(m, 0, c.meta_bytes);
+    std::memcpy(m, &h, sizeof h);
+    std::size_t room = (static_cast<std::size_t>(c.meta_bytes) - sizeof h) / 4;
+    std::size_t packed = std::min<std::size_t>(room, c.events_per_fragment);
+    for (std::size_t e = 0; e < packed; ++e) {
+      auto part = static_cast<std::uint32_t>(bytes / c.events_per_fragment + (e < bytes % c.events_per_fragment));
+      std::memcpy(m + sizeof h + 4 * e, &part, 4);
     }
-    int peer = l.bu_rank[item.bu];
+  }
+  s.parts = copies * (c.meta_bytes > 0 ? 2 : 1);
+  sends_[send_id] = s;
+  for (int k = 0; k < copies; ++k) {
     if (c.meta_bytes > 0) {
-        // Meta-data: the header again and the sizes of the events packed in the fragment.
-        s.meta = take(meta_, meta_free_, c.meta_bytes, false);
-        unsigned char* m = meta_[s.meta].get();
-        std::memset(m, 0, c.meta_bytes);
-        std::memcpy(m, &h, sizeof h);
-        std::size_t room = (static_cast<std::size_t>(c.meta_bytes) - sizeof h) / 4;
-        std::size_t packed = std::min<std::size_t>(room, c.events_per_fragment);
-        for (std::size_t e = 0; e < packed; ++e) {
-            auto part = static_cast<std::uint32_t>(bytes / c.events_per_fragment + (e < bytes % c.events_per_fragment));
-            std::memcpy(m + sizeof h + 4 * e, &part, 4);
-        }
+      t.send(peer, meta_tag(item.slot), meta_[s.meta].get(), c.meta_bytes, cookie(UnitKind::ru, send_id));
+      counters.bytes_out += c.meta_bytes;
+      ++counters.messages_out;
     }
-    s.parts = copies * (c.meta_bytes > 0 ? 2 : 1);
-    sends_[send_id] = s;
-    for (int k = 0; k < copies; ++k) {
-        if (c.meta_bytes > 0) {
-            t.send(peer, meta_tag(item.slot), meta_[s.meta].get(), c.meta_bytes, cookie(UnitKind::ru, send_id));
-            counters.bytes_out += c.meta_bytes;
-            ++counters.messages_out;
-        }
-        t.send(peer, data_tag(item.slot), frag, bytes, cookie(UnitKind::ru, send_id));
-        counters.bytes_out += bytes;
-        ++counters.messages_out;
-        ++counters.fragments_out;
-    }
+    t.send(peer, data_tag(item.slot), frag, bytes, cookie(UnitKind::ru, send_id));
+    counters.bytes_out += bytes;
+    ++counters.messages_out;
+    ++counters.fragments_out;
+  }
 }
 
 void ReadoutUnit::on_completion(const Completion& c) {
-    if (c.kind != Completion::Kind::send) return;
-    Send& s = sends_[cookie_value(c.cookie)];
-    if (--s.parts > 0) return;
-    if (s.corrupted) data_[s.data][s.corrupted] ^= 0x5A;
-    data_free_.push_back(s.data);
-    if (node_.config().meta_bytes > 0) meta_free_.push_back(s.meta);
-    send_free_.push_back(cookie_value(c.cookie));
-    sending_.erase(sending_.find(s.event));
-    node_.give_token();
+  if (c.kind != Completion::Kind::send) return;
+  Send& s = sends_[cookie_value(c.cookie)];
+  if (--s.parts > 0) return;
+  if (s.corrupted) data_[s.data][s.corrupted] ^= 0x5A;
+  data_free_.push_back(s.data);
+  if (node_.config().meta_bytes > 0) meta_free_.push_back(s.meta);
+  send_free_.push_back(cookie_value(c.cookie));
+  sending_.erase(sending_.find(s.event));
+  node_.give_token();
 }
 
-bool ReadoutUnit::finished() const {
-    return fins_ == fins_needed_ && pending_.empty() && sending_.empty();
-}
+bool ReadoutUnit::finished() const { return fins_ == fins_needed_ && pending_.empty() && sending_.empty(); }
 
 void ReadoutUnit::report(JsonObject& out) const {
-    out.add("pending_fragments", static_cast<std::uint64_t>(pending_.size()))
-        .add("buffers", static_cast<std::uint64_t>(data_.size()));
+  out.add("pending_fragments", static_cast<std::uint64_t>(pending_.size()))
+      .add("buffers", static_cast<std::uint64_t>(data_.size()));
 }
 
 }  // namespace daqnet::evb
 
 namespace daqnet::evb {
 std::string ReadoutUnit::waiting() const {
-    return "RU " + std::to_string(index_) + " has " + std::to_string(pending_.size()) + " fragments to send, " +
-           std::to_string(sending_.size()) + " sends unmatched, " + std::to_string(fins_needed_ - fins_) + " end-of-run messages missing";
+  return "RU " + std::to_string(index_) + " has " + std::to_string(pending_.size()) + " fragments to send, " +
+         std::to_string(sending_.size()) + " sends unmatched, " + std::to_string(fins_needed_ - fins_) +
+         " end-of-run messages missing";
 }
 }  // namespace daqnet::evb

@@ -13,43 +13,44 @@ namespace daqnet::evb {
 
 class ReadoutUnit final : public Unit {
 public:
-    ReadoutUnit(Node& node, int index);
-    UnitKind kind() const override { return UnitKind::ru; }
-    int index() const override { return index_; }
-    void on_command(const Command& cmd, int from_rank) override;
-    void on_completion(const Completion& c) override;
-    void pump() override;
-    bool finished() const override;
-    void report(JsonObject& out) const override;
-    std::string waiting() const override;
+  ReadoutUnit(Node& node, int index);
+  UnitKind kind() const override { return UnitKind::ru; }
+  int index() const override { return index_; }
+  void on_command(const Command& cmd, int from_rank) override;
+  void on_completion(const Completion& c) override;
+  void pump() override;
+  bool finished() const override;
+  void report(JsonObject& out) const override;
+  std::string waiting() const override;
 
 private:
-    struct Item {
-        std::uint64_t event;
-        std::uint32_t bu, slot;
-        bool operator<(const Item& o) const { return event != o.event ? event < o.event : bu < o.bu; }
-    };
-    struct Send {
-        std::size_t data = 0, meta = 0;  // buffer indices
-        int parts = 0;                   // completions still to come
-        std::size_t corrupted = 0;       // test hook: byte offset to restore, 0 = none
-        std::uint64_t event = 0;
-    };
-    void start_send(const Item& item);
-    std::size_t take(std::vector<std::unique_ptr<unsigned char[]>>& pool, std::vector<std::size_t>& free, std::size_t bytes, bool fill);
+  struct Item {
+    std::uint64_t event;
+    std::uint32_t bu, slot;
+    bool operator<(const Item& o) const { return event != o.event ? event < o.event : bu < o.bu; }
+  };
+  struct Send {
+    std::size_t data = 0, meta = 0;  // buffer indices
+    int parts = 0;                   // completions still to come
+    std::size_t corrupted = 0;       // test hook: byte offset to restore, 0 = none
+    std::uint64_t event = 0;
+  };
+  void start_send(const Item& item);
+  std::size_t take(std::vector<std::unique_ptr<unsigned char[]>>& pool, std::vector<std::size_t>& free,
+                   std::size_t bytes, bool fill);
 
-    int index_;
-    Pattern pattern_;
-    std::set<Item> pending_;  // oldest event first
-    std::multiset<std::uint64_t> sending_;  // events in flight
-    std::vector<std::unique_ptr<unsigned char[]>> data_, meta_;
-    std::vector<std::size_t> data_free_, meta_free_;
-    std::vector<Send> sends_;
-    std::vector<std::size_t> send_free_;
-    int fins_ = 0, fins_needed_ = 0;
-    std::int64_t released_ = -1;  // time frames with barrier: frames up to this may start
-    bool em_fin_ = false;
-    std::uint64_t sent_ = 0;
+  int index_;
+  Pattern pattern_;
+  std::set<Item> pending_;                // oldest event first
+  std::multiset<std::uint64_t> sending_;  // events in flight
+  std::vector<std::unique_ptr<unsigned char[]>> data_, meta_;
+  std::vector<std::size_t> data_free_, meta_free_;
+  std::vector<Send> sends_;
+  std::vector<std::size_t> send_free_;
+  int fins_ = 0, fins_needed_ = 0;
+  std::int64_t released_ = -1;  // time frames with barrier: frames up to this may start
+  bool em_fin_ = false;
+  std::uint64_t sent_ = 0;
 };
 
 }  // namespace daqnet::evb

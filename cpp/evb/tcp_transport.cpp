@@ -38,469 +38,451 @@ constexpr std::size_t kSpareMin = std::size_t{64} << 10;
 constexpr std::size_t kSpareBytes = std::size_t{64} << 20;
 
 struct Endpoint {  // what every rank publishes, in network byte order
-    std::uint32_t addr;
-    std::uint16_t port;
+  std::uint32_t addr;
+  std::uint16_t port;
 };
 
 struct FdGuard {
-    int fd;
-    ~FdGuard() {
-        if (fd >= 0) close(fd);
-    }
+  int fd;
+  ~FdGuard() {
+    if (fd >= 0) close(fd);
+  }
 };
 
 [[noreturn]] void sys_error(const std::string& call, int err = errno) {
-    throw TransportError("tcp: " + call + " failed: " + std::strerror(err));
+  throw TransportError("tcp: " + call + " failed: " + std::strerror(err));
 }
 
 int check_sys(int result, const std::string& call) {
-    if (result < 0) sys_error(call);
-    return result;
+  if (result < 0) sys_error(call);
+  return result;
 }
 
 std::string ip_text(const in_addr& addr) {
-    char text[INET_ADDRSTRLEN] = {};
-    inet_ntop(AF_INET, &addr, text, sizeof text);
-    return text;
+  char text[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &addr, text, sizeof text);
+  return text;
 }
 
 void set_buffers(int fd, int bytes) {
-    if (bytes <= 0) return;
-    check_sys(setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes), "setsockopt SO_SNDBUF");
-    check_sys(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes), "setsockopt SO_RCVBUF");
+  if (bytes <= 0) return;
+  check_sys(setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes), "setsockopt SO_SNDBUF");
+  check_sys(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes), "setsockopt SO_RCVBUF");
 }
 
 // The IPv4 address this rank listens on (see TcpOptions).
 std::string listen_address(MPI_Comm comm, const TcpOptions& options) {
-    // Every rank takes part in the exchange of host names whatever its options, so the
-    // collective calls of all ranks stay matched.
-    int size = 0, len = 0;
-    MPI_Comm_size(comm, &size);
-    char name[MPI_MAX_PROCESSOR_NAME] = {};
-    MPI_Get_processor_name(name, &len);
-    std::vector<char> names(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME);
-    MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME,
-                  MPI_CHAR, comm);
-    bool one_host = true;
-    for (int r = 0; r < size; ++r)
-        one_host = one_host && std::strncmp(name, &names[r * MPI_MAX_PROCESSOR_NAME],
-                                            MPI_MAX_PROCESSOR_NAME) == 0;
+  // Every rank takes part in the exchange of host names whatever its options, so the
+  // collective calls of all ranks stay matched.
+  int size = 0, len = 0;
+  MPI_Comm_size(comm, &size);
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  MPI_Get_processor_name(name, &len);
+  std::vector<char> names(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME);
+  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
+  bool one_host = true;
+  for (int r = 0; r < size; ++r)
+    one_host = one_host && std::strncmp(name, &names[r * MPI_MAX_PROCESSOR_NAME], MPI_MAX_PROCESSOR_NAME) == 0;
 
-    if (!options.address.empty()) return options.address;
-    if (!options.interface_name.empty()) {
-        ifaddrs* list = nullptr;
-        check_sys(getifaddrs(&list), "getifaddrs");
-        std::string found;
-        for (ifaddrs* a = list; a != nullptr && found.empty(); a = a->ifa_next)
-            if (a->ifa_addr != nullptr && a->ifa_addr->sa_family == AF_INET &&
-                options.interface_name == a->ifa_name)
-                found = ip_text(reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr);
-        freeifaddrs(list);
-        if (found.empty())
-            throw TransportError("tcp: network interface '" + options.interface_name +
-                                 "' does not exist or has no IPv4 address");
-        return found;
-    }
-    if (one_host) return "127.0.0.1";
-    addrinfo hints{};
-    hints.ai_family = AF_INET;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    if (int err = getaddrinfo(name, nullptr, &hints, &found); err != 0)
-        throw TransportError(std::string("tcp: cannot resolve host name '") + name +
-                             "': " + gai_strerror(err) + "; give an address or an interface");
-    in_addr addr = reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr;
-    freeaddrinfo(found);
-    // Debian-style /etc/hosts map the host name to 127.0.1.1, useless to other hosts.
-    if ((ntohl(addr.s_addr) >> 24) == 127)
-        throw TransportError(std::string("tcp: host name '") + name + "' resolves to " +
-                             ip_text(addr) + ", unreachable from other hosts; give an " +
-                             "address or an interface");
-    return ip_text(addr);
+  if (!options.address.empty()) return options.address;
+  if (!options.interface_name.empty()) {
+    ifaddrs* list = nullptr;
+    check_sys(getifaddrs(&list), "getifaddrs");
+    std::string found;
+    for (ifaddrs* a = list; a != nullptr && found.empty(); a = a->ifa_next)
+      if (a->ifa_addr != nullptr && a->ifa_addr->sa_family == AF_INET && options.interface_name == a->ifa_name)
+        found = ip_text(reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr);
+    freeifaddrs(list);
+    if (found.empty())
+      throw TransportError("tcp: network interface '" + options.interface_name +
+                           "' does not exist or has no IPv4 address");
+    return found;
+  }
+  if (one_host) return "127.0.0.1";
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int err = getaddrinfo(name, nullptr, &hints, &found); err != 0)
+    throw TransportError(std::string("tcp: cannot resolve host name '") + name + "': " + gai_strerror(err) +
+                         "; give an address or an interface");
+  in_addr addr = reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr;
+  freeaddrinfo(found);
+  // Debian-style /etc/hosts map the host name to 127.0.1.1, useless to other hosts.
+  if ((ntohl(addr.s_addr) >> 24) == 127)
+    throw TransportError(std::string("tcp: host name '") + name + "' resolves to " + ip_text(addr) +
+                         ", unreachable from other hosts; give an " + "address or an interface");
+  return ip_text(addr);
 }
 
 }  // namespace
 
-TcpTransport::TcpTransport(MPI_Comm comm, WaitMode wait, const TcpOptions& options)
-    : wait_(wait) {
-    MPI_Comm_rank(comm, &rank_);
-    MPI_Comm_size(comm, &size_);
-    conns_.resize(static_cast<std::size_t>(size_));
-    try {
-        connect_mesh(comm, options);
-    } catch (...) {
-        close_fds();  // the destructor does not run for a constructor that throws
-        throw;
-    }
+TcpTransport::TcpTransport(MPI_Comm comm, WaitMode wait, const TcpOptions& options) : wait_(wait) {
+  MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &size_);
+  conns_.resize(static_cast<std::size_t>(size_));
+  try {
+    connect_mesh(comm, options);
+  } catch (...) {
+    close_fds();  // the destructor does not run for a constructor that throws
+    throw;
+  }
 }
 
 TcpTransport::~TcpTransport() { close_fds(); }
 
 void TcpTransport::close_fds() {
-    for (Conn& c : conns_)
-        if (c.fd >= 0) close(std::exchange(c.fd, -1));
-    if (epoll_fd_ >= 0) close(std::exchange(epoll_fd_, -1));
+  for (Conn& c : conns_)
+    if (c.fd >= 0) close(std::exchange(c.fd, -1));
+  if (epoll_fd_ >= 0) close(std::exchange(epoll_fd_, -1));
 }
 
 void TcpTransport::connect_mesh(MPI_Comm comm, const TcpOptions& options) {
-    std::string address = listen_address(comm, options);
-    sockaddr_in self{};
-    self.sin_family = AF_INET;
-    if (inet_pton(AF_INET, address.c_str(), &self.sin_addr) != 1)
-        throw TransportError("tcp: '" + address + "' is not an IPv4 address");
-    FdGuard listener{check_sys(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket")};
-    set_buffers(listener.fd, options.socket_buffer_bytes);  // accepted sockets inherit them
-    check_sys(bind(listener.fd, reinterpret_cast<sockaddr*>(&self), sizeof self),
-              "bind to " + address);
-    check_sys(listen(listener.fd, size_), "listen");
-    socklen_t len = sizeof self;
-    check_sys(getsockname(listener.fd, reinterpret_cast<sockaddr*>(&self), &len), "getsockname");
-    Endpoint mine{};
-    mine.addr = self.sin_addr.s_addr;
-    mine.port = self.sin_port;
-    std::vector<Endpoint> all(static_cast<std::size_t>(size_));
-    MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
+  std::string address = listen_address(comm, options);
+  sockaddr_in self{};
+  self.sin_family = AF_INET;
+  if (inet_pton(AF_INET, address.c_str(), &self.sin_addr) != 1)
+    throw TransportError("tcp: '" + address + "' is not an IPv4 address");
+  FdGuard listener{check_sys(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket")};
+  set_buffers(listener.fd, options.socket_buffer_bytes);  // accepted sockets inherit them
+  check_sys(bind(listener.fd, reinterpret_cast<sockaddr*>(&self), sizeof self), "bind to " + address);
+  check_sys(listen(listener.fd, size_), "listen");
+  socklen_t len = sizeof self;
+  check_sys(getsockname(listener.fd, reinterpret_cast<sockaddr*>(&self), &len), "getsockname");
+  Endpoint mine{};
+  mine.addr = self.sin_addr.s_addr;
+  mine.port = self.sin_port;
+  std::vector<Endpoint> all(static_cast<std::size_t>(size_));
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
 
-    // Connect to every lower rank: the kernel completes the handshake before that rank calls
-    // accept(), so connecting all first and accepting afterwards cannot deadlock.
-    for (int peer = 0; peer < rank_; ++peer) {
-        int fd = check_sys(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket");
-        conns_[peer].fd = fd;
-        set_buffers(fd, options.socket_buffer_bytes);
-        sockaddr_in to{};
-        to.sin_family = AF_INET;
-        to.sin_addr.s_addr = all[peer].addr;
-        to.sin_port = all[peer].port;
-        std::string where = "rank " + std::to_string(peer) + " at " + ip_text(to.sin_addr) +
-                            ":" + std::to_string(ntohs(to.sin_port));
-        check_sys(connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), "connect to " + where);
-        std::uint32_t hello[2] = {kMagic, static_cast<std::uint32_t>(rank_)};
-        if (::send(fd, hello, sizeof hello, MSG_NOSIGNAL) != sizeof hello)
-            sys_error("greeting " + where);
+  // Connect to every lower rank: the kernel completes the handshake before that rank calls
+  // accept(), so connecting all first and accepting afterwards cannot deadlock.
+  for (int peer = 0; peer < rank_; ++peer) {
+    int fd = check_sys(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket");
+    conns_[peer].fd = fd;
+    set_buffers(fd, options.socket_buffer_bytes);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = all[peer].addr;
+    to.sin_port = all[peer].port;
+    std::string where =
+        "rank " + std::to_string(peer) + " at " + ip_text(to.sin_addr) + ":" + std::to_string(ntohs(to.sin_port));
+    check_sys(connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), "connect to " + where);
+    std::uint32_t hello[2] = {kMagic, static_cast<std::uint32_t>(rank_)};
+    if (::send(fd, hello, sizeof hello, MSG_NOSIGNAL) != sizeof hello) sys_error("greeting " + where);
+  }
+  // Accept every higher rank; the first bytes on the connection name it.
+  for (int n = rank_ + 1; n < size_; ++n) {
+    pollfd p{listener.fd, POLLIN, 0};
+    if (check_sys(poll(&p, 1, kAcceptTimeoutMs), "poll") == 0)
+      throw TransportError("tcp: rank " + std::to_string(rank_) +
+                           " timed out waiting for connections from higher ranks");
+    int fd = check_sys(accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC), "accept");
+    std::uint32_t hello[2] = {};
+    ssize_t got = ::recv(fd, hello, sizeof hello, MSG_WAITALL);
+    int peer = static_cast<int>(hello[1]);
+    if (got != sizeof hello || hello[0] != kMagic || peer <= rank_ || peer >= size_ || conns_[peer].fd >= 0) {
+      close(fd);
+      throw TransportError("tcp: rank " + std::to_string(rank_) + " got a connection without a valid greeting");
     }
-    // Accept every higher rank; the first bytes on the connection name it.
-    for (int n = rank_ + 1; n < size_; ++n) {
-        pollfd p{listener.fd, POLLIN, 0};
-        if (check_sys(poll(&p, 1, kAcceptTimeoutMs), "poll") == 0)
-            throw TransportError("tcp: rank " + std::to_string(rank_) +
-                                 " timed out waiting for connections from higher ranks");
-        int fd = check_sys(accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC), "accept");
-        std::uint32_t hello[2] = {};
-        ssize_t got = ::recv(fd, hello, sizeof hello, MSG_WAITALL);
-        int peer = static_cast<int>(hello[1]);
-        if (got != sizeof hello || hello[0] != kMagic || peer <= rank_ || peer >= size_ ||
-            conns_[peer].fd >= 0) {
-            close(fd);
-            throw TransportError("tcp: rank " + std::to_string(rank_) +
-                                 " got a connection without a valid greeting");
-        }
-        conns_[peer].fd = fd;
-    }
+    conns_[peer].fd = fd;
+  }
 
-    epoll_fd_ = check_sys(epoll_create1(EPOLL_CLOEXEC), "epoll_create1");
-    for (int peer = 0; peer < size_; ++peer) {
-        Conn& c = conns_[peer];
-        c.peer = peer;
-        if (peer == rank_) continue;
-        int one = 1;
-        check_sys(setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one),
-                  "setsockopt TCP_NODELAY");
-        check_sys(fcntl(c.fd, F_SETFL, check_sys(fcntl(c.fd, F_GETFL), "fcntl") | O_NONBLOCK),
-                  "fcntl");
-        c.stage = std::make_unique_for_overwrite<char[]>(kStageBytes);
-        epoll_event ev{};
-        ev.events = EPOLLIN;
-        ev.data.u32 = static_cast<std::uint32_t>(peer);
-        check_sys(epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c.fd, &ev), "epoll_ctl");
-    }
+  epoll_fd_ = check_sys(epoll_create1(EPOLL_CLOEXEC), "epoll_create1");
+  for (int peer = 0; peer < size_; ++peer) {
+    Conn& c = conns_[peer];
+    c.peer = peer;
+    if (peer == rank_) continue;
+    int one = 1;
+    check_sys(setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), "setsockopt TCP_NODELAY");
+    check_sys(fcntl(c.fd, F_SETFL, check_sys(fcntl(c.fd, F_GETFL), "fcntl") | O_NONBLOCK), "fcntl");
+    c.stage = std::make_unique_for_overwrite<char[]>(kStageBytes);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u32 = static_cast<std::uint32_t>(peer);
+    check_sys(epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c.fd, &ev), "epoll_ctl");
+  }
 }
 
 void TcpTransport::check_peer(int peer, const char* what) const {
-    if (peer < 0 || peer >= size_)
-        throw TransportError(std::string("tcp: ") + what + " with rank " + std::to_string(peer) +
-                             ", not in 0.." + std::to_string(size_ - 1));
+  if (peer < 0 || peer >= size_)
+    throw TransportError(std::string("tcp: ") + what + " with rank " + std::to_string(peer) + ", not in 0.." +
+                         std::to_string(size_ - 1));
 }
 
 void TcpTransport::too_long(int peer, Tag tag, std::size_t bytes, std::size_t capacity) const {
-    throw TransportError("tcp: message from rank " + std::to_string(peer) + " to rank " +
-                         std::to_string(rank_) + " with tag " + std::to_string(tag) + " has " +
-                         std::to_string(bytes) + " bytes, the posted receive only " +
-                         std::to_string(capacity));
+  throw TransportError("tcp: message from rank " + std::to_string(peer) + " to rank " + std::to_string(rank_) +
+                       " with tag " + std::to_string(tag) + " has " + std::to_string(bytes) +
+                       " bytes, the posted receive only " + std::to_string(capacity));
 }
 
 void TcpTransport::lost(const Conn& c, const std::string& reason) const {
-    throw TransportError("tcp: connection to rank " + std::to_string(c.peer) + " lost: " + reason);
+  throw TransportError("tcp: connection to rank " + std::to_string(c.peer) + " lost: " + reason);
 }
 
 std::optional<TcpTransport::RecvOp> TcpTransport::match_posted(int peer, Tag tag) {
-    auto found = posted_.find(tag);
-    if (found == posted_.end()) return std::nullopt;
-    auto& queue = found->second;
-    for (auto it = queue.begin(); it != queue.end(); ++it) {
-        if (it->peer != peer && it->peer != kAnySource) continue;
-        RecvOp op = *it;
-        queue.erase(it);
-        return op;
-    }
-    return std::nullopt;
+  auto found = posted_.find(tag);
+  if (found == posted_.end()) return std::nullopt;
+  auto& queue = found->second;
+  for (auto it = queue.begin(); it != queue.end(); ++it) {
+    if (it->peer != peer && it->peer != kAnySource) continue;
+    RecvOp op = *it;
+    queue.erase(it);
+    return op;
+  }
+  return std::nullopt;
 }
 
 TcpTransport::Buffer TcpTransport::take_buffer(std::size_t bytes) {
-    auto best = spare_.end();  // the smallest spare buffer that fits
-    for (auto it = spare_.begin(); bytes >= kSpareMin && it != spare_.end(); ++it)
-        if (it->capacity >= bytes && (best == spare_.end() || it->capacity < best->capacity))
-            best = it;
-    if (best == spare_.end()) return {std::make_unique_for_overwrite<char[]>(bytes), bytes};
-    std::swap(*best, spare_.back());
-    Buffer buffer = std::move(spare_.back());
-    spare_.pop_back();
-    spare_bytes_ -= buffer.capacity;
-    return buffer;
+  auto best = spare_.end();  // the smallest spare buffer that fits
+  for (auto it = spare_.begin(); bytes >= kSpareMin && it != spare_.end(); ++it)
+    if (it->capacity >= bytes && (best == spare_.end() || it->capacity < best->capacity)) best = it;
+  if (best == spare_.end()) return {std::make_unique_for_overwrite<char[]>(bytes), bytes};
+  std::swap(*best, spare_.back());
+  Buffer buffer = std::move(spare_.back());
+  spare_.pop_back();
+  spare_bytes_ -= buffer.capacity;
+  return buffer;
 }
 
 void TcpTransport::give_back(Buffer buffer) {
-    if (buffer.capacity < kSpareMin || spare_bytes_ + buffer.capacity > kSpareBytes) return;
-    spare_bytes_ += buffer.capacity;
-    spare_.push_back(std::move(buffer));
+  if (buffer.capacity < kSpareMin || spare_bytes_ + buffer.capacity > kSpareBytes) return;
+  spare_bytes_ += buffer.capacity;
+  spare_.push_back(std::move(buffer));
 }
 
-void TcpTransport::send(int peer, Tag tag, const void* buf, std::size_t bytes,
-                        std::uint64_t cookie) {
-    check_peer(peer, "send");
-    const char* data = static_cast<const char*>(buf);
-    if (peer == rank_) {  // delivered in memory as if it had arrived
-        std::optional<RecvOp> op = match_posted(peer, tag);
-        if (op && bytes > op->capacity) too_long(peer, tag, bytes, op->capacity);
-        active_ += 1;
-        ready_.push_back({Completion::Kind::send, cookie, peer, tag, bytes});
-        if (op) {
-            if (bytes > 0) std::memcpy(op->buf, data, bytes);
-            ready_.push_back({Completion::Kind::recv, op->cookie, peer, tag, bytes});
-        } else {
-            Buffer copy = take_buffer(bytes);
-            if (bytes > 0) std::memcpy(copy.data.get(), data, bytes);
-            unexpected_.push_back({peer, tag, bytes, std::move(copy), true});
-        }
-        return;
+void TcpTransport::send(int peer, Tag tag, const void* buf, std::size_t bytes, std::uint64_t cookie) {
+  check_peer(peer, "send");
+  const char* data = static_cast<const char*>(buf);
+  if (peer == rank_) {  // delivered in memory as if it had arrived
+    std::optional<RecvOp> op = match_posted(peer, tag);
+    if (op && bytes > op->capacity) too_long(peer, tag, bytes, op->capacity);
+    active_ += 1;
+    ready_.push_back({Completion::Kind::send, cookie, peer, tag, bytes});
+    if (op) {
+      if (bytes > 0) std::memcpy(op->buf, data, bytes);
+      ready_.push_back({Completion::Kind::recv, op->cookie, peer, tag, bytes});
+    } else {
+      Buffer copy = take_buffer(bytes);
+      if (bytes > 0) std::memcpy(copy.data.get(), data, bytes);
+      unexpected_.push_back({peer, tag, bytes, std::move(copy), true});
     }
-    Conn& c = conns_[peer];
-    c.sendq.push_back({{kMagic, tag, bytes}, data, 0, cookie});
-    ++active_;
-    if (c.sendq.size() == 1) flush(c);  // else the queue already waits for EPOLLOUT
+    return;
+  }
+  Conn& c = conns_[peer];
+  c.sendq.push_back({{kMagic, tag, bytes}, data, 0, cookie});
+  ++active_;
+  if (c.sendq.size() == 1) flush(c);  // else the queue already waits for EPOLLOUT
 }
 
-void TcpTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity,
-                        std::uint64_t cookie) {
-    if (peer != kAnySource) check_peer(peer, "recv");
-    char* dest = static_cast<char*>(buf);
-    for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
-        if (it->tag != tag || (peer != kAnySource && peer != it->peer)) continue;
-        if (it->bytes > capacity) too_long(it->peer, tag, it->bytes, capacity);
-        ++active_;
-        if (it->complete) {
-            if (it->bytes > 0) std::memcpy(dest, it->buffer.data.get(), it->bytes);
-            ready_.push_back({Completion::Kind::recv, cookie, it->peer, tag, it->bytes});
-        } else {
-            // Still arriving: copy what is there and let the rest go straight to buf.
-            Conn& c = conns_[it->peer];
-            std::size_t got = it->bytes - c.left;
-            std::memcpy(dest, it->buffer.data.get(), got);
-            c.sink = Sink::recv;
-            c.target = {it->peer, dest, capacity, cookie};
-            c.dest = dest + got;
-        }
-        give_back(std::move(it->buffer));
-        unexpected_.erase(it);
-        return;
-    }
-    posted_[tag].push_back({peer, dest, capacity, cookie});
+void TcpTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity, std::uint64_t cookie) {
+  if (peer != kAnySource) check_peer(peer, "recv");
+  char* dest = static_cast<char*>(buf);
+  for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
+    if (it->tag != tag || (peer != kAnySource && peer != it->peer)) continue;
+    if (it->bytes > capacity) too_long(it->peer, tag, it->bytes, capacity);
     ++active_;
+    if (it->complete) {
+      if (it->bytes > 0) std::memcpy(dest, it->buffer.data.get(), it->bytes);
+      ready_.push_back({Completion::Kind::recv, cookie, it->peer, tag, it->bytes});
+    } else {
+      // Still arriving: copy what is there and let the rest go straight to buf.
+      Conn& c = conns_[it->peer];
+      std::size_t got = it->bytes - c.left;
+      std::memcpy(dest, it->buffer.data.get(), got);
+      c.sink = Sink::recv;
+      c.target = {it->peer, dest, capacity, cookie};
+      c.dest = dest + got;
+    }
+    give_back(std::move(it->buffer));
+    unexpected_.erase(it);
+    return;
+  }
+  posted_[tag].push_back({peer, dest, capacity, cookie});
+  ++active_;
 }
 
 void TcpTransport::start_payload(Conn& c) {
-    const Header& h = c.header;
-    if (h.magic != kMagic) lost(c, "bad message header, the byte stream is out of step");
-    if (std::optional<RecvOp> op = match_posted(c.peer, h.tag)) {
-        if (h.bytes > op->capacity) too_long(c.peer, h.tag, h.bytes, op->capacity);
-        c.sink = Sink::recv;
-        c.target = *op;
-        c.dest = op->buf;
-    } else {
-        unexpected_.push_back({c.peer, h.tag, h.bytes, take_buffer(h.bytes), false});
-        c.sink = Sink::heap;
-        c.heap = std::prev(unexpected_.end());
-        c.dest = c.heap->buffer.data.get();
-    }
-    c.left = h.bytes;
-    if (c.left == 0) finish_payload(c);
+  const Header& h = c.header;
+  if (h.magic != kMagic) lost(c, "bad message header, the byte stream is out of step");
+  if (std::optional<RecvOp> op = match_posted(c.peer, h.tag)) {
+    if (h.bytes > op->capacity) too_long(c.peer, h.tag, h.bytes, op->capacity);
+    c.sink = Sink::recv;
+    c.target = *op;
+    c.dest = op->buf;
+  } else {
+    unexpected_.push_back({c.peer, h.tag, h.bytes, take_buffer(h.bytes), false});
+    c.sink = Sink::heap;
+    c.heap = std::prev(unexpected_.end());
+    c.dest = c.heap->buffer.data.get();
+  }
+  c.left = h.bytes;
+  if (c.left == 0) finish_payload(c);
 }
 
 void TcpTransport::finish_payload(Conn& c) {
-    if (c.sink == Sink::recv)
-        ready_.push_back({Completion::Kind::recv, c.target.cookie, c.peer, c.header.tag,
-                          c.header.bytes});
-    else if (c.sink == Sink::heap)
-        c.heap->complete = true;
-    c.discard.reset();
-    c.sink = Sink::none;
+  if (c.sink == Sink::recv)
+    ready_.push_back({Completion::Kind::recv, c.target.cookie, c.peer, c.header.tag, c.header.bytes});
+  else if (c.sink == Sink::heap)
+    c.heap->complete = true;
+  c.discard.reset();
+  c.sink = Sink::none;
 }
 
 // Reads until the socket is drained (or the budget is spent). c.left > 0 means a payload is
 // in progress; otherwise the next bytes are a header.
 void TcpTransport::read_from(Conn& c) {
-    std::size_t budget = kReadBudget;
-    for (;;) {
-        // Consume the staged bytes; stops with the stage empty or holding a partial header.
-        while (c.stage_pos < c.stage_end) {
-            std::size_t have = c.stage_end - c.stage_pos;
-            if (c.left > 0) {
-                std::size_t n = std::min(have, c.left);
-                std::memcpy(c.dest, c.stage.get() + c.stage_pos, n);
-                c.stage_pos += n;
-                c.dest += n;
-                c.left -= n;
-                if (c.left == 0) finish_payload(c);
-            } else if (have >= sizeof(Header)) {
-                std::memcpy(&c.header, c.stage.get() + c.stage_pos, sizeof(Header));
-                c.stage_pos += sizeof(Header);
-                start_payload(c);
-            } else {
-                break;
-            }
-        }
-        if (budget == 0) return;
-        bool direct = c.left > 0;
-        std::size_t asked;
-        ssize_t n;
-        if (direct) {  // the stage is empty: the payload goes straight to its destination
-            asked = std::min(c.left, budget);
-            n = ::recv(c.fd, c.dest, asked, 0);
-        } else {
-            std::memmove(c.stage.get(), c.stage.get() + c.stage_pos, c.stage_end - c.stage_pos);
-            c.stage_end -= c.stage_pos;
-            c.stage_pos = 0;
-            asked = kStageBytes - c.stage_end;
-            n = ::recv(c.fd, c.stage.get() + c.stage_end, asked, 0);
-        }
-        if (n == 0) lost(c, "connection closed by the peer");
-        if (n < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-            if (errno == EINTR) continue;
-            lost(c, std::strerror(errno));
-        }
-        auto got = static_cast<std::size_t>(n);
-        budget -= std::min(budget, got);
-        if (direct) {
-            c.dest += got;
-            c.left -= got;
-            if (c.left == 0) finish_payload(c);
-        } else {
-            c.stage_end += got;
-        }
-        // A short read drained the socket: consume the stage, skip the recv() that would
-        // only say EAGAIN (epoll reports anything arriving meanwhile).
-        if (got < asked) budget = 0;
+  std::size_t budget = kReadBudget;
+  for (;;) {
+    // Consume the staged bytes; stops with the stage empty or holding a partial header.
+    while (c.stage_pos < c.stage_end) {
+      std::size_t have = c.stage_end - c.stage_pos;
+      if (c.left > 0) {
+        std::size_t n = std::min(have, c.left);
+        std::memcpy(c.dest, c.stage.get() + c.stage_pos, n);
+        c.stage_pos += n;
+        c.dest += n;
+        c.left -= n;
+        if (c.left == 0) finish_payload(c);
+      } else if (have >= sizeof(Header)) {
+        std::memcpy(&c.header, c.stage.get() + c.stage_pos, sizeof(Header));
+        c.stage_pos += sizeof(Header);
+        start_payload(c);
+      } else {
+        break;
+      }
     }
+    if (budget == 0) return;
+    bool direct = c.left > 0;
+    std::size_t asked;
+    ssize_t n;
+    if (direct) {  // the stage is empty: the payload goes straight to its destination
+      asked = std::min(c.left, budget);
+      n = ::recv(c.fd, c.dest, asked, 0);
+    } else {
+      std::memmove(c.stage.get(), c.stage.get() + c.stage_pos, c.stage_end - c.stage_pos);
+      c.stage_end -= c.stage_pos;
+      c.stage_pos = 0;
+      asked = kStageBytes - c.stage_end;
+      n = ::recv(c.fd, c.stage.get() + c.stage_end, asked, 0);
+    }
+    if (n == 0) lost(c, "connection closed by the peer");
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == EINTR) continue;
+      lost(c, std::strerror(errno));
+    }
+    auto got = static_cast<std::size_t>(n);
+    budget -= std::min(budget, got);
+    if (direct) {
+      c.dest += got;
+      c.left -= got;
+      if (c.left == 0) finish_payload(c);
+    } else {
+      c.stage_end += got;
+    }
+    // A short read drained the socket: consume the stage, skip the recv() that would
+    // only say EAGAIN (epoll reports anything arriving meanwhile).
+    if (got < asked) budget = 0;
+  }
 }
 
 // Writes queued messages, many per sendmsg, until the queue is empty or the socket is full.
 void TcpTransport::flush(Conn& c) {
-    while (!c.sendq.empty()) {
-        iovec iov[kMaxIov];
-        int n = 0;
-        std::size_t asked = 0;
-        for (auto it = c.sendq.begin(); it != c.sendq.end() && n + 2 <= kMaxIov; ++it) {
-            std::size_t done = it->done;
-            if (done < sizeof(Header)) {
-                iov[n++] = {reinterpret_cast<char*>(&it->header) + done, sizeof(Header) - done};
-                done = sizeof(Header);
-            }
-            std::size_t offset = done - sizeof(Header);
-            if (offset < it->header.bytes)
-                iov[n++] = {const_cast<char*>(it->buf) + offset, it->header.bytes - offset};
-        }
-        for (int i = 0; i < n; ++i) asked += iov[i].iov_len;
-        msghdr msg{};
-        msg.msg_iov = iov;
-        msg.msg_iovlen = static_cast<std::size_t>(n);
-        ssize_t w = sendmsg(c.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-            lost(c, std::strerror(errno));
-        }
-        for (auto left = static_cast<std::size_t>(w); left > 0;) {
-            SendOp& op = c.sendq.front();
-            std::size_t total = sizeof(Header) + op.header.bytes;
-            std::size_t take = std::min(left, total - op.done);
-            op.done += take;
-            left -= take;
-            if (op.done < total) break;
-            ready_.push_back({Completion::Kind::send, op.cookie, c.peer, op.header.tag,
-                              op.header.bytes});
-            c.sendq.pop_front();
-        }
-        if (static_cast<std::size_t>(w) < asked) break;  // the socket buffer is full
+  while (!c.sendq.empty()) {
+    iovec iov[kMaxIov];
+    int n = 0;
+    std::size_t asked = 0;
+    for (auto it = c.sendq.begin(); it != c.sendq.end() && n + 2 <= kMaxIov; ++it) {
+      std::size_t done = it->done;
+      if (done < sizeof(Header)) {
+        iov[n++] = {reinterpret_cast<char*>(&it->header) + done, sizeof(Header) - done};
+        done = sizeof(Header);
+      }
+      std::size_t offset = done - sizeof(Header);
+      if (offset < it->header.bytes) iov[n++] = {const_cast<char*>(it->buf) + offset, it->header.bytes - offset};
     }
-    bool want_out = !c.sendq.empty();
-    if (want_out == c.want_out) return;
-    epoll_event ev{};
-    ev.events = EPOLLIN | (want_out ? EPOLLOUT : 0u);
-    ev.data.u32 = static_cast<std::uint32_t>(c.peer);
-    check_sys(epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev), "epoll_ctl");
-    c.want_out = want_out;
+    for (int i = 0; i < n; ++i) asked += iov[i].iov_len;
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<std::size_t>(n);
+    ssize_t w = sendmsg(c.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      lost(c, std::strerror(errno));
+    }
+    for (auto left = static_cast<std::size_t>(w); left > 0;) {
+      SendOp& op = c.sendq.front();
+      std::size_t total = sizeof(Header) + op.header.bytes;
+      std::size_t take = std::min(left, total - op.done);
+      op.done += take;
+      left -= take;
+      if (op.done < total) break;
+      ready_.push_back({Completion::Kind::send, op.cookie, c.peer, op.header.tag, op.header.bytes});
+      c.sendq.pop_front();
+    }
+    if (static_cast<std::size_t>(w) < asked) break;  // the socket buffer is full
+  }
+  bool want_out = !c.sendq.empty();
+  if (want_out == c.want_out) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN | (want_out ? EPOLLOUT : 0u);
+  ev.data.u32 = static_cast<std::uint32_t>(c.peer);
+  check_sys(epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev), "epoll_ctl");
+  c.want_out = want_out;
 }
 
 int TcpTransport::wait_events(epoll_event* events, int max, double timeout_seconds) {
-    if (timeout_seconds > 0 && have_pwait2_) {
-        double whole = std::floor(timeout_seconds);
-        timespec ts{static_cast<time_t>(whole), static_cast<long>((timeout_seconds - whole) * 1e9)};
-        int n = epoll_pwait2(epoll_fd_, events, max, &ts, nullptr);
-        if (n >= 0 || (errno != ENOSYS && errno != EPERM)) return n;
-        // Kernel before 5.11 (or a seccomp filter that predates the call): whole
-        // milliseconds, rounded down.
-        have_pwait2_ = false;
-    }
-    int ms = static_cast<int>(std::min(timeout_seconds * 1e3, double{INT_MAX}));
-    if (timeout_seconds > 0 && ms == 0) sched_yield();
-    return epoll_wait(epoll_fd_, events, max, std::max(ms, 0));
+  if (timeout_seconds > 0 && have_pwait2_) {
+    double whole = std::floor(timeout_seconds);
+    timespec ts{static_cast<time_t>(whole), static_cast<long>((timeout_seconds - whole) * 1e9)};
+    int n = epoll_pwait2(epoll_fd_, events, max, &ts, nullptr);
+    if (n >= 0 || (errno != ENOSYS && errno != EPERM)) return n;
+    // Kernel before 5.11 (or a seccomp filter that predates the call): whole
+    // milliseconds, rounded down.
+    have_pwait2_ = false;
+  }
+  int ms = static_cast<int>(std::min(timeout_seconds * 1e3, double{INT_MAX}));
+  if (timeout_seconds > 0 && ms == 0) sched_yield();
+  return epoll_wait(epoll_fd_, events, max, std::max(ms, 0));
 }
 
 void TcpTransport::handle_events(double timeout_seconds) {
-    epoll_event events[kMaxEvents];
-    int n = wait_events(events, kMaxEvents, timeout_seconds);
-    if (n < 0 && errno != EINTR) sys_error("epoll_wait");
-    for (int i = 0; i < n; ++i) {
-        Conn& c = conns_[events[i].data.u32];
-        if (events[i].events & EPOLLOUT) flush(c);
-        if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) read_from(c);
-    }
+  epoll_event events[kMaxEvents];
+  int n = wait_events(events, kMaxEvents, timeout_seconds);
+  if (n < 0 && errno != EINTR) sys_error("epoll_wait");
+  for (int i = 0; i < n; ++i) {
+    Conn& c = conns_[events[i].data.u32];
+    if (events[i].events & EPOLLOUT) flush(c);
+    if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) read_from(c);
+  }
 }
 
 void TcpTransport::progress(std::vector<Completion>& out, double timeout_seconds) {
-    handle_events(0);
-    if (ready_.empty() && timeout_seconds > 0) {
-        if (wait_ == WaitMode::yield)
-            sched_yield();
-        else if (wait_ == WaitMode::sleep)
-            handle_events(timeout_seconds);  // the kernel wakes us when a socket is ready
-    }
-    out.insert(out.end(), ready_.begin(), ready_.end());
-    active_ -= ready_.size();
-    ready_.clear();
+  handle_events(0);
+  if (ready_.empty() && timeout_seconds > 0) {
+    if (wait_ == WaitMode::yield)
+      sched_yield();
+    else if (wait_ == WaitMode::sleep)
+      handle_events(timeout_seconds);  // the kernel wakes us when a socket is ready
+  }
+  out.insert(out.end(), ready_.begin(), ready_.end());
+  active_ -= ready_.size();
+  ready_.clear();
 }
 
 void TcpTransport::cancel_receives() {
-    for (auto& [tag, queue] : posted_) active_ -= queue.size();
-    posted_.clear();
-    for (Conn& c : conns_) {
-        if (c.sink != Sink::recv) continue;
-        // A receive being filled: the rest of its message is read and dropped.
-        c.discard = std::make_unique_for_overwrite<char[]>(c.left);
-        c.dest = c.discard.get();
-        c.sink = Sink::discard;
-        --active_;
-    }
+  for (auto& [tag, queue] : posted_) active_ -= queue.size();
+  posted_.clear();
+  for (Conn& c : conns_) {
+    if (c.sink != Sink::recv) continue;
+    // A receive being filled: the rest of its message is read and dropped.
+    c.discard = std::make_unique_for_overwrite<char[]>(c.left);
+    c.dest = c.discard.get();
+    c.sink = Sink::discard;
+    --active_;
+  }
 }
 
 }  // namespace daqnet::evb

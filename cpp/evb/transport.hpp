@@ -28,36 +28,34 @@ using Tag = std::uint32_t;
 inline constexpr int kAnySource = -1;
 
 struct Completion {
-    enum class Kind : std::uint8_t { send, recv };
-    Kind kind = Kind::send;
-    std::uint64_t cookie = 0;  // the caller's identifier of the operation
-    int peer = -1;             // destination of a send, actual source of a receive
-    Tag tag = 0;
-    std::size_t bytes = 0;     // bytes sent, or bytes actually received
+  enum class Kind : std::uint8_t { send, recv };
+  Kind kind = Kind::send;
+  std::uint64_t cookie = 0;  // the caller's identifier of the operation
+  int peer = -1;             // destination of a send, actual source of a receive
+  Tag tag = 0;
+  std::size_t bytes = 0;  // bytes sent, or bytes actually received
 };
 
 class TransportError : public std::runtime_error {
 public:
-    using std::runtime_error::runtime_error;
+  using std::runtime_error::runtime_error;
 };
 
 class Transport {
 public:
-    virtual ~Transport() = default;
-    virtual const char* name() const = 0;
-    virtual int rank() const = 0;
-    virtual int size() const = 0;
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
 
-    virtual void send(int peer, Tag tag, const void* buf, std::size_t bytes,
-                      std::uint64_t cookie) = 0;
-    virtual void recv(int peer, Tag tag, void* buf, std::size_t capacity,
-                      std::uint64_t cookie) = 0;
-    virtual void progress(std::vector<Completion>& out, double timeout_seconds) = 0;
+  virtual void send(int peer, Tag tag, const void* buf, std::size_t bytes, std::uint64_t cookie) = 0;
+  virtual void recv(int peer, Tag tag, void* buf, std::size_t capacity, std::uint64_t cookie) = 0;
+  virtual void progress(std::vector<Completion>& out, double timeout_seconds) = 0;
 
-    // Operations started and not yet returned by progress().
-    virtual std::size_t pending() const = 0;
-    // Drop posted receives that can no longer match (end of run). Sends must be complete.
-    virtual void cancel_receives() = 0;
+  // Operations started and not yet returned by progress().
+  virtual std::size_t pending() const = 0;
+  // Drop posted receives that can no longer match (end of run). Sends must be complete.
+  virtual void cancel_receives() = 0;
 };
 
 }  // namespace daqnet::evb

@@ -55,19 +55,22 @@ std::string Fabric::level_name(int32_t level) const {
 }
 
 void Fabric::connect(NodeId a, int32_t pa, NodeId b, int32_t pb, double gbps, double latency_seconds) {
-  if (a < 0 || a >= num_nodes() || b < 0 || b >= num_nodes()) throw Error("fabric: cable to a node that does not exist");
+  if (a < 0 || a >= num_nodes() || b < 0 || b >= num_nodes())
+    throw Error("fabric: cable to a node that does not exist");
   const std::string la = level_name(nodes_[static_cast<size_t>(a)].level);
   const std::string lb = level_name(nodes_[static_cast<size_t>(b)].level);
   const int32_t ab = link_class(la + "->" + lb);
   connect(a, pa, b, pb, gbps, latency_seconds, ab, link_class(lb + "->" + la));
 }
 
-void Fabric::connect(NodeId a, int32_t pa, NodeId b, int32_t pb, double gbps, double latency_seconds,
-                     int32_t class_ab, int32_t class_ba) {
-  if (a < 0 || a >= num_nodes() || b < 0 || b >= num_nodes()) throw Error("fabric: cable to a node that does not exist");
+void Fabric::connect(NodeId a, int32_t pa, NodeId b, int32_t pb, double gbps, double latency_seconds, int32_t class_ab,
+                     int32_t class_ba) {
+  if (a < 0 || a >= num_nodes() || b < 0 || b >= num_nodes())
+    throw Error("fabric: cable to a node that does not exist");
   if (a == b) throw Error("fabric: a cable from " + nodes_[static_cast<size_t>(a)].name + " to itself");
   for (int32_t c : {class_ab, class_ba})
-    if (c < 0 || c >= static_cast<int32_t>(class_names_.size())) throw Error("fabric: unknown link class " + std::to_string(c));
+    if (c < 0 || c >= static_cast<int32_t>(class_names_.size()))
+      throw Error("fabric: unknown link class " + std::to_string(c));
   auto& na = nodes_.at(static_cast<size_t>(a));
   auto& nb = nodes_.at(static_cast<size_t>(b));
   if (pa < 1 || pa >= static_cast<int32_t>(na.ports.size()))
@@ -122,8 +125,8 @@ std::optional<NodeId> Fabric::find(const std::string& name) const {
 
 void Fabric::rename_hosts(const std::vector<std::string>& names) {
   if (static_cast<int32_t>(names.size()) != num_hosts_)
-    throw Error("fabric: " + std::to_string(names.size()) + " host names given for " +
-                std::to_string(num_hosts_) + " hosts");
+    throw Error("fabric: " + std::to_string(names.size()) + " host names given for " + std::to_string(num_hosts_) +
+                " hosts");
   std::unordered_set<std::string> seen;
   for (const auto& n : names) {
     if (n.empty()) throw Error("fabric: empty host name");

@@ -34,7 +34,7 @@ struct Node {
   /// and importers set it (kNoLevel if unknown). Used for per-level views and link class
   /// names, never assumed by routing, analysis or simulation.
   int32_t level = kNoLevel;
-  int32_t position = 0;  ///< index among the nodes of its level, in cabling order (tree builders)
+  int32_t position = 0;     ///< index among the nodes of its level, in cabling order (tree builders)
   std::vector<Port> ports;  ///< ports[0] unused: ports are numbered from 1
 };
 

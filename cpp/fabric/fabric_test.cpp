@@ -1,13 +1,14 @@
 // daqnet — plan, simulate and benchmark event-building networks.
 // Tests of the general fabric model (cpp/fabric/fabric.cpp): named link classes, optional and
 // inferred levels, and the checks on cabling.
+#include "fabric/fabric.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "common/error.hpp"
-#include "fabric/fabric.hpp"
 #include "fabric/fat_tree.hpp"
 
 namespace daqnet::fabric {
@@ -63,8 +64,8 @@ TEST(Fabric, FatTreeClassesKeepTheOldTierOrder) {
   spec.hosts = 8;
   spec.levels = 3;
   const Fabric f = build_fat_tree(spec);
-  EXPECT_EQ(f.link_class_names(), (std::vector<std::string>{"host->leaf", "leaf->host", "leaf->spine",
-                                                            "spine->leaf", "spine->core", "core->spine"}));
+  EXPECT_EQ(f.link_class_names(), (std::vector<std::string>{"host->leaf", "leaf->host", "leaf->spine", "spine->leaf",
+                                                            "spine->core", "core->spine"}));
   for (const Link& l : f.links()) {
     const std::string want = f.level_name(f.node(l.src).level) + "->" + f.level_name(f.node(l.dst).level);
     EXPECT_EQ(f.link_class_names()[static_cast<size_t>(l.link_class)], want);
@@ -76,16 +77,16 @@ TEST(Fabric, BadCablingIsRefused) {
   f.add_host("h0");
   f.add_host("h1");
   const NodeId s = f.add_switch("s", 2);
-  EXPECT_THROW(f.add_host("late"), Error);                       // hosts first
-  EXPECT_THROW(f.connect(0, 1, 1, 1, 100, 0), Error);            // host to host
-  EXPECT_THROW(f.connect(0, 1, s, 3, 100, 0), Error);            // no such port
-  EXPECT_THROW(f.connect(0, 1, s, 1, 0, 0), Error);              // no rate
-  EXPECT_THROW(f.connect(0, 1, s, 1, 100, -1), Error);           // negative latency
-  EXPECT_THROW(f.connect(s, 1, s, 2, 100, 0), Error);            // to itself
-  EXPECT_THROW(f.connect(0, 1, s, 1, 100, 0, 0, 7), Error);      // unknown class
+  EXPECT_THROW(f.add_host("late"), Error);                   // hosts first
+  EXPECT_THROW(f.connect(0, 1, 1, 1, 100, 0), Error);        // host to host
+  EXPECT_THROW(f.connect(0, 1, s, 3, 100, 0), Error);        // no such port
+  EXPECT_THROW(f.connect(0, 1, s, 1, 0, 0), Error);          // no rate
+  EXPECT_THROW(f.connect(0, 1, s, 1, 100, -1), Error);       // negative latency
+  EXPECT_THROW(f.connect(s, 1, s, 2, 100, 0), Error);        // to itself
+  EXPECT_THROW(f.connect(0, 1, s, 1, 100, 0, 0, 7), Error);  // unknown class
   f.connect(0, 1, s, 1, 100, 0);
-  EXPECT_THROW(f.connect(1, 1, s, 1, 100, 0), Error);            // port taken
-  EXPECT_THROW(f.add_switch("s", 2), Error);                     // duplicate name
+  EXPECT_THROW(f.connect(1, 1, s, 1, 100, 0), Error);  // port taken
+  EXPECT_THROW(f.add_switch("s", 2), Error);           // duplicate name
 }
 
 }  // namespace

@@ -9,9 +9,7 @@ namespace daqnet::fabric {
 
 namespace {
 
-std::string ratio(std::pair<int32_t, int32_t> t) {
-  return std::to_string(t.first) + ":" + std::to_string(t.second);
-}
+std::string ratio(std::pair<int32_t, int32_t> t) { return std::to_string(t.first) + ":" + std::to_string(t.second); }
 
 std::string level_name(int32_t level, int32_t levels) {
   if (level == 1) return "leaf";
@@ -40,7 +38,8 @@ XgftShape fat_tree_shape(const FatTreeSpec& spec) {
   const int32_t top = spec.top_radix == -1 ? r : spec.top_radix;
   if (top < 2 || top > kMaxRadix)
     throw Error("fabric.spine_radix = " + std::to_string(top) + ": must be from 2 to " + std::to_string(kMaxRadix));
-  if (!(spec.link_gbps > 0) || !std::isfinite(spec.link_gbps)) throw Error("fabric.link_gbps must be a finite number > 0");
+  if (!(spec.link_gbps > 0) || !std::isfinite(spec.link_gbps))
+    throw Error("fabric.link_gbps must be a finite number > 0");
   if (!(spec.latency_seconds >= 0) || !std::isfinite(spec.latency_seconds))
     throw Error("fabric.latency_seconds must be a finite number >= 0");
 
@@ -132,7 +131,8 @@ Fabric build_fat_tree(const FatTreeSpec& spec) {
 
   std::string d = std::to_string(L) + "-level fat tree, radix " + std::to_string(spec.radix) + ", " +
                   std::to_string(spec.hosts) + " hosts";
-  for (int32_t l = 1; l <= L; ++l) d += ", " + std::to_string(s.switches_at(l)) + " " + plural(level_name(l, L), s.switches_at(l));
+  for (int32_t l = 1; l <= L; ++l)
+    d += ", " + std::to_string(s.switches_at(l)) + " " + plural(level_name(l, L), s.switches_at(l));
   f.set_description(d);
   return f;
 }

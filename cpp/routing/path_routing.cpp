@@ -19,8 +19,7 @@ void PathRouting::add(NodeId src, NodeId dst, std::span<const LinkId> links, dou
   const auto& f = *fabric_;
   const std::string who = "routing (" + engine_ + ")";
   const int32_t H = f.num_hosts();
-  if (src < 0 || src >= H || dst < 0 || dst >= H || src == dst)
-    throw Error(who + ": a path joins two different hosts");
+  if (src < 0 || src >= H || dst < 0 || dst >= H || src == dst) throw Error(who + ": a path joins two different hosts");
   const std::string pair = f.node(src).name + " -> " + f.node(dst).name;
   if (!(weight > 0) || !std::isfinite(weight)) throw Error(who + ": path " + pair + ": weight must be > 0");
   if (links.empty()) throw Error(who + ": path " + pair + " has no link");
@@ -65,7 +64,8 @@ void PathRouting::finalize(bool all_pairs) {
 void PathRouting::paths(NodeId src, NodeId dst, uint64_t, PathSet& out) const {
   const auto& set = sets_[pair_index(src, dst)];
   if (set.empty())
-    throw Error("routing (" + engine_ + "): no path from " + fabric_->node(src).name + " to " + fabric_->node(dst).name);
+    throw Error("routing (" + engine_ + "): no path from " + fabric_->node(src).name + " to " +
+                fabric_->node(dst).name);
   out = set;
 }
 

@@ -18,8 +18,8 @@ std::shared_ptr<const Fabric> diamond() {
   f->add_host("h0");
   f->add_host("h1");
   const NodeId s0 = f->add_switch("s0", 3), s1 = f->add_switch("s1", 3), s2 = f->add_switch("s2", 2);
-  f->connect(0, 1, s0, 1, 100, 0);  // links 0 (up), 1
-  f->connect(1, 1, s1, 1, 100, 0);  // 2, 3
+  f->connect(0, 1, s0, 1, 100, 0);   // links 0 (up), 1
+  f->connect(1, 1, s1, 1, 100, 0);   // 2, 3
   f->connect(s0, 2, s1, 2, 100, 0);  // 4 (s0->s1), 5
   f->connect(s0, 3, s2, 1, 100, 0);  // 6 (s0->s2), 7
   f->connect(s2, 2, s1, 3, 100, 0);  // 8 (s2->s1), 9
@@ -45,7 +45,7 @@ TEST(PathRouting, WeightsAreNormalisedAndPathsKept) {
 
 TEST(PathRouting, PathsMustBeChainsOfCables) {
   PathRouting r(diamond(), "test");
-  EXPECT_THROW(r.add(0, 1, std::vector<LinkId>{0, 8, 3}, 1), Error);  // link 8 leaves s2, not s0
+  EXPECT_THROW(r.add(0, 1, std::vector<LinkId>{0, 8, 3}, 1), Error);   // link 8 leaves s2, not s0
   EXPECT_THROW(r.add(0, 1, std::vector<LinkId>{0, 4}, 1), Error);      // ends at a switch
   EXPECT_THROW(r.add(0, 1, std::vector<LinkId>{}, 1), Error);          // empty
   EXPECT_THROW(r.add(0, 1, std::vector<LinkId>{0, 4, 3}, 0), Error);   // weight 0

@@ -8,7 +8,8 @@ namespace daqnet::routing {
 Routing::Routing(std::shared_ptr<const Fabric> fabric, std::string engine)
     : fabric_(std::move(fabric)), engine_(std::move(engine)) {
   if (!fabric_) throw Error("routing: no fabric");
-  if (fabric_->num_hosts() < 1 || fabric_->num_switches() < 1) throw Error("routing: the fabric has no hosts or no switches");
+  if (fabric_->num_hosts() < 1 || fabric_->num_switches() < 1)
+    throw Error("routing: the fabric has no hosts or no switches");
 }
 
 void Routing::path(NodeId src, NodeId dst, std::vector<LinkId>& out) const {

@@ -121,8 +121,9 @@ public:
   /// The directed links from host src's edge switch to host dst (the path without the
   /// source's NIC link). Hot path: no allocation, no check beyond debug assertions.
   std::span<const LinkId> tail(NodeId src, NodeId dst) const {
-    const size_t k = static_cast<size_t>(edge_index_[static_cast<size_t>(src)]) *
-                         static_cast<size_t>(fabric_->num_hosts()) + static_cast<size_t>(dst);
+    const size_t k =
+        static_cast<size_t>(edge_index_[static_cast<size_t>(src)]) * static_cast<size_t>(fabric_->num_hosts()) +
+        static_cast<size_t>(dst);
     return {links_.data() + offsets_[k], links_.data() + offsets_[k + 1]};
   }
   LinkId uplink(NodeId src) const { return uplink_[static_cast<size_t>(src)]; }
@@ -174,9 +175,9 @@ private:
 /// the same (step, source rank, destination rank) gives the same key in the analysis and in
 /// the simulation, so both see the same paths.
 inline uint64_t flow_key(int64_t step, int32_t src_rank, int32_t dst_rank) {
-  return splitmix64(static_cast<uint64_t>(step) * 0x9e3779b97f4a7c15ULL ^
-                    splitmix64((static_cast<uint64_t>(static_cast<uint32_t>(src_rank)) << 32) |
-                               static_cast<uint32_t>(dst_rank)));
+  return splitmix64(
+      static_cast<uint64_t>(step) * 0x9e3779b97f4a7c15ULL ^
+      splitmix64((static_cast<uint64_t>(static_cast<uint32_t>(src_rank)) << 32) | static_cast<uint32_t>(dst_rank)));
 }
 
 /// D-mod-K on a generalized fat tree (as OpenSM's ftree and SimGrid's FatTreeZone): a

@@ -1,16 +1,16 @@
 // daqnet — plan, simulate and benchmark event-building networks.
-#include "routing/routing.hpp"
-
 #include <limits>
 
 #include "common/error.hpp"
+#include "routing/routing.hpp"
 
 namespace daqnet::routing {
 
 TableRouting::TableRouting(std::shared_ptr<const Fabric> fabric, std::string engine)
     : Routing(std::move(fabric), std::move(engine)) {
   for (const auto& n : fabric_->nodes())
-    if (n.ports.size() > std::numeric_limits<uint16_t>::max()) throw Error("routing: switch " + n.name + " has too many ports");
+    if (n.ports.size() > std::numeric_limits<uint16_t>::max())
+      throw Error("routing: switch " + n.name + " has too many ports");
   const auto entries = static_cast<uint64_t>(fabric_->num_switches()) * static_cast<uint64_t>(fabric_->num_hosts());
   if (entries > (uint64_t{1} << 32))
     throw Error("routing: " + std::to_string(fabric_->num_switches()) + " switches x " +
@@ -20,8 +20,10 @@ TableRouting::TableRouting(std::shared_ptr<const Fabric> fabric, std::string eng
 
 void TableRouting::set_port(NodeId sw, NodeId dst_host, int32_t port) {
   const auto& f = *fabric_;
-  if (sw < f.num_hosts() || sw >= f.num_nodes()) throw Error("routing: node " + std::to_string(sw) + " is not a switch");
-  if (dst_host < 0 || dst_host >= f.num_hosts()) throw Error("routing: node " + std::to_string(dst_host) + " is not a host");
+  if (sw < f.num_hosts() || sw >= f.num_nodes())
+    throw Error("routing: node " + std::to_string(sw) + " is not a switch");
+  if (dst_host < 0 || dst_host >= f.num_hosts())
+    throw Error("routing: node " + std::to_string(dst_host) + " is not a host");
   const auto& n = f.node(sw);
   if (port < 1 || port >= static_cast<int32_t>(n.ports.size()))
     throw Error("routing: switch " + n.name + " has no port " + std::to_string(port) + " (ports 1.." +

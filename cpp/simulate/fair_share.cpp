@@ -17,7 +17,8 @@ void check(std::span<const double> capacity, std::span<const int64_t> offsets, s
   if (offsets.back() != static_cast<int64_t>(resources.size()))
     throw Error("fair share: the last offset must equal the number of resource entries");
   for (size_t f = 1; f < offsets.size(); ++f)
-    if (offsets[f] < offsets[f - 1]) throw Error("fair share: offsets must not decrease (flow " + std::to_string(f - 1) + ")");
+    if (offsets[f] < offsets[f - 1])
+      throw Error("fair share: offsets must not decrease (flow " + std::to_string(f - 1) + ")");
   for (size_t r = 0; r < capacity.size(); ++r)
     if (!(capacity[r] >= 0)) throw Error("fair share: capacity of resource " + std::to_string(r) + " must be >= 0");
   for (int32_t r : resources)
@@ -78,9 +79,8 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
   capped_.clear();
   for (size_t f = 0; f < flow_cap.size(); ++f)
     if (flow_cap[f] < kUnlimited) capped_.push_back(static_cast<int32_t>(f));
-  std::sort(capped_.begin(), capped_.end(), [&](int32_t a, int32_t b) {
-    return flow_cap[static_cast<size_t>(a)] < flow_cap[static_cast<size_t>(b)];
-  });
+  std::sort(capped_.begin(), capped_.end(),
+            [&](int32_t a, int32_t b) { return flow_cap[static_cast<size_t>(a)] < flow_cap[static_cast<size_t>(b)]; });
   size_t next_cap = 0;
   double level = 0;  // levels only grow; rounding must not make a later flow slower
 

@@ -46,7 +46,8 @@ void FlowNetwork::touch(int32_t r) {
 }
 
 FlowNetwork::FlowId FlowNetwork::start(std::span<const int32_t> resources, double bytes, double cap, uint64_t tag) {
-  if (!(bytes > 0) || !std::isfinite(bytes)) throw Error("flow network: a flow must carry a finite number of bytes > 0");
+  if (!(bytes > 0) || !std::isfinite(bytes))
+    throw Error("flow network: a flow must carry a finite number of bytes > 0");
   if (!(cap >= 0)) throw Error("flow network: a flow's cap must be >= 0");
   if (resources.size() > kMaxResources)
     throw Error("flow network: a flow uses at most " + std::to_string(kMaxResources) + " resources");
@@ -157,7 +158,8 @@ void FlowNetwork::settle() {
           top = std::max(top, x);
         }
         const bool over = load > capacity_[ru] * (1 + kFull);
-        const bool freed = std::isfinite(level_[ru]) && load < capacity_[ru] * (1 - kFull) && top >= level_[ru] * (1 - kFull);
+        const bool freed =
+            std::isfinite(level_[ru]) && load < capacity_[ru] * (1 - kFull) && top >= level_[ru] * (1 - kFull);
         if (over || freed) {
           in_set_[ru] = 1;
           widen_.push_back(r);
@@ -172,7 +174,8 @@ void FlowNetwork::settle() {
   }
 
   for (size_t i = 0; i < set_flows_.size(); ++i)
-    if (!same_rate(flows_[static_cast<size_t>(set_flows_[i])].rate, new_rates_[i])) set_rate(set_flows_[i], new_rates_[i]);
+    if (!same_rate(flows_[static_cast<size_t>(set_flows_[i])].rate, new_rates_[i]))
+      set_rate(set_flows_[i], new_rates_[i]);
   for (int32_t r : outside_) dirty_.push_back(r);  // levels to refresh (duplicates are harmless)
   outside_.clear();
   for (int32_t r : dirty_) {
@@ -197,8 +200,7 @@ double FlowNetwork::next_completion() {
 void FlowNetwork::advance(double t, std::vector<uint64_t>& done) {
   done.clear();
   const double next = next_completion();
-  if (t > next * (1 + kSameTime) + 1e-300)
-    throw Error("flow network: cannot advance past the next completion");
+  if (t > next * (1 + kSameTime) + 1e-300) throw Error("flow network: cannot advance past the next completion");
   now_ = std::max(now_, t);
   const double until = now_ * (1 + kSameTime);
   while (!completions_.empty() && completions_.top_key() <= until) {

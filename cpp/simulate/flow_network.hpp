@@ -55,9 +55,9 @@ public:
 
   /// Work done by the incremental solver, for benchmarks and tests.
   struct Stats {
-    int64_t solves = 0;          ///< settle() calls that had something to do
-    int64_t widenings = 0;       ///< times the resource set had to grow
-    int64_t flows_solved = 0;    ///< Σ flows in the local problems
+    int64_t solves = 0;        ///< settle() calls that had something to do
+    int64_t widenings = 0;     ///< times the resource set had to grow
+    int64_t flows_solved = 0;  ///< Σ flows in the local problems
   };
   const Stats& stats() const { return stats_; }
 
@@ -79,9 +79,9 @@ private:
     void resize(size_t k) { n = static_cast<uint32_t>(k); }
   };
   struct Flow {
-    SmallList res;   // resources used
-    SmallList pos;   // index of this flow in res_flows_[res[k]]
-    double remaining = 0;       // bytes at time `since`
+    SmallList res;         // resources used
+    SmallList pos;         // index of this flow in res_flows_[res[k]]
+    double remaining = 0;  // bytes at time `since`
     double since = 0;
     double rate = 0;
     double cap = kUnlimited;
@@ -111,8 +111,8 @@ private:
   std::vector<uint8_t> in_set_;
   std::vector<int32_t> local_index_;
   std::vector<FlowId> set_flows_;
-  std::vector<uint32_t> flow_mark_;   // == mark_: the flow is in set_flows_ ...
-  std::vector<int32_t> set_pos_;      // ... at this index
+  std::vector<uint32_t> flow_mark_;  // == mark_: the flow is in set_flows_ ...
+  std::vector<int32_t> set_pos_;     // ... at this index
   uint32_t mark_ = 0;
   std::vector<int64_t> offsets_;
   std::vector<int32_t> local_res_;

@@ -15,7 +15,9 @@ public:
   bool empty() const { return heap_.empty(); }
   int32_t top() const { return heap_.front(); }
   double top_key() const { return key_[static_cast<size_t>(heap_.front())]; }
-  bool contains(int32_t id) const { return static_cast<size_t>(id) < pos_.size() && pos_[static_cast<size_t>(id)] >= 0; }
+  bool contains(int32_t id) const {
+    return static_cast<size_t>(id) < pos_.size() && pos_[static_cast<size_t>(id)] >= 0;
+  }
 
   /// Insert id, or move it to its new key.
   void set(int32_t id, double key) {

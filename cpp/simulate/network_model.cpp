@@ -19,7 +19,8 @@ double Routes::max_latency() const {
 NetworkModel::NetworkModel(const routing::Routing& routing, NicLimits nic)
     : routing_(routing), table_(dynamic_cast<const routing::TableRouting*>(&routing)) {
   if (table_ != nullptr && !table_->finalized()) throw Error("simulate: routing tables are not finalized");
-  for (auto [v, key] : {std::pair{nic.injection_gbps, "simulate.injection_gbps"}, {nic.ejection_gbps, "simulate.ejection_gbps"}})
+  for (auto [v, key] :
+       {std::pair{nic.injection_gbps, "simulate.injection_gbps"}, {nic.ejection_gbps, "simulate.ejection_gbps"}})
     if (!(v >= 0) || !std::isfinite(v)) throw Error(std::string(key) + " must be a finite number >= 0");
   const auto& f = routing.fabric();
   num_links_ = f.num_links();

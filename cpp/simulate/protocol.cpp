@@ -74,8 +74,13 @@ constexpr size_t path_of(uint64_t tag) { return static_cast<size_t>(tag & ((1u <
 class Simulation {
 public:
   Simulation(const NetworkModel& model, std::span<const int32_t> host, const evb::Config& c, const ProtocolOptions& o)
-      : model_(model), host_(host.begin(), host.end()), c_(c), o_(o), n_(static_cast<int32_t>(host.size())),
-        sizes_(c, n_), net_(model.capacity()) {
+      : model_(model),
+        host_(host.begin(), host.end()),
+        c_(c),
+        o_(o),
+        n_(static_cast<int32_t>(host.size())),
+        sizes_(c, n_),
+        net_(model.capacity()) {
     slots_.assign(static_cast<size_t>(n_), std::vector<Slot>(static_cast<size_t>(c.credits)));
     gathers_.assign(static_cast<size_t>(n_), 0);
     pending_.resize(static_cast<size_t>(n_));
@@ -166,8 +171,7 @@ private:
   void command(int32_t from, int32_t to, Kind kind, int32_t unit, int32_t slot, int64_t event) {
     ++r_.control_messages;
     double delay = 0;
-    if (from != to)
-      delay = model_.message_seconds(from, to, static_cast<double>(c_.command_bytes));
+    if (from != to) delay = model_.message_seconds(from, to, static_cast<double>(c_.command_bytes));
     schedule(now() + delay, kind, unit, slot, event);
   }
 
@@ -290,7 +294,8 @@ private:
       const int64_t e = next_event_++;
       command(host_[0], host_[static_cast<size_t>(b)], Kind::assign_bu, b, k, e);
       if (c_.protocol == evb::Protocol::push)
-        for (int32_t r = 0; r < n_; ++r) command(host_[0], host_[static_cast<size_t>(r)], Kind::assign_ru, r, (b << 16) | k, e);
+        for (int32_t r = 0; r < n_; ++r)
+          command(host_[0], host_[static_cast<size_t>(r)], Kind::assign_ru, r, (b << 16) | k, e);
     }
   }
 
@@ -470,17 +475,17 @@ private:
   uint64_t seq_ = 0;
   std::deque<std::pair<int32_t, int32_t>> credits_;
   int64_t next_event_ = 0, built_ = 0;
-  bool open_ = false, closed_ = false;  // the measurement window
+  bool open_ = false, closed_ = false;                                 // the measurement window
   enum class Edge : uint8_t { none, open, close } edge_ = Edge::none;  // reached at this instant
-  std::pair<double, double> window_start_payload_{0, 0};  // delivered() when the window opened
-  std::array<double, 2> delivered_done_{0, 0};            // fragments complete: network, local
+  std::pair<double, double> window_start_payload_{0, 0};               // delivered() when the window opened
+  std::array<double, 2> delivered_done_{0, 0};                         // fragments complete: network, local
   struct Moving {
     uint64_t tag;
     FlowNetwork::FlowId flow;
     double share;  // of its transfer's bytes
   };
-  std::vector<Moving> moving_;                          // flows that move ...
-  std::unordered_map<uint64_t, size_t> moving_pos_;     // ... and where, by tag
+  std::vector<Moving> moving_;                       // flows that move ...
+  std::unordered_map<uint64_t, size_t> moving_pos_;  // ... and where, by tag
   Routes routes_;
   std::vector<std::vector<Slot>> slots_;
   std::vector<uint64_t> gathers_;
@@ -502,7 +507,8 @@ ProtocolResult simulate_protocol(const NetworkModel& model, std::span<const int3
                                  const evb::Config& config, const ProtocolOptions& options,
                                  const ProtocolProgress& progress, double progress_period_seconds) {
   if (config.mode != evb::Mode::event_manager)
-    throw Error("simulate: bench.mode = 'time-frames' is not simulated; the protocol simulation covers event-manager mode");
+    throw Error(
+        "simulate: bench.mode = 'time-frames' is not simulated; the protocol simulation covers event-manager mode");
   if (node_host.size() < 2) throw Error("simulate: the protocol simulation needs at least 2 nodes");
   if (node_host.size() >= (1u << 15)) throw Error("simulate: at most 32767 nodes");
   if (config.credits >= (1 << 16)) throw Error("simulate: bench.credits must be below 65536");
@@ -510,7 +516,8 @@ ProtocolResult simulate_protocol(const NetworkModel& model, std::span<const int3
   std::vector<int32_t> seen(static_cast<size_t>(H), 0);
   for (size_t k = 0; k < node_host.size(); ++k) {
     if (node_host[k] < 0 || node_host[k] >= H)
-      throw Error("simulate: node " + std::to_string(k) + " is placed on " + std::to_string(node_host[k]) + ", not a host");
+      throw Error("simulate: node " + std::to_string(k) + " is placed on " + std::to_string(node_host[k]) +
+                  ", not a host");
     if (seen[static_cast<size_t>(node_host[k])]++)
       throw Error("simulate: two nodes on host " + std::to_string(node_host[k]));
   }

@@ -34,14 +34,14 @@ struct ProtocolResult {
   // One entry per built event, in the order they were built.
   std::vector<int64_t> event;
   std::vector<int32_t> builder;
-  std::vector<double> built_at;   ///< seconds of simulated time
-  std::vector<double> latency;    ///< from the builder's assignment to its last fragment
-  std::vector<double> bytes;      ///< fragment bytes (headers included, meta-data not)
-  std::vector<double> payload_at; ///< payload delivered since the window opened, when built (-1 outside it)
+  std::vector<double> built_at;    ///< seconds of simulated time
+  std::vector<double> latency;     ///< from the builder's assignment to its last fragment
+  std::vector<double> bytes;       ///< fragment bytes (headers included, meta-data not)
+  std::vector<double> payload_at;  ///< payload delivered since the window opened, when built (-1 outside it)
 
-  double end_seconds = 0;         ///< when the simulation stopped (the window closed, or Ctrl-C)
-  int64_t partial_fragments = 0;  ///< fragments received at the end for events not yet built ...
-  double partial_bytes = 0;       ///< ... and their data bytes
+  double end_seconds = 0;            ///< when the simulation stopped (the window closed, or Ctrl-C)
+  int64_t partial_fragments = 0;     ///< fragments received at the end for events not yet built ...
+  double partial_bytes = 0;          ///< ... and their data bytes
   double window_start_seconds = -1;  ///< when the measurement window opened (-1: it never did)
   double window_end_seconds = -1;    ///< when it closed (or the run was interrupted)
   int64_t first_in_window = 0;       ///< index of the first event built in the window ...
@@ -49,7 +49,7 @@ struct ProtocolResult {
   /// Fragment data bytes that reached builders during the window, parts of fragments still
   /// moving at its edges included: the steady-state throughput is this over the window.
   double window_payload_bytes = 0;
-  double window_network_payload_bytes = 0;  ///< the part that crossed the fabric (not RU → BU in one host)
+  double window_network_payload_bytes = 0;        ///< the part that crossed the fabric (not RU → BU in one host)
   std::vector<double> ru_bytes_out, bu_bytes_in;  ///< data + meta-data, per unit, over the run
   std::vector<double> ru_window_bytes_out, bu_window_bytes_in;  ///< the same, within the window
   std::vector<int64_t> ru_fragments_out, bu_fragments_in;
@@ -58,9 +58,9 @@ struct ProtocolResult {
   int64_t network_flows = 0, local_flows = 0;
 
   // Limits as observed, for tests: they must stay within the configured ones.
-  int32_t max_busy_slots = 0;        ///< events a builder gathered at once
-  int32_t max_gather_in_flight = 0;  ///< transfers of one gather at once
-  int32_t max_process_in_flight = 0; ///< transfers of one process at once (sends + receives)
+  int32_t max_busy_slots = 0;         ///< events a builder gathered at once
+  int32_t max_gather_in_flight = 0;   ///< transfers of one gather at once
+  int32_t max_process_in_flight = 0;  ///< transfers of one process at once (sends + receives)
 
   bool interrupted = false;
   FlowNetwork::Stats stats;

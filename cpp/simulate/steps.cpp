@@ -78,7 +78,8 @@ std::pair<double, double> run_step(FlowNetwork& net, StepFlows& step, double byt
     if (!done.empty()) end = net.now();
   }
   double slowest = kUnlimited;
-  for (size_t f = 0; f < step.flows(); ++f) slowest = std::min(slowest, bytes / (flow_end[f] - t0 - step.flow_latency[f]));
+  for (size_t f = 0; f < step.flows(); ++f)
+    slowest = std::min(slowest, bytes / (flow_end[f] - t0 - step.flow_latency[f]));
   return {end - t0, slowest};
 }
 
@@ -86,8 +87,7 @@ std::pair<double, double> run_step(FlowNetwork& net, StepFlows& step, double byt
 
 StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> placement,
                           const workload::Schedule& schedule, double message_bytes, bool ideal_run,
-                          const StepProgress& progress,
-                          double progress_period_seconds) {
+                          const StepProgress& progress, double progress_period_seconds) {
   analysis::check_placement(model.routing(), placement, schedule);
   if (!(message_bytes > 0) || !std::isfinite(message_bytes))
     throw Error("simulate.message_bytes must be a finite number > 0");

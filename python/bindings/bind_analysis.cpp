@@ -27,44 +27,49 @@ void bind_analysis(nb::module_& m) {
       .def_ro("max_link_load", &ConflictResult::max_link_load)
       .def_ro("steps_total", &ConflictResult::steps_total)
       .def_ro("interrupted", &ConflictResult::interrupted)
-      .def("step_table", [](const ConflictResult& r) {
-        std::vector<int64_t> step, flows, conflicts;
-        std::vector<int32_t> maxl, used, confl;
-        for (const auto& s : r.steps) {
-          step.push_back(s.step);
-          flows.push_back(s.flows);
-          conflicts.push_back(s.conflicts);
-          maxl.push_back(s.max_link_load);
-          used.push_back(s.links_used);
-          confl.push_back(s.conflicting_links);
-        }
-        nb::dict d;
-        d["step"] = to_numpy(std::move(step));
-        d["flows"] = to_numpy(std::move(flows));
-        d["conflicts"] = to_numpy(std::move(conflicts));
-        d["max_link_load"] = to_numpy(std::move(maxl));
-        d["links_used"] = to_numpy(std::move(used));
-        d["conflicting_links"] = to_numpy(std::move(confl));
-        return d;
-      })
-      .def("link_table", [](const ConflictResult& r) {
-        nb::dict d;
-        d["flows"] = to_numpy(std::vector<int64_t>(r.link_flows));
-        d["conflicts"] = to_numpy(std::vector<int64_t>(r.link_conflicts));
-        d["conflict_steps"] = to_numpy(std::vector<int64_t>(r.link_conflict_steps));
-        d["max_load"] = to_numpy(std::vector<int32_t>(r.link_max_load));
-        return d;
-      })
-      .def("load_histogram", [](const ConflictResult& r) {
-        nb::list out;
-        for (const auto& h : r.load_histogram) out.append(to_numpy(std::vector<int64_t>(h)));
-        return out;
-      }, "Per link class 2·tier + down: counts of (link, step) pairs by load");
+      .def("step_table",
+           [](const ConflictResult& r) {
+             std::vector<int64_t> step, flows, conflicts;
+             std::vector<int32_t> maxl, used, confl;
+             for (const auto& s : r.steps) {
+               step.push_back(s.step);
+               flows.push_back(s.flows);
+               conflicts.push_back(s.conflicts);
+               maxl.push_back(s.max_link_load);
+               used.push_back(s.links_used);
+               confl.push_back(s.conflicting_links);
+             }
+             nb::dict d;
+             d["step"] = to_numpy(std::move(step));
+             d["flows"] = to_numpy(std::move(flows));
+             d["conflicts"] = to_numpy(std::move(conflicts));
+             d["max_link_load"] = to_numpy(std::move(maxl));
+             d["links_used"] = to_numpy(std::move(used));
+             d["conflicting_links"] = to_numpy(std::move(confl));
+             return d;
+           })
+      .def("link_table",
+           [](const ConflictResult& r) {
+             nb::dict d;
+             d["flows"] = to_numpy(std::vector<int64_t>(r.link_flows));
+             d["conflicts"] = to_numpy(std::vector<int64_t>(r.link_conflicts));
+             d["conflict_steps"] = to_numpy(std::vector<int64_t>(r.link_conflict_steps));
+             d["max_load"] = to_numpy(std::vector<int32_t>(r.link_max_load));
+             return d;
+           })
+      .def(
+          "load_histogram",
+          [](const ConflictResult& r) {
+            nb::list out;
+            for (const auto& h : r.load_histogram) out.append(to_numpy(std::vector<int64_t>(h)));
+            return out;
+          },
+          "Per link class 2·tier + down: counts of (link, step) pairs by load");
 
   m.def(
       "analyze_conflicts",
-      [](const routing::Routing& routing, IntArray placement, const workload::Schedule& schedule,
-         nb::object progress, double period) {
+      [](const routing::Routing& routing, IntArray placement, const workload::Schedule& schedule, nb::object progress,
+         double period) {
         PyProgress py{progress};
         Progress cb = [&](int64_t done, int64_t total) { return py(done, total); };
         ConflictResult r;
@@ -77,8 +82,7 @@ void bind_analysis(nb::module_& m) {
         return nb::make_tuple(std::move(r), keyboard_interrupt);
       },
       nb::arg("routing"), nb::arg("placement"), nb::arg("schedule"), nb::arg("progress").none() = nb::none(),
-      nb::arg("period_seconds") = 0.25,
-      "Analyse every step; returns (ConflictResult, interrupted_by_ctrl_c)");
+      nb::arg("period_seconds") = 0.25, "Analyse every step; returns (ConflictResult, interrupted_by_ctrl_c)");
 
   m.def(
       "step_loads",
@@ -104,8 +108,8 @@ void bind_analysis(nb::module_& m) {
         }
         return out;
       },
-      nb::arg("routing"), nb::arg("placement"), nb::arg("schedule"), nb::arg("step"),
-      nb::arg("max_links") = SIZE_MAX, nb::arg("max_flows_per_link") = SIZE_MAX,
+      nb::arg("routing"), nb::arg("placement"), nb::arg("schedule"), nb::arg("step"), nb::arg("max_links") = SIZE_MAX,
+      nb::arg("max_flows_per_link") = SIZE_MAX,
       "Links with load >= 2 in one step, most loaded first: list of (link, load, flows as (n, 2) ranks)");
 }
 

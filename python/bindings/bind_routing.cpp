@@ -27,70 +27,89 @@ void bind_routing(nb::module_& m) {
       .def_prop_ro("fabric", &Routing::fabric_ptr)
       .def_prop_ro("max_hops", &Routing::max_hops)
       .def_prop_ro("single_path", &Routing::single_path)
-      .def("path", [](const Routing& r, NodeId src, NodeId dst) {
-        std::vector<LinkId> p;
-        r.path(src, dst, p);
-        return to_numpy(std::move(p));
-      }, nb::arg("src_host"), nb::arg("dst_host"), "Directed links from one host to another (the first path)")
-      .def("paths", [](const Routing& r, NodeId src, NodeId dst, uint64_t flow) {
-        check_hosts(r, src, dst);
-        PathSet set;
-        r.paths(src, dst, flow, set);
-        nb::list out;
-        for (size_t k = 0; k < set.size(); ++k) {
-          auto p = set.path(k);
-          out.append(nb::make_tuple(set.weight(k), to_numpy(std::vector<LinkId>(p.begin(), p.end()))));
-        }
-        return out;
-      }, nb::arg("src_host"), nb::arg("dst_host"), nb::arg("flow") = 0, "[(weight, links), ...] of a flow");
+      .def(
+          "path",
+          [](const Routing& r, NodeId src, NodeId dst) {
+            std::vector<LinkId> p;
+            r.path(src, dst, p);
+            return to_numpy(std::move(p));
+          },
+          nb::arg("src_host"), nb::arg("dst_host"), "Directed links from one host to another (the first path)")
+      .def(
+          "paths",
+          [](const Routing& r, NodeId src, NodeId dst, uint64_t flow) {
+            check_hosts(r, src, dst);
+            PathSet set;
+            r.paths(src, dst, flow, set);
+            nb::list out;
+            for (size_t k = 0; k < set.size(); ++k) {
+              auto p = set.path(k);
+              out.append(nb::make_tuple(set.weight(k), to_numpy(std::vector<LinkId>(p.begin(), p.end()))));
+            }
+            return out;
+          },
+          nb::arg("src_host"), nb::arg("dst_host"), nb::arg("flow") = 0, "[(weight, links), ...] of a flow");
 
   nb::class_<TableRouting, Routing>(m, "TableRouting")
-      .def("port", [](const TableRouting& r, NodeId sw, NodeId dst) {
-        const auto& f = r.fabric();
-        if (sw < f.num_hosts() || sw >= f.num_nodes()) throw Error("routing: node " + std::to_string(sw) + " is not a switch");
-        if (dst < 0 || dst >= f.num_hosts()) throw Error("routing: node " + std::to_string(dst) + " is not a host");
-        return r.port(sw, dst);
-      }, nb::arg("switch"), nb::arg("dst_host"))
-      .def("table", [](const TableRouting& r) {
-        const auto& f = r.fabric();
-        const size_t S = static_cast<size_t>(f.num_switches()), H = static_cast<size_t>(f.num_hosts());
-        std::vector<uint16_t> t(S * H);
-        for (size_t s = 0; s < S; ++s)
-          for (size_t d = 0; d < H; ++d)
-            t[s * H + d] = static_cast<uint16_t>(r.port(static_cast<NodeId>(s + H), static_cast<NodeId>(d)));
-        return to_numpy_2d(std::move(t), S, H);
-      }, "Output port per (switch - num_hosts, destination host); 0 = no entry");
+      .def(
+          "port",
+          [](const TableRouting& r, NodeId sw, NodeId dst) {
+            const auto& f = r.fabric();
+            if (sw < f.num_hosts() || sw >= f.num_nodes())
+              throw Error("routing: node " + std::to_string(sw) + " is not a switch");
+            if (dst < 0 || dst >= f.num_hosts()) throw Error("routing: node " + std::to_string(dst) + " is not a host");
+            return r.port(sw, dst);
+          },
+          nb::arg("switch"), nb::arg("dst_host"))
+      .def(
+          "table",
+          [](const TableRouting& r) {
+            const auto& f = r.fabric();
+            const size_t S = static_cast<size_t>(f.num_switches()), H = static_cast<size_t>(f.num_hosts());
+            std::vector<uint16_t> t(S * H);
+            for (size_t s = 0; s < S; ++s)
+              for (size_t d = 0; d < H; ++d)
+                t[s * H + d] = static_cast<uint16_t>(r.port(static_cast<NodeId>(s + H), static_cast<NodeId>(d)));
+            return to_numpy_2d(std::move(t), S, H);
+          },
+          "Output port per (switch - num_hosts, destination host); 0 = no entry");
 
   nb::class_<PathRouting, Routing>(m, "PathRouting")
-      .def("__init__", [](PathRouting* self, std::shared_ptr<const Fabric> f, std::string engine) {
-        new (self) PathRouting(std::move(f), std::move(engine));
-      }, nb::arg("fabric"), nb::arg("engine") = "paths")
-      .def("add", [](PathRouting& r, NodeId src, NodeId dst, IntArray links, double weight) {
-        r.add(src, dst, std::span<const LinkId>(links.data(), links.shape(0)), weight);
-      }, nb::arg("src_host"), nb::arg("dst_host"), nb::arg("links"), nb::arg("weight") = 1.0)
+      .def(
+          "__init__",
+          [](PathRouting* self, std::shared_ptr<const Fabric> f, std::string engine) {
+            new (self) PathRouting(std::move(f), std::move(engine));
+          },
+          nb::arg("fabric"), nb::arg("engine") = "paths")
+      .def(
+          "add",
+          [](PathRouting& r, NodeId src, NodeId dst, IntArray links, double weight) {
+            r.add(src, dst, std::span<const LinkId>(links.data(), links.shape(0)), weight);
+          },
+          nb::arg("src_host"), nb::arg("dst_host"), nb::arg("links"), nb::arg("weight") = 1.0)
       .def("finalize", &PathRouting::finalize, nb::arg("all_pairs") = false);
 
   m.def("dmodk", &dmodk, nb::arg("fabric"));
   m.def("random_uplinks", &random_uplinks, nb::arg("fabric"), nb::arg("seed"));
   m.def("read_table_file", &read_table_file, nb::arg("fabric"), nb::arg("path"));
   m.def("write_table_file", &write_table_file, nb::arg("routing"), nb::arg("path"));
-  m.def("from_ports",
-        [](std::shared_ptr<const Fabric> f, nb::ndarray<const uint16_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> ports,
-           std::string engine) {
-          const size_t S = static_cast<size_t>(f->num_switches()), H = static_cast<size_t>(f->num_hosts());
-          if (ports.shape(0) != S || ports.shape(1) != H)
-            throw Error("routing: table must have shape (switches, hosts) = (" + std::to_string(S) + ", " +
-                        std::to_string(H) + ")");
-          auto r = std::make_shared<TableRouting>(f, std::move(engine));
-          for (size_t s = 0; s < S; ++s)
-            for (size_t d = 0; d < H; ++d)
-              if (const auto p = ports(s, d); p != 0)
-                r->set_port(static_cast<NodeId>(s + H), static_cast<NodeId>(d), p);
-          r->finalize();
-          return r;
-        },
-        nb::arg("fabric"), nb::arg("ports"), nb::arg("engine") = "array",
-        "Routing from an array of output ports (switches × hosts, 0 = no entry), checked like a table file");
+  m.def(
+      "from_ports",
+      [](std::shared_ptr<const Fabric> f, nb::ndarray<const uint16_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> ports,
+         std::string engine) {
+        const size_t S = static_cast<size_t>(f->num_switches()), H = static_cast<size_t>(f->num_hosts());
+        if (ports.shape(0) != S || ports.shape(1) != H)
+          throw Error("routing: table must have shape (switches, hosts) = (" + std::to_string(S) + ", " +
+                      std::to_string(H) + ")");
+        auto r = std::make_shared<TableRouting>(f, std::move(engine));
+        for (size_t s = 0; s < S; ++s)
+          for (size_t d = 0; d < H; ++d)
+            if (const auto p = ports(s, d); p != 0) r->set_port(static_cast<NodeId>(s + H), static_cast<NodeId>(d), p);
+        r->finalize();
+        return r;
+      },
+      nb::arg("fabric"), nb::arg("ports"), nb::arg("engine") = "array",
+      "Routing from an array of output ports (switches × hosts, 0 = no entry), checked like a table file");
 }
 
 }  // namespace daqnet::bindings

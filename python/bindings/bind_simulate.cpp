@@ -59,20 +59,29 @@ void bind_simulate(nb::module_& m) {
       "Max-min fair rates by progressive filling (flows in CSR form)");
 
   nb::class_<FlowNetwork>(m, "FlowNetwork")
-      .def("__init__", [](FlowNetwork* self, DoubleArray capacity) {
-        new (self) FlowNetwork(std::vector<double>(capacity.data(), capacity.data() + capacity.shape(0)));
-      }, nb::arg("capacity"))
+      .def(
+          "__init__",
+          [](FlowNetwork* self, DoubleArray capacity) {
+            new (self) FlowNetwork(std::vector<double>(capacity.data(), capacity.data() + capacity.shape(0)));
+          },
+          nb::arg("capacity"))
       .def_prop_ro("now", &FlowNetwork::now)
       .def_prop_ro("active", &FlowNetwork::active)
-      .def("start", [](FlowNetwork& n, IntArray res, double bytes, double cap, uint64_t tag) {
-        return n.start(span_of(res), bytes, cap, tag);
-      }, nb::arg("resources"), nb::arg("bytes"), nb::arg("cap") = kUnlimited, nb::arg("tag") = 0)
+      .def(
+          "start",
+          [](FlowNetwork& n, IntArray res, double bytes, double cap, uint64_t tag) {
+            return n.start(span_of(res), bytes, cap, tag);
+          },
+          nb::arg("resources"), nb::arg("bytes"), nb::arg("cap") = kUnlimited, nb::arg("tag") = 0)
       .def("next_completion", &FlowNetwork::next_completion)
-      .def("advance", [](FlowNetwork& n, double t) {
-        std::vector<uint64_t> done;
-        n.advance(t, done);
-        return done;
-      }, nb::arg("time"), "Move the clock; returns the tags of the flows complete by then")
+      .def(
+          "advance",
+          [](FlowNetwork& n, double t) {
+            std::vector<uint64_t> done;
+            n.advance(t, done);
+            return done;
+          },
+          nb::arg("time"), "Move the clock; returns the tags of the flows complete by then")
       .def("rate", &FlowNetwork::rate, nb::arg("flow"))
       .def("remaining", &FlowNetwork::remaining, nb::arg("flow"))
       .def("loads", [](FlowNetwork& n) { return to_numpy(n.loads()); })
@@ -80,22 +89,31 @@ void bind_simulate(nb::module_& m) {
       .def_prop_ro("stats", [](const FlowNetwork& n) { return n.stats(); });
 
   nb::class_<NetworkModel>(m, "NetworkModel")
-      .def("__init__", [](NetworkModel* self, const routing::Routing& r, double inj, double ej) {
-        new (self) NetworkModel(r, NicLimits{inj, ej});
-      }, nb::keep_alive<1, 2>(), nb::arg("routing"), nb::arg("injection_gbps") = 0.0, nb::arg("ejection_gbps") = 0.0)
+      .def(
+          "__init__",
+          [](NetworkModel* self, const routing::Routing& r, double inj, double ej) {
+            new (self) NetworkModel(r, NicLimits{inj, ej});
+          },
+          nb::keep_alive<1, 2>(), nb::arg("routing"), nb::arg("injection_gbps") = 0.0, nb::arg("ejection_gbps") = 0.0)
       .def("capacity", [](const NetworkModel& m) { return to_numpy(std::vector<double>(m.capacity())); })
-      .def("resources", [](const NetworkModel& m, int32_t a, int32_t b, bool ideal) {
-        const int32_t H = m.routing().fabric().num_hosts();
-        if (a < 0 || a >= H || b < 0 || b >= H || a == b) throw Error("simulate: need two different hosts");
-        std::vector<int32_t> out;
-        m.resources(a, b, ideal, out);
-        return to_numpy(std::move(out));
-      }, nb::arg("src_host"), nb::arg("dst_host"), nb::arg("ideal") = false)
-      .def("latency", [](const NetworkModel& m, int32_t a, int32_t b) {
-        const int32_t H = m.routing().fabric().num_hosts();
-        if (a < 0 || a >= H || b < 0 || b >= H || a == b) throw Error("simulate: need two different hosts");
-        return m.latency(a, b);
-      }, nb::arg("src_host"), nb::arg("dst_host"));
+      .def(
+          "resources",
+          [](const NetworkModel& m, int32_t a, int32_t b, bool ideal) {
+            const int32_t H = m.routing().fabric().num_hosts();
+            if (a < 0 || a >= H || b < 0 || b >= H || a == b) throw Error("simulate: need two different hosts");
+            std::vector<int32_t> out;
+            m.resources(a, b, ideal, out);
+            return to_numpy(std::move(out));
+          },
+          nb::arg("src_host"), nb::arg("dst_host"), nb::arg("ideal") = false)
+      .def(
+          "latency",
+          [](const NetworkModel& m, int32_t a, int32_t b) {
+            const int32_t H = m.routing().fabric().num_hosts();
+            if (a < 0 || a >= H || b < 0 || b >= H || a == b) throw Error("simulate: need two different hosts");
+            return m.latency(a, b);
+          },
+          nb::arg("src_host"), nb::arg("dst_host"));
 
   nb::class_<FlowNetwork::Stats>(m, "SolverStats", "Work of the incremental rate solver")
       .def_ro("solves", &FlowNetwork::Stats::solves)
@@ -103,11 +121,17 @@ void bind_simulate(nb::module_& m) {
       .def_ro("flows_solved", &FlowNetwork::Stats::flows_solved);
 
   nb::class_<StepResult>(m, "StepResult", "Step times of simulate_steps (steps 0-based here)")
-      .def_prop_ro("step", [](const StepResult& r) { return column(r.steps, &StepTime::step); }, nb::rv_policy::move)
-      .def_prop_ro("flows", [](const StepResult& r) { return column(r.steps, &StepTime::flows); }, nb::rv_policy::move)
-      .def_prop_ro("seconds", [](const StepResult& r) { return column(r.steps, &StepTime::seconds); }, nb::rv_policy::move)
-      .def_prop_ro("ideal_seconds", [](const StepResult& r) { return column(r.steps, &StepTime::ideal_seconds); }, nb::rv_policy::move)
-      .def_prop_ro("min_gbps", [](const StepResult& r) { return column(r.steps, &StepTime::min_gbps); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "step", [](const StepResult& r) { return column(r.steps, &StepTime::step); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "flows", [](const StepResult& r) { return column(r.steps, &StepTime::flows); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "seconds", [](const StepResult& r) { return column(r.steps, &StepTime::seconds); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "ideal_seconds", [](const StepResult& r) { return column(r.steps, &StepTime::ideal_seconds); },
+          nb::rv_policy::move)
+      .def_prop_ro(
+          "min_gbps", [](const StepResult& r) { return column(r.steps, &StepTime::min_gbps); }, nb::rv_policy::move)
       .def_ro("steps_total", &StepResult::steps_total)
       .def_ro("total_seconds", &StepResult::total_seconds)
       .def_ro("ideal_total_seconds", &StepResult::ideal_seconds)
@@ -116,12 +140,18 @@ void bind_simulate(nb::module_& m) {
       .def_ro("solver", &StepResult::stats);
 
   nb::class_<ProtocolResult>(m, "ProtocolResult", "The protocol simulation: per built event, and totals")
-      .def_prop_ro("event", [](const ProtocolResult& r) { return copy(r.event); }, nb::rv_policy::move)
-      .def_prop_ro("builder", [](const ProtocolResult& r) { return copy(r.builder); }, nb::rv_policy::move)
-      .def_prop_ro("built_at", [](const ProtocolResult& r) { return copy(r.built_at); }, nb::rv_policy::move)
-      .def_prop_ro("latency", [](const ProtocolResult& r) { return copy(r.latency); }, nb::rv_policy::move)
-      .def_prop_ro("bytes", [](const ProtocolResult& r) { return copy(r.bytes); }, nb::rv_policy::move)
-      .def_prop_ro("payload_at", [](const ProtocolResult& r) { return copy(r.payload_at); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "event", [](const ProtocolResult& r) { return copy(r.event); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "builder", [](const ProtocolResult& r) { return copy(r.builder); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "built_at", [](const ProtocolResult& r) { return copy(r.built_at); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "latency", [](const ProtocolResult& r) { return copy(r.latency); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "bytes", [](const ProtocolResult& r) { return copy(r.bytes); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "payload_at", [](const ProtocolResult& r) { return copy(r.payload_at); }, nb::rv_policy::move)
       .def_ro("end_seconds", &ProtocolResult::end_seconds)
       .def_ro("window_start_seconds", &ProtocolResult::window_start_seconds)
       .def_ro("window_end_seconds", &ProtocolResult::window_end_seconds)
@@ -131,13 +161,21 @@ void bind_simulate(nb::module_& m) {
       .def_ro("window_network_payload_bytes", &ProtocolResult::window_network_payload_bytes)
       .def_ro("partial_fragments", &ProtocolResult::partial_fragments)
       .def_ro("partial_bytes", &ProtocolResult::partial_bytes)
-      .def_prop_ro("ru_bytes_out", [](const ProtocolResult& r) { return copy(r.ru_bytes_out); }, nb::rv_policy::move)
-      .def_prop_ro("bu_bytes_in", [](const ProtocolResult& r) { return copy(r.bu_bytes_in); }, nb::rv_policy::move)
-      .def_prop_ro("ru_window_bytes_out", [](const ProtocolResult& r) { return copy(r.ru_window_bytes_out); }, nb::rv_policy::move)
-      .def_prop_ro("bu_window_bytes_in", [](const ProtocolResult& r) { return copy(r.bu_window_bytes_in); }, nb::rv_policy::move)
-      .def_prop_ro("ru_fragments_out", [](const ProtocolResult& r) { return copy(r.ru_fragments_out); }, nb::rv_policy::move)
-      .def_prop_ro("bu_fragments_in", [](const ProtocolResult& r) { return copy(r.bu_fragments_in); }, nb::rv_policy::move)
-      .def_prop_ro("link_bytes", [](const ProtocolResult& r) { return copy(r.link_bytes); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "ru_bytes_out", [](const ProtocolResult& r) { return copy(r.ru_bytes_out); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "bu_bytes_in", [](const ProtocolResult& r) { return copy(r.bu_bytes_in); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "ru_window_bytes_out", [](const ProtocolResult& r) { return copy(r.ru_window_bytes_out); },
+          nb::rv_policy::move)
+      .def_prop_ro(
+          "bu_window_bytes_in", [](const ProtocolResult& r) { return copy(r.bu_window_bytes_in); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "ru_fragments_out", [](const ProtocolResult& r) { return copy(r.ru_fragments_out); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "bu_fragments_in", [](const ProtocolResult& r) { return copy(r.bu_fragments_in); }, nb::rv_policy::move)
+      .def_prop_ro(
+          "link_bytes", [](const ProtocolResult& r) { return copy(r.link_bytes); }, nb::rv_policy::move)
       .def_ro("control_messages", &ProtocolResult::control_messages)
       .def_ro("network_flows", &ProtocolResult::network_flows)
       .def_ro("local_flows", &ProtocolResult::local_flows)
@@ -155,15 +193,16 @@ void bind_simulate(nb::module_& m) {
         StepResult r;
         {
           nb::gil_scoped_release nogil;
-          r = simulate_steps(model, span_of(placement), schedule, message_bytes, ideal,
-                             [&](int64_t d, int64_t t) { return py(d, t); }, period);
+          r = simulate_steps(
+              model, span_of(placement), schedule, message_bytes, ideal, [&](int64_t d, int64_t t) { return py(d, t); },
+              period);
         }
         py.rethrow();
         r.interrupted = r.interrupted || py.keyboard_interrupt;  // Ctrl-C in the last step too
         return r;
       },
-      nb::arg("model"), nb::arg("placement"), nb::arg("schedule"), nb::arg("message_bytes"),
-      nb::arg("ideal") = true, nb::arg("progress").none() = nb::none(), nb::arg("period_seconds") = 0.25,
+      nb::arg("model"), nb::arg("placement"), nb::arg("schedule"), nb::arg("message_bytes"), nb::arg("ideal") = true,
+      nb::arg("progress").none() = nb::none(), nb::arg("period_seconds") = 0.25,
       "Step-synchronous flow-level simulation");
 
   m.def(
@@ -182,8 +221,8 @@ void bind_simulate(nb::module_& m) {
         ProtocolResult r;
         {
           nb::gil_scoped_release nogil;
-          r = simulate_protocol(model, span_of(node_host), config, o, [&](int64_t d, int64_t t) { return py(d, t); },
-                                period);
+          r = simulate_protocol(
+              model, span_of(node_host), config, o, [&](int64_t d, int64_t t) { return py(d, t); }, period);
         }
         py.rethrow();
         r.interrupted = r.interrupted || py.keyboard_interrupt;
@@ -191,9 +230,8 @@ void bind_simulate(nb::module_& m) {
       },
       nb::arg("model"), nb::arg("node_host"), nb::arg("run_config"), nb::arg("source"), nb::arg("events"),
       nb::arg("seconds") = 0.0, nb::arg("warmup_events") = 0, nb::arg("warmup_seconds") = -1.0,
-      nb::arg("local_gbps") = 0.0, nb::arg("progress").none() = nb::none(),
-      nb::arg("period_seconds") = 0.25, nb::arg("full_recompute") = false,
-      "Flow-level simulation of the event builder's protocol");
+      nb::arg("local_gbps") = 0.0, nb::arg("progress").none() = nb::none(), nb::arg("period_seconds") = 0.25,
+      nb::arg("full_recompute") = false, "Flow-level simulation of the event builder's protocol");
 }
 
 }  // namespace daqnet::bindings

@@ -16,26 +16,30 @@ void bind_workload(nb::module_& m) {
       .def_prop_ro("ranks", &Schedule::ranks)
       .def_prop_ro("num_steps", &Schedule::num_steps)
       .def("describe", &Schedule::describe)
-      .def("step", [](const Schedule& s, int64_t i) {
-        if (i < 0 || i >= s.num_steps())
-          throw nb::index_error(("step " + std::to_string(i) + " out of range").c_str());
-        std::vector<Flow> flows;
-        s.step(i, flows);
-        std::vector<int32_t> flat;
-        flat.reserve(flows.size() * 2);
-        for (const auto& f : flows) {
-          flat.push_back(f.src);
-          flat.push_back(f.dst);
-        }
-        return to_numpy_2d(std::move(flat), flows.size(), 2);
-      }, nb::arg("step"), "Flows of one step as an (n, 2) array of (source rank, destination rank)");
+      .def(
+          "step",
+          [](const Schedule& s, int64_t i) {
+            if (i < 0 || i >= s.num_steps())
+              throw nb::index_error(("step " + std::to_string(i) + " out of range").c_str());
+            std::vector<Flow> flows;
+            s.step(i, flows);
+            std::vector<int32_t> flat;
+            flat.reserve(flows.size() * 2);
+            for (const auto& f : flows) {
+              flat.push_back(f.src);
+              flat.push_back(f.dst);
+            }
+            return to_numpy_2d(std::move(flat), flows.size(), 2);
+          },
+          nb::arg("step"), "Flows of one step as an (n, 2) array of (source rank, destination rank)");
 
   m.def("barrel", &barrel, nb::arg("ranks"));
   m.def("random_order", &random_order, nb::arg("ranks"), nb::arg("seed"));
   m.def("all_at_once", &all_at_once, nb::arg("ranks"));
   m.def("shifts", &shifts, nb::arg("ranks"), nb::arg("shifts"));
-  m.def("random_permutation", [](int32_t n, uint64_t seed) { return to_numpy(random_permutation(n, seed)); },
-        nb::arg("n"), nb::arg("seed"), "Seeded permutation of 0..n-1, identical on every platform");
+  m.def(
+      "random_permutation", [](int32_t n, uint64_t seed) { return to_numpy(random_permutation(n, seed)); },
+      nb::arg("n"), nb::arg("seed"), "Seeded permutation of 0..n-1, identical on every platform");
 }
 
 }  // namespace daqnet::bindings

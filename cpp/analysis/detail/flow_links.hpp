@@ -45,7 +45,10 @@ private:
 class TableLinks {
 public:
   explicit TableLinks(const routing::TableRouting& r)
-      : links_(r.cache_links()), offsets_(r.cache_offsets()), edge_(r.edge_index()), uplink_(r.uplinks()),
+      : links_(r.cache_links()),
+        offsets_(r.cache_offsets()),
+        edge_(r.edge_index()),
+        uplink_(r.uplinks()),
         hosts_(static_cast<size_t>(r.fabric().num_hosts())) {}
 
   template <class Visit>

@@ -13,9 +13,8 @@ namespace daqnet::routing::detail {
 /// returns the up index in [0, up_ports) for destinations outside the switch's subtree.
 template <class ChooseUp>
 std::shared_ptr<TableRouting> fat_tree_routes(std::shared_ptr<const Fabric> fabric, const std::string& engine,
-                                         ChooseUp choose_up) {
-  if (!fabric->xgft())
-    throw Error("routing.engine = \"" + engine + "\" needs a fat tree (fabric.kind = \"fat-tree\")");
+                                              ChooseUp choose_up) {
+  if (!fabric->xgft()) throw Error("routing.engine = \"" + engine + "\" needs a fat tree (fabric.kind = \"fat-tree\")");
   const auto& s = *fabric->xgft();
   auto r = std::make_shared<TableRouting>(fabric, engine);
   const int32_t H = fabric->num_hosts();
