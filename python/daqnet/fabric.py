@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from .io.hostlist import read_hostnames
 __all__ = ["NAMINGS", "Fabric", "fat_tree", "graph", "parse_taper"]
 
 #: Host naming schemes: how hostnames relate to the cabling order.
-NAMINGS = {
+NAMINGS: dict[str, str] = {
     "cabling": "names follow the cabling order (prefix + zero-padded index)",
     "shuffled": "the same names dealt to hosts in a seeded random order, as on a cluster "
     "whose hostnames do not follow its cabling",
@@ -107,11 +108,12 @@ class Fabric:
         return [names[c] for c in self.links()["class"]]
 
     @property
-    def xgft(self) -> dict | None:
+    def xgft(self) -> dict[str, Any] | None:  # the bindings give None or a dict
         """The generalized fat-tree shape (levels, down m_l, up w_l), or None."""
-        return self._core.xgft
+        shape = self._core.xgft
+        return shape if isinstance(shape, dict) else None
 
-    def partial_subtrees(self) -> list[dict]:
+    def partial_subtrees(self) -> list[dict[str, Any]]:
         """Subtrees below the top level that are not full: the last leaf, the last pod...
 
         One row per partial subtree: level name, the switches that serve it, hosts cabled
@@ -243,7 +245,7 @@ def fat_tree(
 
 
 def _levels_from_cables(
-    hosts: list[str], switches: list[str], cables: list[tuple]
+    hosts: list[str], switches: list[str], cables: list[tuple[Any, ...]]
 ) -> dict[str, int]:
     """A switch's level: its distance to the nearest host (leaves 1, ...)."""
     peers: dict[str, list[str]] = {n: [] for n in [*hosts, *switches]}
@@ -266,7 +268,7 @@ def _levels_from_cables(
 def graph(
     hosts: Sequence[str],
     switches: Sequence[tuple[str, int] | tuple[str, int, int]],
-    cables: Sequence[tuple],
+    cables: Sequence[tuple[Any, ...]],
     link_gbps: float = 100.0,
     latency_seconds: float = 100e-9,
     description: str | None = None,

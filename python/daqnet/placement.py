@@ -19,7 +19,7 @@ from .io.hostlist import read_hostnames
 
 __all__ = ["ORDERS", "Placement", "build", "from_file", "hostname", "random", "topology"]
 
-ORDERS = {
+ORDERS: dict[str, str] = {
     "topology": "rank i on the i-th host in cabling order",
     "hostname": "ranks in sorted hostname order (numbers compared as numbers), as Slurm does",
     "random": "ranks on hosts in a seeded random order",

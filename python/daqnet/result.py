@@ -10,7 +10,7 @@ the object unchanged.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 __all__ = ["Result", "optional"]
@@ -32,8 +32,9 @@ def _plain(value: Any) -> Any:
 
 
 @dataclasses.dataclass
-class Result:
-    """Fields of a result document; subclasses are dataclasses."""
+class Result(Mapping[str, Any]):
+    """Fields of a result document; subclasses are dataclasses. A read-only Mapping of the
+    document's keys (fields are also attributes, which code should prefer)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document: every field in order, optional ones only when set."""
@@ -51,20 +52,11 @@ class Result:
             raise KeyError(key)
         return _plain(getattr(self, key))
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return self[key] if key in self._keys() else default
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._keys()
-
-    def keys(self) -> list[str]:
-        return list(self._keys())
-
-    def items(self) -> list[tuple[str, Any]]:
-        return list(self.to_dict().items())
-
     def __iter__(self) -> Iterator[str]:
         return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
 
     def _keys(self) -> dict[str, None]:
         return {

@@ -15,6 +15,7 @@ import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 #: name → description, for --help, errors and documentation.
-ENGINES = {
+ENGINES: dict[str, str] = {
     "dmodk": "D-mod-K on a fat tree: up-port = destination index mod up-ports, level by "
     "level (OpenSM ftree, SimGrid FatTreeZone)",
     "random": "a seeded random up-port for every (switch, destination); down routes unique",
@@ -61,9 +62,10 @@ class Routing:
         return self._core.single_path
 
     def _tables(self) -> _core.routing.TableRouting:
-        if not self.has_tables:
+        core = self._core
+        if not isinstance(core, _core.routing.TableRouting):
             raise DaqnetError(f"routing '{self.engine}' has no forwarding tables (it gives paths)")
-        return self._core
+        return core
 
     @property
     def engine(self) -> str:
@@ -146,9 +148,9 @@ PathSpec = Sequence[int] | Sequence[str]
 
 def _links_of(fabric: Fabric, path: PathSpec, where: str) -> np.ndarray:
     """Link ids of a path given as link ids, or as node names from host to host."""
-    items = list(path)
+    items: list[Any] = list(path)
     if items and all(isinstance(x, str) for x in items):
-        links = []
+        links: list[int] = []
         for a, b in itertools.pairwise(items):
             na, nb = fabric.node(a), fabric.node(b)
             out = [lk for _, peer, _, lk in fabric.ports(na) if peer == nb]
@@ -177,12 +179,13 @@ def from_paths(
             a = fabric.node(src) if isinstance(src, str) else int(src)
             b = fabric.node(dst) if isinstance(dst, str) else int(dst)
             where = f"routing ({engine}): path {src} -> {dst}"
-            items = list(spec)
+            items: list[Any] = list(spec)
             weighted = bool(items) and all(
                 isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], (int, float))
                 for x in items
             )
-            for weight, one in items if weighted else [(1.0, items)]:
+            ways: list[tuple[float, PathSpec]] = items if weighted else [(1.0, items)]
+            for weight, one in ways:
                 core.add(a, b, _links_of(fabric, one, where), float(weight))
         core.finalize(all_pairs)
     except ValueError as err:

@@ -11,13 +11,13 @@ from .errors import DaqnetError
 
 __all__ = ["KINDS", "SCHEDULES", "Workload", "all_to_all", "build", "event_building", "shifts"]
 
-KINDS = {
+KINDS: dict[str, str] = {
     "event-building": "every rank sends a fragment to every other rank, in the order of 'schedule'",
     "shift": "one step per entry of 'shifts': rank i sends to rank (i + k) mod N",
     "all-to-all": "every ordered pair of ranks in one step",
 }
 
-SCHEDULES = {
+SCHEDULES: dict[str, str] = {
     "barrel": "step s = 1..N-1: rank i sends to rank (i + s) mod N",
     "random": "N-1 seeded random derangements covering every ordered pair once",
     "all-at-once": "every pair in one step",

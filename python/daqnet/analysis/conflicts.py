@@ -8,6 +8,7 @@ every report (step s of a barrel shift sends rank i to rank i + s).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,12 @@ class ConflictReport:
     """Result of :func:`conflicts`: per step, per link and per link class."""
 
     def __init__(
-        self, routing: Routing, placement: Placement, workload: Workload, core, user_stop: bool
+        self,
+        routing: Routing,
+        placement: Placement,
+        workload: Workload,
+        core: _core.analysis.ConflictResult,
+        user_stop: bool,
     ):
         self.routing = routing
         self.fabric = routing.fabric
@@ -78,7 +84,7 @@ class ConflictReport:
         """One row per step: step, flows, conflicts, max_link_load, links_used, conflicting_links."""
         return dict(self._steps)
 
-    def links(self) -> dict[str, np.ndarray | list]:
+    def links(self) -> dict[str, Any]:
         """One row per directed link: names, ports, class and totals over the steps done."""
         lt = self.fabric.links()
         names = self.fabric.node_names
@@ -98,7 +104,7 @@ class ConflictReport:
             "max_load": totals["max_load"],
         }
 
-    def levels(self) -> list[dict]:
+    def levels(self) -> list[dict[str, Any]]:
         """Load distribution per link class (host->leaf, leaf->spine, ...), as port counters see it.
 
         ``histogram[k]`` counts (link, step) pairs with k flows on the link.
@@ -138,7 +144,7 @@ class ConflictReport:
         order = np.lexsort((self._steps["step"], -c))
         return [int(self._steps["step"][i]) for i in order[:n] if c[i] > 0]
 
-    def worst_links(self, n: int = 10) -> list[dict]:
+    def worst_links(self, n: int = 10) -> list[dict[str, Any]]:
         t = self.links()
         order = np.lexsort((t["link"], -t["conflicts"]))
         rows = []
@@ -163,7 +169,7 @@ class ConflictReport:
 
     def step_details(
         self, step: int, max_links: int | None = None, max_flows_per_link: int | None = None
-    ) -> list[dict]:
+    ) -> list[dict[str, Any]]:
         """Links of one step (counted from 1) carrying more than one flow, most loaded first,
         with the flows on them; at most `max_links` links and `max_flows_per_link` flows each
         (``load`` always gives the full count)."""
@@ -203,12 +209,12 @@ class ConflictReport:
             )
         return out
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The document of ``daqnet conflicts --json`` (without the scenario's name and
         configuration, which the command adds): the same as summary()."""
         return self.summary()
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """Totals and per-step rows, as written by ``daqnet conflicts --json``."""
         s = self._steps
         return {

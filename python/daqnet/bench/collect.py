@@ -11,6 +11,7 @@ import csv
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 from ..errors import DaqnetError
 from .result import BenchResult
@@ -18,7 +19,7 @@ from .result import BenchResult
 __all__ = ["PMI_HINT", "collect", "latency_percentiles", "read_json", "read_run_config"]
 
 
-def _merge_histograms(hists: list[dict]) -> tuple[dict[int, int], float, float, float]:
+def _merge_histograms(hists: list[dict[str, Any]]) -> tuple[dict[int, int], float, float, float]:
     buckets: dict[int, int] = {}
     base = growth = 0.0
     peak = 0.0
@@ -30,7 +31,7 @@ def _merge_histograms(hists: list[dict]) -> tuple[dict[int, int], float, float, 
     return buckets, base, growth, peak
 
 
-def latency_percentiles(hists: list[dict]) -> dict[str, float | None]:
+def latency_percentiles(hists: list[dict[str, Any]]) -> dict[str, float | None]:
     """p50, p99 (to the 1 % width of a bucket: its geometric middle) and the exact max."""
     buckets, base, growth, peak = _merge_histograms(hists)
     total = sum(buckets.values())
@@ -48,20 +49,21 @@ def latency_percentiles(hists: list[dict]) -> dict[str, float | None]:
     return out
 
 
-def read_json(path: Path) -> dict | None:
+def read_json(path: Path) -> dict[str, Any] | None:
     try:
-        return json.loads(path.read_text())
+        doc = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
+    return doc if isinstance(doc, dict) else None
 
 
-def _timeseries(out_dir: Path) -> list[dict]:
+def _timeseries(out_dir: Path) -> list[dict[str, Any]]:
     """Built-event Gb/s and events/s per report period, from the builders' counters.
 
     Rows of all ranks with the same period number cover the same interval of the common
     clock. The last row of each rank (written at its end) forms a shorter, `partial` period.
     """
-    periods: dict[int, dict] = {}
+    periods: dict[int, dict[str, Any]] = {}
     for path in sorted(out_dir.glob("rank-*.csv")):
         last: dict[str, tuple[float, int, int]] = {}
         with path.open() as f:
@@ -137,7 +139,7 @@ PMI_HINT = (
 _HEADLINE = ("mode", "protocol", "schedule", "credits", "in_flight", "fragment_bytes", "meta_bytes")
 
 
-def _typed(text: str) -> object:
+def _typed(text: str) -> Any:
     """A run.cfg value as JSON would have it: whole numbers, numbers, booleans, else text."""
     if text in ("true", "false"):
         return text == "true"

@@ -26,8 +26,8 @@ FAULT_KEYS = ("fault_corrupt_every", "fault_duplicate_every")
 def bench_ranks(scenario: Scenario) -> int:
     b = scenario["bench"]
     if b["mode"] == "time-frames":
-        return b["ranks"] or b["senders"] + b["receivers"]
-    return b["ranks"] or DEFAULT_RANKS
+        return int(b["ranks"] or b["senders"] + b["receivers"])
+    return int(b["ranks"] or DEFAULT_RANKS)
 
 
 def run_config(

@@ -19,6 +19,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from ..errors import DaqnetError
 from ..io.bench_tables import write_tables
@@ -52,9 +53,9 @@ def executable() -> str:
     return found
 
 
-def _build_info():
+def _build_info() -> ModuleType:
     try:
-        from .. import _evb_build
+        from .. import _evb_build  # written by the build (cmake/evb_build.py.in)
     except ImportError:  # pragma: no cover - a build without the event builder
         raise DaqnetError("daqnet was built without daqnet-evb") from None
     return _evb_build
@@ -62,7 +63,7 @@ def _build_info():
 
 def uses_mpich_wheel() -> bool:
     """Whether daqnet-evb runs on the mpich wheel's MPI (which speaks PMI-2, not PMIx)."""
-    return _build_info().MPI_KIND == "wheel"
+    return bool(_build_info().MPI_KIND == "wheel")
 
 
 def srun_command(ranks: int, extra: list[str]) -> list[str]:
@@ -80,7 +81,7 @@ def mpiexec() -> str:
     """The mpiexec that matches daqnet-evb's MPI: the system's it was built with, the wheel's, or PATH's."""
     _evb_build = _build_info()
     if _evb_build.MPI_KIND == "system" and _evb_build.MPIEXEC and Path(_evb_build.MPIEXEC).exists():
-        return _evb_build.MPIEXEC
+        return str(_evb_build.MPIEXEC)
     if _evb_build.MPI_KIND == "wheel":
         wheel = Path(sysconfig.get_path("scripts")) / "mpiexec"
         if wheel.exists():
@@ -130,7 +131,7 @@ def _progress_line(out_dir: Path) -> tuple[str, float]:
     launch = read_json(out_dir / "launch.json") or {}
     doc = read_json(out_dir / f"rank-{launch.get('em_rank', 0)}.json")
     em = next((u for u in doc["units"] if u["unit"] == "em"), None) if doc else None
-    if em is None:
+    if doc is None or em is None:
         return "", newest
     secs = doc["time_seconds"] - em["window_start_seconds"]
     gbps = em["window_bytes"] * 8 / secs / 1e9 if secs > 0 else 0.0
@@ -218,7 +219,7 @@ def run(
     return result
 
 
-def _stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
+def _stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
     """Signal the launcher's process group; escalate to SIGKILL if it lingers."""
     for s, wait in ((sig, 10.0), (signal.SIGKILL, 5.0)):
         try:

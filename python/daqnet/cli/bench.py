@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ..io.bench_tables import clean, write_tables
 from ..io.files import ensure_dir
@@ -13,10 +15,10 @@ from .common import EXIT_INTERRUPTED, Progress, emit, load, note
 __all__ = ["run_bench", "run_collect"]
 
 
-def _finish(result: dict, as_json: bool, label: str) -> int:
+def _finish(result: Mapping[str, Any], as_json: bool, label: str) -> int:
     from ..report.bench import summary
 
-    def text(r: dict) -> str:
+    def text(r: Mapping[str, Any]) -> str:
         lines = summary(r, label)
         if r.get("out_dir"):
             lines += f"\n  results      {r['out_dir']}/result.json, units.csv, timeseries.csv"

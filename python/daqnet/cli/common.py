@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..result import Result
 from ..scenario import Scenario, unused
 
 __all__ = ["EXIT_INTERRUPTED", "Progress", "emit", "load", "note", "warn"]
@@ -85,15 +86,15 @@ class Progress:
 
 
 def emit(
-    result: dict,
+    result: Mapping[str, Any],
     as_json: bool,
-    summary: Callable[[dict], str],
+    summary: Callable[[Mapping[str, Any]], str],
     clean: Callable[[Any], Any] | None = None,
 ) -> None:
     """One JSON object, or the human summary, on stdout; flushed so that a failing file write
     after it cannot lose the results."""
     if as_json:
-        doc = result.to_dict() if hasattr(result, "to_dict") else result
+        doc = result.to_dict() if isinstance(result, Result) else dict(result)
         json.dump(clean(doc) if clean else doc, sys.stdout)
         sys.stdout.write("\n")
     else:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ..scan import ScanRequest, available_cores, make_plan, run_local
 from ..scan.collector import Collector, prepare_out
@@ -13,7 +15,7 @@ from .common import EXIT_INTERRUPTED, Progress, emit, note, warn
 __all__ = ["run_scan_command"]
 
 
-def _finish(doc: dict, out: Path, plot: str | None, as_json: bool) -> int:
+def _finish(doc: Mapping[str, Any], out: Path, plot: str | None, as_json: bool) -> int:
     """Figure, summary or JSON on stdout, exit status: the end of a scan on the writing rank."""
     from ..report.scan import figure, scan_summary
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from ..result import Result
 from .files import atomic_open, write_text_atomic
 
 __all__ = ["clean", "write_tables"]
 
 
-def clean(value):
+def clean(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
@@ -22,12 +25,12 @@ def clean(value):
     return value
 
 
-def write_tables(result: dict, out_dir: str | Path) -> None:
+def write_tables(result: Mapping[str, Any], out_dir: str | Path) -> None:
     """result.json plus units.csv and timeseries.csv."""
     out_dir = Path(out_dir)
-    result = clean(result.to_dict() if hasattr(result, "to_dict") else result)
-    write_text_atomic(out_dir / "result.json", json.dumps(result, indent=1) + "\n")
-    for name, rows in (("units", result["units"]), ("timeseries", result["timeseries"])):
+    doc = clean(result.to_dict() if isinstance(result, Result) else dict(result))
+    write_text_atomic(out_dir / "result.json", json.dumps(doc, indent=1) + "\n")
+    for name, rows in (("units", doc["units"]), ("timeseries", doc["timeseries"])):
         keys = list(rows[0]) if rows else []
         for row in rows:
             keys += [k for k in row if k not in keys]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -14,14 +15,14 @@ from .files import atomic_open, ensure_dir
 __all__ = ["write_conflict_csv"]
 
 
-def _write(path: Path, header: list[str], rows: Iterable[Iterable]) -> None:
+def _write(path: Path, header: list[str], rows: Iterable[Iterable[Any]]) -> None:
     with atomic_open(path, newline="") as fh:
         w = csv.writer(fh)
         w.writerow(header)
         w.writerows(rows)
 
 
-def _columns(table: dict) -> tuple[list[str], Iterable]:
+def _columns(table: dict[str, Any]) -> tuple[list[str], Iterable[Iterable[Any]]]:
     header = list(table)
     cols = [v.tolist() if isinstance(v, np.ndarray) else v for v in table.values()]
     return header, zip(*cols, strict=True)
@@ -61,7 +62,7 @@ def write_conflict_csv(
     path = d / "conflicts.csv"
     steps = report.worst_steps(report.steps_done if detail_steps is None else detail_steps)
 
-    def detail_rows():
+    def detail_rows() -> Iterator[list[Any]]:
         for step in sorted(steps):
             for c in report.step_details(step, max_flows_per_link=detail_flows):
                 for f in c["flows"]:

@@ -13,9 +13,12 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import DaqnetError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["atomic_open", "ensure_dir", "read_text", "save_figure", "write_text_atomic"]
 
@@ -55,7 +58,9 @@ def ensure_dir(path: str | Path, what: str = "output directory") -> Path:
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | Path, newline: str | None = None, binary: bool = False) -> Iterator[IO]:
+def atomic_open(
+    path: str | Path, newline: str | None = None, binary: bool = False
+) -> Iterator[IO[Any]]:
     """Open a temporary file beside `path` for writing; rename it over `path` on success.
 
     On any exception (KeyboardInterrupt included) the temporary file is removed and `path`
@@ -83,7 +88,7 @@ def write_text_atomic(path: str | Path, text: str) -> None:
         fh.write(text)
 
 
-def save_figure(fig, path: str | Path, dpi: int) -> None:
+def save_figure(fig: Figure, path: str | Path, dpi: int) -> None:
     """``fig.savefig`` through a temporary file; the format comes from the file's suffix."""
     path = Path(path)
     fmt = path.suffix.lstrip(".").lower() or None

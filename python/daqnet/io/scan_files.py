@@ -5,10 +5,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import DaqnetError
+from ..result import Result
 from .files import write_text_atomic
 
 __all__ = ["write_scan_files"]
@@ -26,7 +28,7 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def write_scan_files(doc: dict, out: Path) -> None:
+def write_scan_files(doc: Mapping[str, Any], out: Path) -> None:
     """scan.csv (one row per point, floats to the last digit) and scan.json, atomically."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -37,7 +39,7 @@ def write_scan_files(doc: dict, out: Path) -> None:
         write_text_atomic(out / "scan.csv", buf.getvalue())
         write_text_atomic(
             out / "scan.json",
-            json.dumps(doc.to_dict() if hasattr(doc, "to_dict") else doc, indent=1) + "\n",
+            json.dumps(doc.to_dict() if isinstance(doc, Result) else dict(doc), indent=1) + "\n",
         )
     except OSError as err:
         raise DaqnetError(f"{out}: cannot write the scan's files: {err.strerror}") from None

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from ..result import Result
 from .files import atomic_open, ensure_dir, write_text_atomic
 
 __all__ = ["write_simulation"]
@@ -19,12 +22,12 @@ TABLES = {
 }
 
 
-def write_simulation(r: dict, out: str | Path) -> list[Path]:
+def write_simulation(r: Mapping[str, Any], out: str | Path) -> list[Path]:
     """result.json and one CSV per table of the document; returns the files written."""
     out = ensure_dir(out)
     written = [out / "result.json"]
     write_text_atomic(
-        written[0], json.dumps(r.to_dict() if hasattr(r, "to_dict") else r, indent=1) + "\n"
+        written[0], json.dumps(r.to_dict() if isinstance(r, Result) else dict(r), indent=1) + "\n"
     )
     for key, name in TABLES.items():
         rows = r.get(key)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from .format import quantity
 
 __all__ = ["summary"]
 
 
-def summary(result: dict, name: str = "") -> str:
+def summary(result: Mapping[str, Any], name: str = "") -> str:
     lat = result["latency_seconds"]
     lines = [
         f"{name}: {result['status']}, {result['ranks']} ranks, transport {result['transport']}",

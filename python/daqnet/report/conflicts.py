@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..analysis import ConflictReport
@@ -15,7 +17,7 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
     lines = [f"daqnet conflicts — {source}" if source else "daqnet conflicts"]
     partial = f.partial_subtrees()
 
-    def subtree(p: dict) -> str:
+    def subtree(p: dict[str, Any]) -> str:
         sw = p["switches"]
         where = sw[0] if len(sw) == 1 else f"the pod of {sw[0]}..{sw[-1]}"
         return f"{where} holds {p['hosts']}/{p['capacity']} hosts"

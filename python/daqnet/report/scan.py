@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,7 @@ SHOWN = {
 }
 
 
-def scan_summary(doc: dict, files: list[str]) -> str:
+def scan_summary(doc: Mapping[str, Any], files: list[str]) -> str:
     """The table (compact) and the best point."""
     keys = [v["key"] for v in doc["vary"]]
     shown = list(SHOWN[doc["mode"]])
@@ -75,7 +76,7 @@ def scan_summary(doc: dict, files: list[str]) -> str:
     return "\n".join(lines)
 
 
-def figure(doc: dict, path: Path) -> str | None:
+def figure(doc: Mapping[str, Any], path: Path) -> str | None:
     """Write the figure; None (with a note on stderr) when it cannot be drawn or is empty."""
     from .scan_plot import layout_problem, plot_scan
 

@@ -11,10 +11,14 @@ from __future__ import annotations
 import json
 import math
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..io.files import save_figure
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["MAX_KEYS", "MAX_PANELS", "layout_problem", "plot_scan", "scan_figure"]
 
@@ -82,9 +86,9 @@ def _text(key: str, v: Any) -> str:
     return str(v)
 
 
-def _value(row: dict | None, metric: str) -> float:
+def _value(row: dict[str, Any] | None, metric: str) -> float:
     v = None if row is None else row.get(metric)
-    return float(v) if _is_number(v) else math.nan
+    return float(v) if v is not None and _is_number(v) else math.nan
 
 
 def _fmt(v: float) -> str:
@@ -95,7 +99,7 @@ def _fmt(v: float) -> str:
     return f"{v:.4g}" if abs(v) >= 1e-3 or v == 0 else f"{v:.2e}"
 
 
-def plot_scan(doc: dict, path: str | Path) -> Path:
+def plot_scan(doc: Mapping[str, Any], path: str | Path) -> Path:
     """Draw the scan document (scan.json) into `path`."""
     import matplotlib.pyplot as plt
 
@@ -108,7 +112,7 @@ def plot_scan(doc: dict, path: str | Path) -> Path:
     return path
 
 
-def scan_figure(doc: dict):
+def scan_figure(doc: Mapping[str, Any]) -> Figure:
     """The matplotlib Figure of a scan document (headless)."""
     import matplotlib
 
@@ -132,17 +136,17 @@ def scan_figure(doc: dict):
     return fig
 
 
-def _title(doc: dict) -> str:
+def _title(doc: Mapping[str, Any]) -> str:
     how = "highest" if doc["higher_is_better"] else "lowest"
     best = doc["best"]
     if best is None:
-        return _LABELS.get(doc["metric"], doc["metric"])
+        return str(_LABELS.get(doc["metric"], doc["metric"]))
     where = ", ".join(f"{v['key']}={_text(v['key'], best[v['key']])}" for v in doc["vary"])
     mark = " (red frame)" if len(doc["vary"]) > 1 else ""
     return f"{_LABELS.get(doc['metric'], doc['metric'])} — best ({how}){mark}: {_fmt(best[doc['metric']])} at {where}"
 
 
-def _line(doc: dict, plt):
+def _line(doc: Mapping[str, Any], plt: Any) -> Figure:
     key = doc["vary"][0]["key"]
     metric = doc["metric"]
     values = _ordered(doc["vary"][0]["values"])
@@ -180,10 +184,10 @@ def _line(doc: dict, plt):
         ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(loc="best")
-    return fig
+    return cast("Figure", fig)
 
 
-def _heat_maps(doc: dict, plt):
+def _heat_maps(doc: Mapping[str, Any], plt: Any) -> Figure:
     from matplotlib.colors import Normalize
     from matplotlib.patches import Rectangle
 
@@ -286,4 +290,4 @@ def _heat_maps(doc: dict, plt):
                     )
                 )
     fig.colorbar(image, ax=grid_axes, shrink=0.9, label=_LABELS.get(metric, metric))
-    return fig
+    return cast("Figure", fig)

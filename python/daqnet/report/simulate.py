@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from .format import duration
 
 __all__ = ["simulate_summary"]
 
 
-def simulate_summary(r: dict) -> str:
+def simulate_summary(r: Mapping[str, Any]) -> str:
     lines = [
         f"daqnet simulate — {r['scenario']} ({r['mode']} mode)",
         f"  fabric     {r['fabric']}",

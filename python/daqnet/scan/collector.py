@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DaqnetError
 from ..io.files import ensure_dir
@@ -27,7 +28,7 @@ def columns(plan: Plan) -> list[str]:
     return ["point", *(a.key for a in plan.axes), *METRICS[plan.mode]]
 
 
-def make_row(plan: Plan, index: int, metrics: dict) -> dict:
+def make_row(plan: Plan, index: int, metrics: dict[str, Any]) -> dict[str, Any]:
     p = plan.points[index]
     return {
         "point": index,
@@ -38,7 +39,7 @@ def make_row(plan: Plan, index: int, metrics: dict) -> dict:
 
 def document(
     plan: Plan,
-    rows: list[dict],
+    rows: list[dict[str, Any]],
     status: str,
     *,
     error: str | None = None,
@@ -98,16 +99,23 @@ class Collector:
     """Rows as they finish; the files are rewritten when a row arrives a second (or, for huge
     tables, longer) after the last write, and at every end: finished, interrupted, failed."""
 
-    def __init__(self, plan: Plan, out: Path, jobs: int, ranks: int, progress=None):
+    def __init__(
+        self,
+        plan: Plan,
+        out: Path,
+        jobs: int,
+        ranks: int,
+        progress: Callable[[int, int], object] | None = None,
+    ):
         self.plan, self.out, self.jobs, self.ranks = plan, out, jobs, ranks
         self.progress = progress
-        self.rows: dict[int, dict] = {}
+        self.rows: dict[int, dict[str, Any]] = {}
         self.start = time.monotonic()
         self.written = 0.0
         self.interval = _WRITE_SECONDS
         self.flush("running")
 
-    def add(self, index: int, metrics: dict) -> None:
+    def add(self, index: int, metrics: dict[str, Any]) -> None:
         self.rows[index] = make_row(self.plan, index, metrics)
         if self.progress is not None:
             self.progress(len(self.rows), len(self.plan.points))

@@ -13,11 +13,13 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from ..errors import USER_ERRORS, DaqnetError
 from .collector import Collector, prepare_out
 from .metrics import METRICS
 from .plan import Plan, Point, make_plan
+from .result import ScanResult
 
 __all__ = ["LocalRunner", "available_cores", "run_local", "run_point", "run_scan"]
 
@@ -30,7 +32,7 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def run_point(point: Point) -> dict:
+def run_point(point: Point) -> dict[str, Any]:
     """One point's row: the varied values and the mode's metrics (also run in pool workers)."""
     from ..simulate import simulate
 
@@ -41,11 +43,12 @@ def run_point(point: Point) -> dict:
         raise DaqnetError(f"point {point.index} ({point.label}): {err}") from None
     if r["interrupted"]:  # Ctrl-C inside the core: the point did not finish
         raise KeyboardInterrupt
+    doc = r.to_dict()
     if r["mode"] == "protocol":
-        lat = r["latency_seconds"]
-        r = {**r, **{f"latency_{k}_seconds": lat[k] for k in ("p50", "p99", "max")}}
-        r["warning"] = "; ".join(r["warnings"])
-    return {m: r[m] for m in METRICS[r["mode"]]}
+        lat = doc["latency_seconds"]
+        doc.update({f"latency_{k}_seconds": lat[k] for k in ("p50", "p99", "max")})
+        doc["warning"] = "; ".join(doc["warnings"])
+    return {m: doc[m] for m in METRICS[doc["mode"]]}
 
 
 def _worker_init() -> None:
@@ -72,9 +75,9 @@ class LocalRunner:
 
     def __init__(self, points: list[Point], jobs: int):
         self.todo = deque(points)
-        self.pending: dict[Future, Point] = {}
+        self.pending: dict[Future[dict[str, Any]], Point] = {}
         # Futures land here as they finish: O(1) per point, however many are pending.
-        self.finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
+        self.finished: queue.SimpleQueue[Future[dict[str, Any]]] = queue.SimpleQueue()
         self.pool: ProcessPoolExecutor | None = None
         if jobs > 1 and len(points) > 1:
             # spawn: workers do not inherit MPI state, threads or locks of this process.
@@ -93,7 +96,7 @@ class LocalRunner:
     def done(self) -> bool:
         return not self.todo and not self.pending
 
-    def poll(self, timeout: float) -> list[tuple[int, dict]]:
+    def poll(self, timeout: float) -> list[tuple[int, dict[str, Any]]]:
         """Rows finished since the last call (waits up to `timeout` in pool mode)."""
         if self.pool is None:
             if not self.todo:
@@ -139,7 +142,7 @@ class LocalRunner:
         self.pool = None
 
 
-def run_local(plan: Plan, collector: Collector, jobs: int) -> dict:
+def run_local(plan: Plan, collector: Collector, jobs: int) -> ScanResult:
     """Every point on this machine; the final document (status finished or interrupted).
 
     A failing point raises DaqnetError after the rows so far are written (status failed).
@@ -169,7 +172,7 @@ def run_scan(
     jobs: int | None = None,
     metric: str = "gbps_per_host",
     progress: Callable[[int, int], object] | None = None,
-) -> dict:
+) -> ScanResult:
     """The Python API of a local scan: plan, run, write DIR/scan.csv and scan.json; the document."""
     plan = make_plan(path, list(vary), list(overrides), metric)
     jobs = jobs or available_cores()

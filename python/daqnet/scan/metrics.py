@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 __all__ = ["HIGHER_IS_BETTER", "METRICS", "best_row"]
 
@@ -45,7 +46,7 @@ HIGHER_IS_BETTER = frozenset(
 )
 
 
-def best_row(rows: list[dict], metric: str) -> dict | None:
+def best_row(rows: list[dict[str, Any]], metric: str) -> dict[str, Any] | None:
     """The first row (in point order) with the best value of `metric`."""
     scored = [
         r for r in rows if isinstance(r.get(metric), (int, float)) and math.isfinite(r[metric])

@@ -21,6 +21,7 @@ from ..report.scan import check_plot
 from .collector import Collector, prepare_out
 from .local import LocalRunner, available_cores
 from .plan import ScanRequest, make_plan
+from .result import ScanResult
 
 __all__ = ["launched_ranks", "scan_mpi"]
 
@@ -61,7 +62,7 @@ class _Quiet(Exception):
         self.code = code
 
 
-def _mpi():
+def _mpi() -> Any:
     name, n = _first(_SIZE) or ("?", 0)
     try:
         import mpi4py
@@ -91,7 +92,7 @@ def _mpi():
     return MPI
 
 
-def _local_jobs(MPI) -> int:
+def _local_jobs(MPI: Any) -> int:
     """Cores per rank on this node: the ranks here share the union of their affinity masks
     (all cores under mpiexec without binding; disjoint sets under srun --cpus-per-task)."""
     local = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED)
@@ -104,14 +105,14 @@ def _local_jobs(MPI) -> int:
         local.Free()
 
 
-def _wait(comm, MPI, source: int, tag: int) -> Any:
+def _wait(comm: Any, MPI: Any, source: int, tag: int) -> Any:
     status = MPI.Status()
     while not comm.iprobe(source=source, tag=tag, status=status):
         time.sleep(_POLL)
     return comm.recv(source=status.Get_source(), tag=tag)
 
 
-def _inbox(comm, MPI) -> list[tuple[int, int, Any]]:
+def _inbox(comm: Any, MPI: Any) -> list[tuple[int, int, Any]]:
     """(tag, source, payload) of every message that has arrived."""
     status = MPI.Status()
     got = []
@@ -121,14 +122,14 @@ def _inbox(comm, MPI) -> list[tuple[int, int, Any]]:
     return got
 
 
-def _stop_all(comm, code: int) -> None:
+def _stop_all(comm: Any, code: int) -> None:
     for r in range(1, comm.Get_size()):
         comm.isend(code, dest=r, tag=_STOP)
 
 
 def scan_mpi(
     request: ScanRequest, make_progress: Callable[[], Any]
-) -> tuple[dict | None, Path | None, int]:
+) -> tuple[ScanResult | None, Path | None, int]:
     """This rank's part of a scan over the ranks of the launch: on rank 0 the final document
     and the output directory, elsewhere (None, None, exit status)."""
     quiet = _env_rank() != 0
@@ -153,7 +154,9 @@ def scan_mpi(
         return None, None, 130
 
 
-def _root(comm, MPI, request: ScanRequest, jobs: int, make_progress) -> tuple[dict, Path]:
+def _root(
+    comm: Any, MPI: Any, request: ScanRequest, jobs: int, make_progress: Callable[[], Any]
+) -> tuple[ScanResult, Path]:
     size = comm.Get_size()
     verdict = None
     try:
@@ -209,7 +212,7 @@ def _root(comm, MPI, request: ScanRequest, jobs: int, make_progress) -> tuple[di
     return doc, out
 
 
-def _other(comm, MPI, request: ScanRequest, jobs: int) -> int:
+def _other(comm: Any, MPI: Any, request: ScanRequest, jobs: int) -> int:
     rank, size = comm.Get_rank(), comm.Get_size()
     try:
         plan = make_plan(request.scenario, request.vary, request.overrides, request.metric)
@@ -222,9 +225,10 @@ def _other(comm, MPI, request: ScanRequest, jobs: int) -> int:
 
     def stopped() -> int | None:
         if comm.iprobe(source=0, tag=_STOP):
-            return comm.recv(source=0, tag=_STOP)
+            return int(comm.recv(source=0, tag=_STOP))
         return None
 
+    assert plan is not None  # rank 0 said go: every rank planned
     runner = LocalRunner(plan.points[rank::size], jobs)
     sends = []
     try:
@@ -241,7 +245,7 @@ def _other(comm, MPI, request: ScanRequest, jobs: int) -> int:
         runner.close()
         comm.send(str(err) or type(err).__name__, dest=0, tag=_FAIL)
     runner.close(kill=False)
-    code = _wait(comm, MPI, 0, _STOP)
+    code = int(_wait(comm, MPI, 0, _STOP))
     if code == 0:
         MPI.Request.Waitall(sends)  # long done: rank 0 stops us only after every row arrived
     return code

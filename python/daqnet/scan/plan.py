@@ -47,7 +47,7 @@ class Plan:
     axes: list[Axis]
     points: list[Point]
     #: The base scenario's effective configuration (before the varied keys).
-    config: dict = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
     #: --set keys the scan ignores (key_use.unused), said before it runs.
     warnings: list[str] = field(default_factory=list)
 

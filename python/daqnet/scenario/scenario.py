@@ -38,7 +38,7 @@ class Scenario:
 
     def __init__(
         self,
-        data: dict,
+        data: dict[str, Any],
         source: str = "<scenario>",
         base_dir: str | Path = ".",
         overrides: list[str] | tuple[str, ...] = (),
@@ -88,7 +88,7 @@ class Scenario:
             data[section][key] = value
         return cls(data, str(path), path.parent, list(overrides))
 
-    def _validate(self, data: dict) -> dict:
+    def _validate(self, data: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name, value in data.items():
             if name in TOP_LEVEL:
@@ -177,17 +177,18 @@ class Scenario:
             value = str(self.base_dir / value)
         return value
 
-    def __getitem__(self, section: str) -> dict:
-        return self.values[section]
+    def __getitem__(self, section: str) -> dict[str, Any]:
+        values: dict[str, Any] = self.values[section]
+        return values
 
-    def effective(self) -> dict:
+    def effective(self) -> dict[str, Any]:
         """What a result was computed from: the file, the --set items, and every key's value
         (defaults filled in), for the ``config`` of every result document."""
         return {"file": self.source, "set": list(self.overrides), "values": self.values}
 
     @property
     def name(self) -> str:
-        return self.values.get("name", Path(self.source).stem)
+        return str(self.values.get("name", Path(self.source).stem))
 
     # -- building the stages -----------------------------------------------------------
     def _wrap(self, err: Exception) -> DaqnetError:

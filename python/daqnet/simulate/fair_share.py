@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _core
 from ..errors import DaqnetError
@@ -14,10 +15,10 @@ __all__ = ["fair_share", "flow_rates"]
 
 
 def fair_share(
-    capacity: Sequence[float],
-    flows: Iterable[Sequence[int]],
-    caps: Sequence[float] | None = None,
-) -> np.ndarray:
+    capacity: npt.ArrayLike,
+    flows: Iterable[npt.ArrayLike],
+    caps: npt.ArrayLike | None = None,
+) -> npt.NDArray[np.float64]:
     """Max-min fair rate of every flow.
 
     `capacity[r]` is the capacity of resource r (any unit; ``inf`` allowed), `flows[f]` the
@@ -55,6 +56,6 @@ def flow_rates(
     their cap (or ``inf``).
     """
     model = _core.simulate.NetworkModel(routing._core, injection_gbps, ejection_gbps)
-    flows = [model.resources(a, b) if a != b else [] for a, b in pairs]
+    flows: list[npt.ArrayLike] = [model.resources(a, b) if a != b else [] for a, b in pairs]
     caps = None if caps_gbps is None else np.asarray(caps_gbps, dtype=np.float64) * 1e9 / 8
     return fair_share(model.capacity(), flows, caps) * 8 / 1e9

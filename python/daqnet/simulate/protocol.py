@@ -4,12 +4,17 @@ time, with the benchmark's keys and result shape (docs/simulate.md)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from .. import _core
 from ..bench.config import run_config, run_config_text
 from ..errors import DaqnetError
+from ..fabric import Fabric
+from ..placement import Placement
+from ..routing import Routing
 from ..scenario import Scenario
 from .model import Progress, Stages, context, network_model, report
 from .results import ProtocolResult, SolverStats
@@ -31,7 +36,7 @@ STEADY_ROUNDS = 2
 STEADY_TOLERANCE = 0.10
 
 
-def protocol_run_length(scenario: Scenario, nodes: int) -> dict:
+def protocol_run_length(scenario: Scenario, nodes: int) -> dict[str, Any]:
     """How long the protocol simulation runs and when its measurement window opens.
 
     As the benchmark when the scenario gives ``bench.events`` or ``bench.seconds`` (warm-up
@@ -72,7 +77,7 @@ def protocol_run_length(scenario: Scenario, nodes: int) -> dict:
     }
 
 
-def check_protocol(scenario: Scenario, placed: int) -> tuple[int, dict]:
+def check_protocol(scenario: Scenario, placed: int) -> tuple[int, dict[str, Any]]:
     """Every check of the protocol simulation that needs no run: (nodes, run description).
 
     Nodes are bench.ranks / processes_per_node if given, else every placed rank. The run
@@ -165,7 +170,7 @@ _CORE_FIELDS = [
 ]
 
 
-def _percentiles(values: np.ndarray) -> dict:
+def _percentiles(values: np.ndarray) -> dict[str, Any]:
     if len(values) == 0:
         return {"p50": None, "p99": None, "max": None}
     return {
@@ -175,7 +180,7 @@ def _percentiles(values: np.ndarray) -> dict:
     }
 
 
-def _steadiness(r: dict) -> float | None:
+def _steadiness(r: dict[str, Any]) -> float | None:
     """Relative difference of the payload rate between the window's two halves.
 
     The payload delivered is known at every event built in the window (parts of fragments
@@ -195,7 +200,7 @@ def _steadiness(r: dict) -> float | None:
     return abs(a - b) / max(a, b) if max(a, b) > 0 else None
 
 
-def protocol_warnings(doc: dict, run: dict) -> list[str]:
+def protocol_warnings(doc: Mapping[str, Any], run: dict[str, Any]) -> list[str]:
     """Why a result may not be the steady state (empty when it is)."""
     out = []
     rounds = doc["nodes"] * doc["credits"]
@@ -218,7 +223,13 @@ def protocol_warnings(doc: dict, run: dict) -> list[str]:
 
 
 def _protocol_document(
-    scenario, fabric, routing, placement, nodes: int, run: dict, r: dict
+    scenario: Scenario,
+    fabric: Fabric,
+    routing: Routing,
+    placement: Placement,
+    nodes: int,
+    run: dict[str, Any],
+    r: dict[str, Any],
 ) -> ProtocolResult:
     b = scenario["bench"]
     t0, t1 = float(r["window_start_seconds"]), float(r["window_end_seconds"])
@@ -323,7 +334,7 @@ def _protocol_document(
     return result
 
 
-def _timeseries(r: dict, bins: int, nodes: int) -> list[dict]:
+def _timeseries(r: dict[str, Any], bins: int, nodes: int) -> list[dict[str, Any]]:
     """Built-event Gb/s (in all and per node) and events/s per period, as daqnet bench's."""
     end = float(r["end_seconds"])
     if end <= 0:
@@ -348,7 +359,7 @@ def _timeseries(r: dict, bins: int, nodes: int) -> list[dict]:
     ]
 
 
-def _links(fabric, link_bytes: np.ndarray, seconds: float) -> list[dict]:
+def _links(fabric: Fabric, link_bytes: np.ndarray, seconds: float) -> list[dict[str, Any]]:
     """Mean utilization of every directed link over the run."""
     lt = fabric.links()
     names = fabric.node_names
