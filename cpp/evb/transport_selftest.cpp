@@ -6,13 +6,13 @@
 // (to kill a rank by hand and watch the others notice).
 #include <mpi.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <initializer_list>
 #include <memory>
