@@ -264,6 +264,7 @@ void TcpTransport::send(int peer, Tag tag, const void* buf, std::size_t bytes, s
       if (bytes > 0) std::memcpy(op->buf, data, bytes);
       ready_.push_back({Completion::Kind::recv, op->cookie, peer, tag, bytes});
     } else {
+      // NOLINTNEXTLINE(clang-analyzer-cplusplus.NewDeleteLeaks): Buffer's unique_ptr owns it, moved into unexpected_
       Buffer copy = take_buffer(bytes);
       if (bytes > 0) std::memcpy(copy.data.get(), data, bytes);
       unexpected_.push_back({peer, tag, bytes, std::move(copy), true});
