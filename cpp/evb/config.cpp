@@ -18,6 +18,16 @@ std::string trim(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
+// "path:line: what", for an error at one line of the file.
+ConfigError line_error(const std::string& path, int line, const std::string& what) {
+  std::string msg = path;
+  msg += ':';
+  msg += std::to_string(line);
+  msg += ": ";
+  msg += what;
+  return ConfigError(msg);
+}
+
 struct Reader {
   std::string path;
   std::map<std::string, std::pair<std::string, int>> values;  // key → (text, line)
@@ -124,9 +134,9 @@ Config Config::parse(const std::string& text, const std::string& path) {
     line = trim(line);
     if (line.empty()) continue;
     auto eq = line.find('=');
-    if (eq == std::string::npos) throw ConfigError(path + ":" + std::to_string(number) + ": expected key = value");
+    if (eq == std::string::npos) throw line_error(path, number, "expected key = value");
     std::string key = trim(line.substr(0, eq));
-    if (r.values.count(key)) throw ConfigError(path + ":" + std::to_string(number) + ": " + key + " given twice");
+    if (r.values.contains(key)) throw line_error(path, number, key + " given twice");
     r.values[key] = {trim(line.substr(eq + 1)), number};
   }
 
@@ -194,7 +204,7 @@ Config Config::parse(const std::string& text, const std::string& path) {
   if (c.mode == Mode::time_frames && (c.senders < 1 || c.receivers < 1))
     throw ConfigError(path + ": time-frames mode needs senders ≥ 1 and receivers ≥ 1");
   for (auto& [key, value] : r.values)
-    if (!r.used.count(key)) throw ConfigError(path + ":" + std::to_string(value.second) + ": unknown key " + key);
+    if (!r.used.contains(key)) throw line_error(path, value.second, "unknown key " + key);
   return c;
 }
 

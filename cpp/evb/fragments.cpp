@@ -18,7 +18,8 @@ std::uint64_t mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-double uniform(std::uint64_t bits) { return ((bits >> 11) + 0.5) * 0x1.0p-53; }  // in (0, 1)
+// In (0, 1). bits >> 11 < 2^53, so its conversion to double is exact.
+double uniform(std::uint64_t bits) { return (static_cast<double>(bits >> 11) + 0.5) * 0x1.0p-53; }
 
 std::size_t round8(double bytes) {
   auto b = static_cast<std::size_t>(std::ceil(bytes));

@@ -69,8 +69,9 @@ Layout make_layout(const Config& c, int rank, const std::vector<std::string>& ho
   } else {
     int ppn = c.processes_per_node;
     for (int n = 0; n < l.ranks / ppn; ++n) {
-      l.ru_rank.push_back(l.order[n * ppn]);
-      l.bu_rank.push_back(l.order[n * ppn + ppn - 1]);
+      const std::size_t first = static_cast<std::size_t>(n) * ppn;  // the node's first rank in placement order
+      l.ru_rank.push_back(l.order[first]);
+      l.bu_rank.push_back(l.order[first + ppn - 1]);
     }
   }
   l.em_rank = l.order[0];

@@ -35,6 +35,7 @@ std::vector<std::string> gather_hostnames(MPI_Comm comm) {
   std::vector<char> all(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME);
   MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
   std::vector<std::string> out;
+  out.reserve(static_cast<std::size_t>(size));
   for (int r = 0; r < size; ++r) out.emplace_back(all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME);
   return out;
 }

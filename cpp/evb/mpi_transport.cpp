@@ -1,10 +1,10 @@
 #include "evb/mpi_transport.hpp"
 
 #include <sched.h>
-#include <time.h>
 
 #include <algorithm>
 #include <climits>
+#include <ctime>
 #include <string>
 
 namespace daqnet::evb {
@@ -96,15 +96,13 @@ void MpiTransport::progress(std::vector<Completion>& out, double timeout_seconds
   // Nothing completed. MPI only moves data inside MPI calls, so waiting means polling
   // again; the wait mode decides what happens to the core in between.
   ++idle_polls_;
-  if (wait_ == WaitMode::yield) {
-    sched_yield();
-  } else if (wait_ == WaitMode::sleep && idle_polls_ > 64) {
+  if (wait_ == WaitMode::sleep && idle_polls_ > 64) {
     // Sleep grows from 1 µs to 64 µs while idle: short enough not to starve large
     // transfers that need this rank's progress, long enough to free the core.
     long ns = std::min(64000L, 1000L << std::min(6, (idle_polls_ - 64) / 16));
     timespec ts{0, ns};
     nanosleep(&ts, nullptr);
-  } else if (wait_ == WaitMode::sleep) {
+  } else if (wait_ == WaitMode::yield || wait_ == WaitMode::sleep) {  // sleep mode: its first 64 idle polls
     sched_yield();
   }
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 #include "evb/builder_unit.hpp"
 #include "evb/event_manager.hpp"
@@ -42,13 +43,13 @@ double cpu_seconds() {
 }  // namespace
 
 Node::Node(const Config& config, const Layout& layout, Transport& transport, const std::string& out_dir,
-           const std::string& host)
+           std::string host)
     : config_(config),
       layout_(layout),
       transport_(transport),
       sizes_(config, layout.readout_units()),
       out_dir_(out_dir),
-      host_(host),
+      host_(std::move(host)),
       t0_(std::chrono::steady_clock::now()),
       command_bytes_(static_cast<std::size_t>(config.command_bytes)) {
   int r = transport.rank();

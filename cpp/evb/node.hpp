@@ -44,8 +44,7 @@ protected:
 
 class Node {
 public:
-  Node(const Config& config, const Layout& layout, Transport& transport, const std::string& out_dir,
-       const std::string& host);
+  Node(const Config& config, const Layout& layout, Transport& transport, const std::string& out_dir, std::string host);
   ~Node();
 
   // Runs until every unit has finished. Returns the process exit status.

@@ -82,7 +82,8 @@ std::string listen_address(MPI_Comm comm, const TcpOptions& options) {
   MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
   bool one_host = true;
   for (int r = 0; r < size; ++r)
-    one_host = one_host && std::strncmp(name, &names[r * MPI_MAX_PROCESSOR_NAME], MPI_MAX_PROCESSOR_NAME) == 0;
+    one_host = one_host && std::strncmp(name, &names[static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME],
+                                        MPI_MAX_PROCESSOR_NAME) == 0;
 
   if (!options.address.empty()) return options.address;
   if (!options.interface_name.empty()) {
@@ -263,6 +264,7 @@ void TcpTransport::send(int peer, Tag tag, const void* buf, std::size_t bytes, s
       if (bytes > 0) std::memcpy(op->buf, data, bytes);
       ready_.push_back({Completion::Kind::recv, op->cookie, peer, tag, bytes});
     } else {
+      // NOLINTNEXTLINE(clang-analyzer-cplusplus.NewDeleteLeaks): Buffer's unique_ptr owns it, moved into unexpected_
       Buffer copy = take_buffer(bytes);
       if (bytes > 0) std::memcpy(copy.data.get(), data, bytes);
       unexpected_.push_back({peer, tag, bytes, std::move(copy), true});

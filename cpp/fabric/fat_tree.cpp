@@ -122,7 +122,7 @@ Fabric build_fat_tree(const FatTreeSpec& spec) {
       const int64_t hi = p / (W * m_next);
       for (int32_t j = 0; j < w_next; ++j) {
         const int64_t parent_pos = (p % W) + W * (j + static_cast<int64_t>(w_next) * hi);
-        const NodeId parent = first[static_cast<size_t>(l + 1)] + static_cast<NodeId>(parent_pos);
+        const NodeId parent = first[static_cast<size_t>(l) + 1] + static_cast<NodeId>(parent_pos);
         f.connect(child, base_port + j + 1, parent, static_cast<int32_t>(c) + 1, spec.link_gbps, spec.latency_seconds);
       }
     }

@@ -21,21 +21,27 @@ void PathRouting::add(NodeId src, NodeId dst, std::span<const LinkId> links, dou
   const int32_t H = f.num_hosts();
   if (src < 0 || src >= H || dst < 0 || dst >= H || src == dst) throw Error(who + ": a path joins two different hosts");
   const std::string pair = f.node(src).name + " -> " + f.node(dst).name;
-  if (!(weight > 0) || !std::isfinite(weight)) throw Error(who + ": path " + pair + ": weight must be > 0");
-  if (links.empty()) throw Error(who + ": path " + pair + " has no link");
+  // "routing (engine): path a -> b" followed by `what`.
+  auto path_error = [&](const std::string& what) {
+    std::string msg = who;
+    msg += ": path ";
+    msg += pair;
+    msg += what;
+    return Error(msg);
+  };
+  if (!(weight > 0) || !std::isfinite(weight)) throw path_error(": weight must be > 0");
+  if (links.empty()) throw path_error(" has no link");
   NodeId at = src;
   for (size_t i = 0; i < links.size(); ++i) {
     const LinkId l = links[i];
-    if (l < 0 || l >= f.num_links()) throw Error(who + ": path " + pair + ": no link " + std::to_string(l));
+    if (l < 0 || l >= f.num_links()) throw path_error(": no link " + std::to_string(l));
     const auto& link = f.link(l);
     if (link.src != at)
-      throw Error(who + ": path " + pair + ": link " + std::to_string(l) + " leaves " + f.node(link.src).name +
-                  ", not " + f.node(at).name);
+      throw path_error(": link " + std::to_string(l) + " leaves " + f.node(link.src).name + ", not " + f.node(at).name);
     at = link.dst;
-    if (f.node(at).is_host && i + 1 < links.size())
-      throw Error(who + ": path " + pair + " passes through host " + f.node(at).name);
+    if (f.node(at).is_host && i + 1 < links.size()) throw path_error(" passes through host " + f.node(at).name);
   }
-  if (at != dst) throw Error(who + ": path " + pair + " ends at " + f.node(at).name);
+  if (at != dst) throw path_error(" ends at " + f.node(at).name);
   auto& set = sets_[pair_index(src, dst)];
   set.add(links, weight);
   if (set.size() > 1) single_ = false;

@@ -4,7 +4,7 @@
 
 namespace daqnet::routing {
 
-std::shared_ptr<TableRouting> random_uplinks(std::shared_ptr<const Fabric> fabric, uint64_t seed) {
+std::shared_ptr<TableRouting> random_uplinks(const std::shared_ptr<const Fabric>& fabric, uint64_t seed) {
   const uint64_t H = static_cast<uint64_t>(fabric->num_hosts());
   return detail::fat_tree_routes(fabric, "random", [seed, H](NodeId sw, int32_t, int32_t, NodeId d, int32_t w) {
     // A hash of (seed, switch, destination): independent of evaluation order.

@@ -183,16 +183,16 @@ inline uint64_t flow_key(int64_t step, int32_t src_rank, int32_t dst_rank) {
 /// D-mod-K on a generalized fat tree (as OpenSM's ftree and SimGrid's FatTreeZone): a
 /// level-l switch sends traffic for host d, if d is not below it, to up-port index
 /// floor(d / (w_1·…·w_l)) mod w_{l+1}; down routes are unique.
-std::shared_ptr<TableRouting> dmodk(std::shared_ptr<const Fabric> fabric);
+std::shared_ptr<TableRouting> dmodk(const std::shared_ptr<const Fabric>& fabric);
 
 /// Like dmodk, but every (switch, destination) up-port is drawn at random (seeded,
 /// independent of platform and of the order entries are computed in).
-std::shared_ptr<TableRouting> random_uplinks(std::shared_ptr<const Fabric> fabric, uint64_t seed);
+std::shared_ptr<TableRouting> random_uplinks(const std::shared_ptr<const Fabric>& fabric, uint64_t seed);
 
 /// Read tables from the plain-text format documented in docs/routing-table.md:
 /// one "<switch> <destination host> <output port>" per line, '#' starts a comment.
 /// Errors name the file and line.
-std::shared_ptr<TableRouting> read_table_file(std::shared_ptr<const Fabric> fabric, const std::string& path);
+std::shared_ptr<TableRouting> read_table_file(const std::shared_ptr<const Fabric>& fabric, const std::string& path);
 
 /// Write the tables in the same format (complete: every switch, every destination).
 void write_table_file(const TableRouting& routing, const std::string& path);

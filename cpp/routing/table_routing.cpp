@@ -77,16 +77,25 @@ void TableRouting::finalize() {
           break;
         }
         if (stamp[static_cast<size_t>(node)] == walk) {
-          std::string loop;
-          for (NodeId t : trail) loop += f.node(t).name + " -> ";
-          throw Error(who + ": loop toward " + f.node(d).name + ": " + loop + f.node(node).name);
+          std::string msg = who + ": loop toward " + f.node(d).name + ": ";
+          for (NodeId t : trail) {
+            msg += f.node(t).name;
+            msg += " -> ";
+          }
+          msg += f.node(node).name;
+          throw Error(msg);
         }
         stamp[static_cast<size_t>(node)] = walk;
         trail.push_back(node);
         const int32_t p = port(node, d);
         if (p == 0) {
-          std::string from = trail.size() > 1 ? " (reached from " + f.node(trail.front()).name + ")" : "";
-          throw Error(who + ": black hole: switch " + f.node(node).name + " has no route to " + f.node(d).name + from);
+          std::string msg = who + ": black hole: switch " + f.node(node).name + " has no route to " + f.node(d).name;
+          if (trail.size() > 1) {
+            msg += " (reached from ";
+            msg += f.node(trail.front()).name;
+            msg += ')';
+          }
+          throw Error(msg);
         }
         const LinkId l = f.node(node).ports[static_cast<size_t>(p)].out_link;
         links.push_back(l);

@@ -46,9 +46,9 @@ public:
   void advance(double t, std::vector<uint64_t>& done);
 
   /// Current rate of an active flow (bytes/s), after settling.
-  double rate(FlowId f);
+  double rate(FlowId id);
   /// Bytes a flow still has to move at now().
-  double remaining(FlowId f) const;
+  double remaining(FlowId id) const;
 
   /// Σ of rates of the active flows on each resource, after settling.
   std::vector<double> loads();
@@ -92,8 +92,8 @@ private:
   void touch(int32_t r);
   void settle();
   void solve_local();
-  void set_rate(FlowId f, double rate);
-  void finish(FlowId f);
+  void set_rate(FlowId id, double rate);
+  void finish(FlowId id);
 
   std::vector<double> capacity_;
   std::vector<std::vector<FlowId>> res_flows_;  // active flows of each resource

@@ -39,12 +39,12 @@ void NetworkModel::add_nic(int32_t a, int32_t b, double& slowest, Routes& out) c
   int32_t next = num_links_;
   if (inject_) {
     out.res_.push_back(next + a);
-    slowest = std::min(slowest, capacity_[static_cast<size_t>(next + a)]);
+    slowest = std::min(slowest, capacity_[static_cast<size_t>(next) + static_cast<size_t>(a)]);
     next += num_hosts_;
   }
   if (eject_) {
     out.res_.push_back(next + b);
-    slowest = std::min(slowest, capacity_[static_cast<size_t>(next + b)]);
+    slowest = std::min(slowest, capacity_[static_cast<size_t>(next) + static_cast<size_t>(b)]);
   }
 }
 

@@ -86,7 +86,7 @@ public:
     pending_.resize(static_cast<size_t>(n_));
     sending_.resize(static_cast<size_t>(n_));
     wake_at_.assign(static_cast<size_t>(n_), -1);
-    tokens_.assign(static_cast<size_t>(n_ * c.processes_per_node), 0);
+    tokens_.assign(static_cast<size_t>(n_) * static_cast<size_t>(c.processes_per_node), 0);
     busy_.assign(static_cast<size_t>(n_), 0);
     r_.ru_bytes_out.assign(static_cast<size_t>(n_), 0);
     r_.bu_bytes_in.assign(static_cast<size_t>(n_), 0);

@@ -12,7 +12,7 @@ namespace daqnet::routing::detail {
 /// subtree holds the destination); `choose_up(switch, level, position, dst, up_ports)`
 /// returns the up index in [0, up_ports) for destinations outside the switch's subtree.
 template <class ChooseUp>
-std::shared_ptr<TableRouting> fat_tree_routes(std::shared_ptr<const Fabric> fabric, const std::string& engine,
+std::shared_ptr<TableRouting> fat_tree_routes(const std::shared_ptr<const Fabric>& fabric, const std::string& engine,
                                               ChooseUp choose_up) {
   if (!fabric->xgft()) throw Error("routing.engine = \"" + engine + "\" needs a fat tree (fabric.kind = \"fat-tree\")");
   const auto& s = *fabric->xgft();
