@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "evb/flow_control.hpp"
 #include "evb/gather_order.hpp"
 
 namespace daqnet::evb {
@@ -100,22 +101,9 @@ void BuilderUnit::on_command(const Command& cmd, int) {
 }
 
 void BuilderUnit::pump() {
-  const auto& c = node_.config();
-  int per_gather = c.schedule == Schedule::all_at_once ? rus_ : c.in_flight;
-  // Oldest event first, so the process cap never starves the event everyone waits for.
-  std::uint32_t oldest = ~0u;
-  for (std::uint32_t k = 0; k < slots_.size(); ++k)
-    if (slots_[k].busy && (oldest == ~0u || slots_[k].event < slots_[oldest].event)) oldest = k;
-  for (int pass = 0; pass < 2; ++pass) {
-    for (std::uint32_t k = 0; k < slots_.size(); ++k) {
-      if ((pass == 0) != (k == oldest)) continue;
-      Slot& s = slots_[k];
-      while (s.busy && s.outstanding < per_gather && s.next < s.order.size()) {
-        if (!node_.take_token(k == oldest && s.outstanding == 0)) return;
-        post(k, s.order[s.next++]);
-      }
-    }
-  }
+  pump_gathers(
+      slots_, gather_window(node_.config(), rus_), [&](bool exempt) { return node_.take_token(exempt); },
+      [&](std::size_t k, int ru) { post(static_cast<std::uint32_t>(k), ru); });
 }
 
 void BuilderUnit::post(std::uint32_t slot, int ru) {

@@ -20,45 +20,48 @@ enum class Protocol { push, pull };
 enum class Schedule { barrel, random, all_at_once };
 enum class SizeDistribution { fixed, normal, lognormal };
 
+/// The run description, as read by parse(). Defaults, limits, units and meanings of every
+/// key are in one table, config_keys.cpp (also the Python package's source for the scenario's
+/// [bench] keys); the fields here only hold the values.
 struct Config {
-  int ranks = 0;  // ranks the run was prepared for; 0 = any (MPI decides)
-  Mode mode = Mode::event_manager;
-  Protocol protocol = Protocol::push;
-  std::string transport = "mpi";
-  std::string progress = "sleep";
-  int processes_per_node = 1;
-  int senders = 0, receivers = 0;  // time-frame mode
-  bool barrier = false;            // time-frame mode: next frame after the previous is built
-  int credits = 2;
-  int in_flight = 8;
-  int max_in_flight = 0;  // per process, 0 = no cap
-  Schedule schedule = Schedule::barrel;
-  std::uint64_t schedule_seed = 0;
-  double fragment_bytes = 1 << 20;
-  SizeDistribution distribution = SizeDistribution::fixed;
-  double fragment_sigma = 0.1;
+  int ranks{};  // ranks the run was prepared for; 0 = any (MPI decides)
+  Mode mode{};
+  Protocol protocol{};
+  std::string transport;
+  std::string progress;
+  int processes_per_node{};
+  int senders{}, receivers{};  // time-frame mode
+  bool barrier{};              // time-frame mode: next frame after the previous is built
+  int credits{};
+  int in_flight{};
+  int max_in_flight{};  // per process, 0 = no cap
+  Schedule schedule{};
+  std::uint64_t schedule_seed{};
+  double fragment_bytes{};
+  SizeDistribution distribution{};
+  double fragment_sigma{};
   std::vector<double> fragment_bytes_per_ru;  // empty: all RUs use fragment_bytes
-  int events_per_fragment = 1;
-  std::int64_t meta_bytes = 10240;
-  std::int64_t command_bytes = 64;
-  double rate_hz = 0;  // fragments per second per RU, 0 = as fast as possible
-  std::int64_t events = 0;
-  double seconds = 0;
-  double warmup_seconds = 0.5;
-  std::uint64_t seed = 0;
-  bool checksum = true;
-  double report_seconds = 1.0;
-  double drain_timeout_seconds = 10.0;
-  double stall_seconds = 30.0;
-  std::string placement = "topology";
-  std::uint64_t placement_seed = 0;
+  int events_per_fragment{};
+  std::int64_t meta_bytes{};
+  std::int64_t command_bytes{};
+  double rate_hz{};  // fragments per second per RU, 0 = as fast as possible
+  std::int64_t events{};
+  double seconds{};
+  double warmup_seconds{};
+  std::uint64_t seed{};
+  bool checksum{};
+  double report_seconds{};
+  double drain_timeout_seconds{};
+  double stall_seconds{};
+  std::string placement;
+  std::uint64_t placement_seed{};
   std::vector<std::string> placement_hosts;
   std::string tcp_address, tcp_interface;
-  int tcp_socket_buffer_bytes = 0;
-  std::string baseline = "none";
-  double baseline_seconds = 2.0;
-  std::int64_t fault_corrupt_every = 0;    // test hook: RU 0 corrupts every N-th fragment
-  std::int64_t fault_duplicate_every = 0;  // test hook: RU 0 sends every N-th fragment twice
+  int tcp_socket_buffer_bytes{};
+  std::string baseline;
+  double baseline_seconds{};
+  std::int64_t fault_corrupt_every{};    // test hook: RU 0 corrupts every N-th fragment
+  std::int64_t fault_duplicate_every{};  // test hook: RU 0 sends every N-th fragment twice
 
   static Config read(const std::string& path);
   // The same from text; `path` names the source in messages.

@@ -51,7 +51,8 @@ Node::Node(const Config& config, const Layout& layout, Transport& transport, con
       out_dir_(out_dir),
       host_(std::move(host)),
       t0_(std::chrono::steady_clock::now()),
-      command_bytes_(static_cast<std::size_t>(config.command_bytes)) {
+      command_bytes_(static_cast<std::size_t>(config.command_bytes)),
+      cap_(config.max_in_flight) {
   int r = transport.rank();
   seq_out_.assign(layout.ranks, 0);
   seq_in_.assign(layout.ranks, 0);
@@ -92,14 +93,6 @@ void Node::post_command_receive(std::size_t i) {
   transport_.recv(kAnySource, kCommandTag, cmd_recv_[i].data(), command_bytes_,
                   cookie(UnitKind::node, (1ULL << 40) | i));
 }
-
-bool Node::take_token(bool exempt) {
-  if (config_.max_in_flight > 0 && tokens_used_ >= config_.max_in_flight && !exempt) return false;
-  ++tokens_used_;
-  return true;
-}
-
-void Node::give_token() { --tokens_used_; }
 
 void Node::note_stop() {
   if (stop_seconds_ >= 0) return;

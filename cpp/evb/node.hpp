@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "evb/config.hpp"
+#include "evb/flow_control.hpp"
 #include "evb/fragments.hpp"
 #include "evb/layout.hpp"
 #include "evb/messages.hpp"
@@ -61,8 +62,8 @@ public:
   // Transfers in flight per process (max_in_flight): take before starting one, give back
   // when it completes. `exempt` lets a unit's oldest transfer through a full cap, so the
   // oldest event always moves and shared caps cannot deadlock.
-  bool take_token(bool exempt);
-  void give_token();
+  bool take_token(bool exempt) { return cap_.take(exempt); }
+  void give_token() { cap_.give(); }
   void note_stop();                    // the first sign of the end of the run reached this process
   void fail(const std::string& what);  // a protocol error: counted, reported, run fails
 
@@ -86,7 +87,7 @@ private:
   std::vector<std::uint32_t> seq_out_, seq_in_;          // per peer rank
   std::vector<std::map<std::uint32_t, Command>> early_;  // per peer: arrived ahead of order
   void deliver(const Command& cmd, int from_rank);
-  int tokens_used_ = 0;
+  TransferCap cap_;
   double stop_seconds_ = -1, window_start_ = 0;
   std::vector<Counters> at_warmup_, at_stop_;
   bool warmed_up_ = false;

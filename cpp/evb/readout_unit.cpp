@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "evb/flow_control.hpp"
+
 namespace daqnet::evb {
 
 ReadoutUnit::ReadoutUnit(Node& node, int index)
@@ -52,7 +54,7 @@ void ReadoutUnit::pump() {
     if (barrier && static_cast<std::int64_t>(item.event) > released_) return;
     if (c.rate_hz > 0 && static_cast<double>(item.event) / c.rate_hz > now) return;  // not generated yet
     // The unit's oldest event may pass a full cap: grants can arrive out of event order.
-    if (!node_.take_token(sending_.empty() || item.event < *sending_.begin())) return;
+    if (!node_.take_token(readout_exempt(sending_, item.event))) return;
     pending_.erase(pending_.begin());
     start_send(item);
   }

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "common/error.hpp"
+#include "evb/flow_control.hpp"
 #include "evb/fragments.hpp"
 #include "evb/gather_order.hpp"
 
@@ -86,7 +87,8 @@ public:
     pending_.resize(static_cast<size_t>(n_));
     sending_.resize(static_cast<size_t>(n_));
     wake_at_.assign(static_cast<size_t>(n_), -1);
-    tokens_.assign(static_cast<size_t>(n_) * static_cast<size_t>(c.processes_per_node), 0);
+    caps_.assign(static_cast<size_t>(n_) * static_cast<size_t>(c.processes_per_node),
+                 evb::TransferCap(c.max_in_flight));
     busy_.assign(static_cast<size_t>(n_), 0);
     r_.ru_bytes_out.assign(static_cast<size_t>(n_), 0);
     r_.bu_bytes_in.assign(static_cast<size_t>(n_), 0);
@@ -155,6 +157,7 @@ public:
       const Transfer& t = transfers_[id_of(m.tag)];
       if (t.ru != t.bu) add_link_bytes(t, path_of(m.tag), m.share * t.total - net_.remaining(m.flow));
     }
+    for (const auto& cap : caps_) r_.max_process_in_flight = std::max(r_.max_process_in_flight, cap.max_used());
     r_.stats = net_.stats();
     return std::move(r_);
   }
@@ -175,14 +178,8 @@ private:
     schedule(now() + delay, kind, unit, slot, event);
   }
 
-  bool take_token(int32_t process, bool exempt) {
-    int32_t& used = tokens_[static_cast<size_t>(process)];
-    if (c_.max_in_flight > 0 && used >= c_.max_in_flight && !exempt) return false;
-    ++used;
-    r_.max_process_in_flight = std::max(r_.max_process_in_flight, used);
-    return true;
-  }
-  void give_token(int32_t process) { --tokens_[static_cast<size_t>(process)]; }
+  bool take_token(int32_t process, bool exempt) { return caps_[static_cast<size_t>(process)].take(exempt); }
+  void give_token(int32_t process) { caps_[static_cast<size_t>(process)].give(); }
 
   void handle(const Happening& h) {
     switch (h.kind) {
@@ -314,20 +311,10 @@ private:
 
   // As BuilderUnit::pump: the oldest event first, up to in_flight transfers per gather.
   void bu_pump(int32_t b) {
-    auto& slots = slots_[static_cast<size_t>(b)];
-    const int32_t per_gather = c_.schedule == evb::Schedule::all_at_once ? n_ : c_.in_flight;
-    size_t oldest = slots.size();
-    for (size_t k = 0; k < slots.size(); ++k)
-      if (slots[k].busy && (oldest == slots.size() || slots[k].event < slots[oldest].event)) oldest = k;
-    for (int pass = 0; pass < 2; ++pass)
-      for (size_t k = 0; k < slots.size(); ++k) {
-        if ((pass == 0) != (k == oldest)) continue;
-        Slot& s = slots[k];
-        while (s.busy && s.outstanding < per_gather && s.next < s.order.size()) {
-          if (!take_token(bu_process(b), k == oldest && s.outstanding == 0)) return;
-          post(b, static_cast<int32_t>(k), s.order[s.next++]);
-        }
-      }
+    evb::pump_gathers(
+        slots_[static_cast<size_t>(b)], evb::gather_window(c_, n_),
+        [&](bool exempt) { return take_token(bu_process(b), exempt); },
+        [&](size_t k, int32_t r) { post(b, static_cast<int32_t>(k), r); });
   }
 
   // The builder posts its receive (PULL: and asks the RU for the fragment).
@@ -362,7 +349,7 @@ private:
           return;
         }
       }
-      if (!take_token(ru_process(r), sending.empty() || item.event < *sending.begin())) return;
+      if (!take_token(ru_process(r), evb::readout_exempt(sending, item.event))) return;
       pending.erase(pending.begin());
       sending.insert(item.event);
       Transfer t;
@@ -493,7 +480,7 @@ private:
   std::vector<std::set<Item>> pending_;
   std::vector<std::multiset<int64_t>> sending_;
   std::vector<double> wake_at_;
-  std::vector<int32_t> tokens_;
+  std::vector<evb::TransferCap> caps_;                                // per process: the same rule as daqnet-evb's
   std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> posted_;  // (event, RU) → receive posted by (BU, slot)
   std::unordered_map<uint64_t, size_t> sent_;                         // (event, RU) → send waiting for its receive
   std::vector<Transfer> transfers_;

@@ -15,9 +15,11 @@ NB_MODULE(_core, m) {
   auto workload = m.def_submodule("workload", "Schedules: steps of flows between ranks");
   auto analysis = m.def_submodule("analysis", "Static conflict analysis");
   auto simulate = m.def_submodule("simulate", "Max-min fair rates and flow-level simulation over time");
+  auto evb = m.def_submodule("evb", "The real event builder's run description");
   daqnet::bindings::bind_fabric(fabric);
   daqnet::bindings::bind_routing(routing);
   daqnet::bindings::bind_workload(workload);
   daqnet::bindings::bind_analysis(analysis);
   daqnet::bindings::bind_simulate(simulate);
+  daqnet::bindings::bind_evb(evb);
 }

@@ -32,5 +32,6 @@ void bind_routing(nb::module_& m);
 void bind_workload(nb::module_& m);
 void bind_analysis(nb::module_& m);
 void bind_simulate(nb::module_& m);
+void bind_evb(nb::module_& m);
 
 }  // namespace daqnet::bindings

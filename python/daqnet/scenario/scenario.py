@@ -157,17 +157,22 @@ class Scenario:
         if spec.kind == "seed" and not 0 <= value <= SEED_MAX:
             raise DaqnetError(f"{where}: a seed must be from 0 to 2^64-1")
         lowest = -INT32_MAX - 1 if spec.minimum is None else spec.minimum
-        if spec.kind == "int" and not lowest <= value <= INT32_MAX:
-            raise DaqnetError(f"{where}: must be from {lowest} to {INT32_MAX}")
+        highest = INT32_MAX if spec.maximum is None else min(spec.maximum, INT32_MAX)
+        if spec.kind == "int" and not lowest <= value <= highest:
+            raise DaqnetError(f"{where}: must be from {int(lowest)} to {int(highest)}")
         if spec.kind == "float" and not math.isfinite(value):
             raise DaqnetError(f"{where}: must be a finite number")
         if spec.kind == "float" and spec.minimum is not None and value < spec.minimum:
-            raise DaqnetError(f"{where}: must be at least {spec.minimum}")
+            raise DaqnetError(f"{where}: must be at least {spec.minimum:g}")
+        if spec.kind == "float" and spec.maximum is not None and value > spec.maximum:
+            raise DaqnetError(f"{where}: must be at most {spec.maximum:g}")
         if spec.kind == "float_list":
             if not all(math.isfinite(v) for v in value):
                 raise DaqnetError(f"{where}: must be finite numbers")
             if spec.minimum is not None and any(v < spec.minimum for v in value):
-                raise DaqnetError(f"{where}: every value must be at least {spec.minimum}")
+                raise DaqnetError(f"{where}: every value must be at least {spec.minimum:g}")
+            if spec.maximum is not None and any(v > spec.maximum for v in value):
+                raise DaqnetError(f"{where}: every value must be at most {spec.maximum:g}")
             value = [float(v) for v in value]
         if spec.choices and value not in spec.choices:
             raise DaqnetError(f"{where}: expected one of {', '.join(spec.choices)}")

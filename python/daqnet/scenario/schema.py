@@ -6,9 +6,11 @@ of the wrong type, is refused with the file and the key.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
+from .. import _core
 from .. import placement as _placement
 from .. import routing as _routing
 from .. import workload as _workload
@@ -28,6 +30,8 @@ class Key:
     choices: tuple[str, ...] = ()
     required: bool = False
     minimum: float | None = None
+    maximum: float | None = None
+    unit: str = ""
 
 
 SCHEMA: dict[str, dict[str, Key]] = {
@@ -65,79 +69,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "seed": Key("seed", 0, "seed of the random schedule"),
         "shifts": Key("int_list", [1], "shifts for kind 'shift'"),
     },
-    # The real event builder (daqnet bench); see docs/bench.md.
-    "bench": {
-        "mode": Key(
-            "str",
-            "event-manager",
-            "EM assigns events (LHCb) or time frames round-robin (ALICE)",
-            ("event-manager", "time-frames"),
-        ),
-        "transport": Key("str", "mpi", "transport of the data", ("mpi", "tcp")),
-        "protocol": Key("str", "push", "PUSH (RUs send) or PULL (BUs request)", ("push", "pull")),
-        "ranks": Key("int", None, "MPI processes (default 4, or senders + receivers)", minimum=1),
-        "processes_per_node": Key(
-            "int", 1, "1: RU and BU share a process; 2: one process each", minimum=1
-        ),
-        "senders": Key("int", 0, "time-frames mode: sending ranks (FLPs)", minimum=0),
-        "receivers": Key("int", 0, "time-frames mode: receiving ranks (EPNs)", minimum=0),
-        "barrier": Key("bool", False, "time-frames mode: frame n+1 starts after frame n is built"),
-        "credits": Key("int", 2, "events built in parallel per builder", minimum=1),
-        "in_flight": Key("int", 8, "fragment transfers in flight per gather", minimum=1),
-        "max_in_flight": Key("int", 0, "transfers in flight per process, 0 = no cap", minimum=0),
-        "fragment_bytes": Key("int", 1048576, "mean data fragment size", minimum=64),
-        "fragment_distribution": Key(
-            "str", "fixed", "fragment size distribution", ("fixed", "normal", "lognormal")
-        ),
-        "fragment_sigma": Key("float", 0.1, "relative standard deviation of the sizes", minimum=0),
-        "fragment_bytes_per_ru": Key(
-            "float_list", [], "mean size per readout unit (cycled)", minimum=64
-        ),
-        "events_per_fragment": Key(
-            "int", 1, "events packed in one fragment (listed in the meta-data)", minimum=1
-        ),
-        "meta_bytes": Key("int", 10240, "meta-data message size, 0 = none", minimum=0),
-        "command_bytes": Key("int", 64, "command message size", minimum=64),
-        "rate_hz": Key(
-            "float", 0.0, "fragments per second per RU, 0 = as fast as possible", minimum=0
-        ),
-        "events": Key(
-            "int", 0, "stop after this many events built after warm-up (0: use seconds)", minimum=0
-        ),
-        "seconds": Key(
-            "float",
-            0.0,
-            "or stop this many seconds after warm-up (0: use events; neither given: 5 s)",
-            minimum=0,
-        ),
-        "warmup_seconds": Key("float", 0.5, "excluded from the measurement", minimum=0),
-        "seed": Key("seed", 0, "seed of sizes and payloads"),
-        "checksum": Key("bool", True, "verify every fragment's checksum (off for speed runs)"),
-        "report_seconds": Key("float", 1.0, "period of the time series and progress", minimum=0.01),
-        "progress": Key("str", "yield", "how idle ranks wait", ("busy", "yield", "sleep")),
-        "baseline": Key(
-            "str", "none", "measured after the run for a ratio", ("none", "alltoall", "p2p")
-        ),
-        "baseline_seconds": Key("float", 2.0, "duration of the baseline", minimum=0.01),
-        "launcher": Key(
-            "str",
-            "auto",
-            "mpiexec, srun, or auto (srun inside a Slurm job)",
-            ("auto", "mpiexec", "srun"),
-        ),
-        "launcher_args": Key("str", "", "extra launcher arguments, split like a shell"),
-        "drain_timeout_seconds": Key(
-            "float", 10.0, "longest wait for the last fragments at the end", minimum=0.1
-        ),
-        "stall_seconds": Key(
-            "float", 30.0, "fail when no event is built for this long", minimum=0.1
-        ),
-        "tcp_address": Key("str", "", "TCP: IPv4 address to listen on"),
-        "tcp_interface": Key("str", "", "TCP: network interface to listen on (e.g. ib0)"),
-        "tcp_socket_buffer_bytes": Key(
-            "int", 0, "TCP: SO_SNDBUF/SO_RCVBUF, 0 = system default", minimum=0
-        ),
-    },
+    # The real event builder (daqnet bench): built from the core's table of run.cfg keys,
+    # below, plus the keys of the launch itself; see docs/bench.md.
+    "bench": {},
     # The flow-level simulation (daqnet simulate, daqnet scan); see docs/simulate.md.
     "simulate": {
         "mode": Key(
@@ -178,3 +112,108 @@ SCHEMA: dict[str, dict[str, Key]] = {
     },
 }
 TOP_LEVEL = {"name": "str", "description": "str"}
+
+
+# -- [bench]: one description, in the core ----------------------------------------------------
+_KINDS = {
+    "integer": "int",
+    "number": "float",
+    "boolean": "bool",
+    "text": "str",
+    "choice": "str",
+    "seed": "seed",
+    "number_list": "float_list",
+}
+
+
+def _default(kind: str, text: str) -> Any:
+    if kind == "integer":
+        return int(text)
+    if kind == "number":
+        return float(text)
+    if kind == "boolean":
+        return text == "true"
+    if kind == "seed":
+        return int(text)
+    if kind == "number_list":
+        return [float(t) for t in text.split(",") if t.strip()]
+    return text
+
+
+def _limit(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def run_config_keys() -> list[dict[str, Any]]:
+    """daqnet-evb's run.cfg keys (daqnet._core.evb.config_keys()): name, kind, default (as
+    run.cfg writes it), minimum, maximum, choices, unit, doc, and where a scenario gives it."""
+    return list(_core.evb.config_keys())
+
+
+#: Keys of the launch itself (how many processes, with what): not part of run.cfg's table.
+LAUNCH_KEYS: dict[str, Key] = {
+    # run.cfg's `ranks` is what the run was prepared for; the scenario's has a default rule.
+    "ranks": Key("int", None, "MPI processes (default 4, or senders + receivers)", minimum=1),
+    "launcher": Key(
+        "str",
+        "auto",
+        "mpiexec, srun, or auto (srun inside a Slurm job)",
+        ("auto", "mpiexec", "srun"),
+    ),
+    "launcher_args": Key("str", "", "extra launcher arguments, split like a shell"),
+}
+
+
+def _bench_keys() -> dict[str, Key]:
+    out: dict[str, Key] = {}
+    for k in run_config_keys():
+        section, _, name = k["scenario"].partition(".")
+        if section != "bench":
+            continue  # derived from other sections (schedule, placement) or test hooks
+        if name in LAUNCH_KEYS:
+            out[name] = LAUNCH_KEYS[name]
+            continue
+        out[name] = Key(
+            _KINDS[k["kind"]],
+            _default(k["kind"], k["default"]),
+            k["doc"],
+            tuple(k["choices"]),
+            minimum=_limit(k["minimum"])
+            if k["kind"] in ("integer", "number", "number_list")
+            else None,
+            maximum=_limit(k["maximum"])
+            if k["kind"] in ("integer", "number", "number_list")
+            else None,
+            unit=k["unit"],
+        )
+    for name, key in LAUNCH_KEYS.items():
+        out.setdefault(name, key)
+    return out
+
+
+SCHEMA["bench"] = _bench_keys()
+
+
+def markdown_table(section: str) -> str:
+    """The documentation table of a section's keys (docs/bench.md holds bench's)."""
+    lines = ["| key | default | unit | meaning |", "|---|---|---|---|"]
+    for name, key in SCHEMA[section].items():
+        default = key.default
+        if isinstance(default, bool):
+            shown = "true" if default else "false"
+        elif isinstance(default, str):
+            shown = f'`"{default}"`' if default else '`""`'
+        elif default is None:
+            shown = "—"
+        else:
+            shown = f"`{default}`"
+        extra = []
+        if key.choices:
+            extra.append("one of " + ", ".join(f"`{c}`" for c in key.choices))
+        if key.minimum is not None and key.maximum is not None and key.maximum < INT32_MAX:
+            extra.append(f"{key.minimum:g} to {key.maximum:g}")
+        elif key.minimum is not None:
+            extra.append(f"≥ {key.minimum:g}")
+        meaning = key.doc + (f" ({'; '.join(extra)})" if extra else "")
+        lines.append(f"| `{name}` | {shown} | {key.unit} | {meaning} |")
+    return "\n".join(lines)
