@@ -9,6 +9,23 @@ sys.path.insert(0, str(Path(__file__).parent))
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def small_scenario(name: str, hosts: int, extra: str = "") -> str:
+    """A small fat tree with shuffled hostnames, barrel shift in topology order (TOML text)."""
+    return f"""
+name = "{name}"
+[fabric]
+radix = 8
+hosts = {hosts}
+naming = "shuffled"
+[routing]
+engine = "dmodk"
+[placement]
+order = "topology"
+[workload]
+schedule = "barrel"
+{extra}"""
+
+
 def lhcb72_protocol(*sets: str) -> list[str]:
     """The command line of `daqnet simulate` in protocol mode on 72 nodes of the LHCb example."""
     args = [sys.executable, "-m", "daqnet", "simulate", str(ROOT / "examples" / "lhcb-540.toml")]

@@ -10,23 +10,11 @@ import sys
 import time
 
 import pytest
-from conftest import lhcb72_protocol
+from conftest import lhcb72_protocol, small_scenario
 from daqnet.cli import main
 from daqnet.scenario import Scenario, parse_set
 
-SCENARIO = """
-name = "t"
-[fabric]
-radix = 8
-hosts = 30
-naming = "shuffled"
-[routing]
-engine = "dmodk"
-[placement]
-order = "topology"
-[workload]
-schedule = "barrel"
-"""
+SCENARIO = small_scenario("t", 30)
 
 
 @pytest.fixture

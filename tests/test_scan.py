@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import small_scenario
 from daqnet import DaqnetError, Scenario
 from daqnet.cli import main
 from daqnet.report.scan_plot import scan_figure
@@ -23,21 +24,7 @@ from daqnet.scan import METRICS, make_plan, parse_vary, run_scan
 from daqnet.scan.mpi import launched_ranks
 from daqnet.simulate import simulate
 
-SCENARIO = """
-name = "small"
-[fabric]
-radix = 8
-hosts = 32
-naming = "shuffled"
-[routing]
-engine = "dmodk"
-[placement]
-order = "topology"
-[workload]
-schedule = "barrel"
-[simulate]
-events = 120
-"""
+SCENARIO = small_scenario("small", 32, "[simulate]\nevents = 120\n")
 STEPS_VARY = [
     "--vary",
     "simulate.message_bytes=1048576,65536,262144",  # unsorted on purpose

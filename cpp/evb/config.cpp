@@ -30,6 +30,21 @@ ConfigError line_error(const std::string& path, int line, const std::string& wha
   return ConfigError(msg);
 }
 
+// "path:line: key what" for a key run.cfg gives, "path: key what" for one it leaves out.
+ConfigError key_error(const std::string& path, const std::map<std::string, std::pair<std::string, int>>& values,
+                      const std::string& key, const std::string& what) {
+  std::string msg = path;
+  if (auto it = values.find(key); it != values.end()) {
+    msg += ':';
+    msg += std::to_string(it->second.second);
+  }
+  msg += ": ";
+  msg += key;
+  msg += ' ';
+  msg += what;
+  return ConfigError(msg);
+}
+
 // A number as run.cfg writes it: the whole text, finite.
 bool parse_number(const std::string& text, double& out) {
   char* end = nullptr;
@@ -157,17 +172,9 @@ Config Config::parse(const std::string& text, const std::string& path) {
     known.insert(k.name);
     auto it = values.find(k.name);
     const std::string& text = it == values.end() ? k.default_text : it->second.first;
-    const auto fail = [&](const std::string& what) {
-      std::string where = it == values.end() ? path : path + ":" + std::to_string(it->second.second);
-      throw ConfigError(where + ": " + k.name + " " + what);
-    };
-    k.store(c, read_value(k, text, fail));
+    k.store(c, read_value(k, text, [&](const std::string& what) { throw key_error(path, values, k.name, what); }));
   }
-  const auto fail = [&](const std::string& key, const std::string& what) {
-    auto it = values.find(key);
-    throw ConfigError((it == values.end() ? path : path + ":" + std::to_string(it->second.second)) + ": " + key + " " +
-                      what);
-  };
+  const auto fail = [&](const std::string& key, const std::string& what) { throw key_error(path, values, key, what); };
   if (c.meta_bytes > 0 && c.meta_bytes < 64) fail("meta_bytes", "must be 0 (no meta-data) or at least 64");
   if ((c.events > 0) == (c.seconds > 0)) throw ConfigError(path + ": give exactly one of events and seconds");
   if (c.mode == Mode::time_frames && (c.senders < 1 || c.receivers < 1))

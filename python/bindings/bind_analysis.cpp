@@ -29,24 +29,14 @@ void bind_analysis(nb::module_& m) {
       .def_ro("interrupted", &ConflictResult::interrupted)
       .def("step_table",
            [](const ConflictResult& r) {
-             std::vector<int64_t> step, flows, conflicts;
-             std::vector<int32_t> maxl, used, confl;
-             for (const auto& s : r.steps) {
-               step.push_back(s.step);
-               flows.push_back(s.flows);
-               conflicts.push_back(s.conflicts);
-               maxl.push_back(s.max_link_load);
-               used.push_back(s.links_used);
-               confl.push_back(s.conflicting_links);
-             }
-             nb::dict d;
-             d["step"] = to_numpy(std::move(step));
-             d["flows"] = to_numpy(std::move(flows));
-             d["conflicts"] = to_numpy(std::move(conflicts));
-             d["max_link_load"] = to_numpy(std::move(maxl));
-             d["links_used"] = to_numpy(std::move(used));
-             d["conflicting_links"] = to_numpy(std::move(confl));
-             return d;
+             return Columns(r.steps)
+                 .add("step", [](const StepSummary& s) { return s.step; })
+                 .add("flows", [](const StepSummary& s) { return s.flows; })
+                 .add("conflicts", [](const StepSummary& s) { return s.conflicts; })
+                 .add("max_link_load", [](const StepSummary& s) { return s.max_link_load; })
+                 .add("links_used", [](const StepSummary& s) { return s.links_used; })
+                 .add("conflicting_links", [](const StepSummary& s) { return s.conflicting_links; })
+                 .dict();
            })
       .def("link_table",
            [](const ConflictResult& r) {

@@ -48,46 +48,31 @@ void bind_fabric(nb::module_& m) {
       .def(
           "node_table",
           [](const Fabric& f) {
-            std::vector<int32_t> level, position, ports, used;
-            for (const auto& n : f.nodes()) {
-              level.push_back(n.level);
-              position.push_back(n.position);
-              ports.push_back(static_cast<int32_t>(n.ports.size()) - 1);
-              int32_t u = 0;
-              for (const auto& p : n.ports) u += p.peer >= 0;
-              used.push_back(u);
-            }
-            nb::dict d;
-            d["level"] = to_numpy(std::move(level));
-            d["position"] = to_numpy(std::move(position));
-            d["ports"] = to_numpy(std::move(ports));
-            d["ports_used"] = to_numpy(std::move(used));
-            return d;
+            return Columns(f.nodes())
+                .add("level", [](const Node& n) { return n.level; })
+                .add("position", [](const Node& n) { return n.position; })
+                .add("ports", [](const Node& n) { return static_cast<int32_t>(n.ports.size()) - 1; })
+                .add("ports_used",
+                     [](const Node& n) {
+                       int32_t used = 0;
+                       for (const auto& p : n.ports) used += p.peer >= 0;
+                       return used;
+                     })
+                .dict();
           },
           "Per node: level (0 = host, -1 = unknown), position in its level, ports, cabled ports")
       .def(
           "link_table",
           [](const Fabric& f) {
-            std::vector<int32_t> src, dst, sp, dp, klass;
-            std::vector<double> gbps, lat;
-            for (const auto& l : f.links()) {
-              src.push_back(l.src);
-              dst.push_back(l.dst);
-              sp.push_back(l.src_port);
-              dp.push_back(l.dst_port);
-              klass.push_back(l.link_class);
-              gbps.push_back(l.gbps);
-              lat.push_back(l.latency_seconds);
-            }
-            nb::dict d;
-            d["src"] = to_numpy(std::move(src));
-            d["src_port"] = to_numpy(std::move(sp));
-            d["dst"] = to_numpy(std::move(dst));
-            d["dst_port"] = to_numpy(std::move(dp));
-            d["class"] = to_numpy(std::move(klass));
-            d["gbps"] = to_numpy(std::move(gbps));
-            d["latency_seconds"] = to_numpy(std::move(lat));
-            return d;
+            return Columns(f.links())
+                .add("src", [](const Link& l) { return l.src; })
+                .add("src_port", [](const Link& l) { return l.src_port; })
+                .add("dst", [](const Link& l) { return l.dst; })
+                .add("dst_port", [](const Link& l) { return l.dst_port; })
+                .add("class", [](const Link& l) { return l.link_class; })
+                .add("gbps", [](const Link& l) { return l.gbps; })
+                .add("latency_seconds", [](const Link& l) { return l.latency_seconds; })
+                .dict();
           },
           "Per directed link: endpoints, ports, class (index into link_class_names()), Gb/s, latency")
       .def(

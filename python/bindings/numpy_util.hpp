@@ -27,6 +27,28 @@ nb::ndarray<nb::numpy, T, nb::ndim<2>> to_numpy_2d(std::vector<T>&& v, size_t ro
 
 using IntArray = nb::ndarray<const int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
+/// A table as a dict of numpy columns, one per field of a row type:
+///   return Columns(r.steps).add("step", [](const auto& s) { return s.step; }).dict();
+template <class Rows>
+class Columns {
+public:
+  explicit Columns(const Rows& rows) : rows_(rows) {}
+  template <class Get>
+  Columns& add(const char* name, Get get) {
+    using T = std::decay_t<decltype(get(*std::begin(rows_)))>;
+    std::vector<T> column;
+    column.reserve(std::size(rows_));
+    for (const auto& row : rows_) column.push_back(get(row));
+    dict_[name] = to_numpy(std::move(column));
+    return *this;
+  }
+  nb::dict dict() const { return dict_; }
+
+private:
+  const Rows& rows_;
+  nb::dict dict_;
+};
+
 void bind_fabric(nb::module_& m);
 void bind_routing(nb::module_& m);
 void bind_workload(nb::module_& m);

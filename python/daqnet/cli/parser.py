@@ -9,26 +9,23 @@ from .. import __version__
 __all__ = ["parser"]
 
 
-def _detail_steps(text: str) -> int | None:
-    if text == "all":
-        return None
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a whole number or 'all'") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError("must be >= 0")
-    return n
-
-
-def _positive_int(text: str) -> int:
+def _whole(text: str, minimum: int) -> int:
     try:
         n = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError("expected a whole number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+    if n < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum}")
     return n
+
+
+def _detail_steps(text: str) -> int | None:
+    """A count of details to show, or 'all' (None)."""
+    return None if text == "all" else _whole(text, 0)
+
+
+def _positive_int(text: str) -> int:
+    return _whole(text, 1)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -49,6 +46,11 @@ def parser() -> argparse.ArgumentParser:
             help="override a scenario key; the value is read as TOML, a bare word as a string (repeatable)",
         )
 
+    def json_arg(sp: argparse.ArgumentParser, what: str = "one JSON object") -> None:
+        sp.add_argument(
+            "--json", action="store_true", help=f"print {what} on stdout instead of the summary"
+        )
+
     def progress_arg(sp: argparse.ArgumentParser) -> None:
         sp.add_argument(
             "--progress",
@@ -63,9 +65,7 @@ def parser() -> argparse.ArgumentParser:
         "(Σ over directed links of max(0, flows − 1)).",
     )
     scenario_args(c)
-    c.add_argument(
-        "--json", action="store_true", help="print one JSON object on stdout instead of the summary"
-    )
+    json_arg(c)
     c.add_argument(
         "--csv",
         metavar="DIR",
@@ -108,9 +108,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="directory for run.cfg, per-rank files, result.json, units.csv, timeseries.csv (default: a new temporary directory)",
     )
-    b.add_argument(
-        "--json", action="store_true", help="print one JSON object on stdout instead of the summary"
-    )
+    json_arg(b)
     b.add_argument(
         "--baseline",
         choices=["none", "alltoall", "p2p"],
@@ -131,9 +129,7 @@ def parser() -> argparse.ArgumentParser:
         "[bench] event builder (credits, in-flight limits, PUSH/PULL) over the fabric.",
     )
     scenario_args(m)
-    m.add_argument(
-        "--json", action="store_true", help="print one JSON object on stdout instead of the summary"
-    )
+    json_arg(m)
     m.add_argument(
         "--out",
         metavar="DIR",
@@ -181,9 +177,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the figure here instead of DIR/scan.png (png, pdf, svg)",
     )
-    s.add_argument(
-        "--json", action="store_true", help="print scan.json on stdout instead of the summary"
-    )
+    json_arg(s, "scan.json")
     progress_arg(s)
 
     g = sub.add_parser(
@@ -192,7 +186,5 @@ def parser() -> argparse.ArgumentParser:
         description="Read DIR/rank-N.json and rank-N.csv written by daqnet-evb; write result.json, units.csv, timeseries.csv.",
     )
     g.add_argument("out", metavar="DIR")
-    g.add_argument(
-        "--json", action="store_true", help="print one JSON object on stdout instead of the summary"
-    )
+    json_arg(g)
     return p

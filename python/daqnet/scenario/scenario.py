@@ -10,9 +10,11 @@ paths given as overrides are relative to the current directory.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -196,13 +198,20 @@ class Scenario:
         return str(self.values.get("name", Path(self.source).stem))
 
     # -- building the stages -----------------------------------------------------------
-    def _wrap(self, err: Exception) -> DaqnetError:
-        msg = str(err)
-        return DaqnetError(msg if msg.startswith(self.source) else f"{self.source}: {msg}")
+    @contextlib.contextmanager
+    def _named_errors(self) -> Iterator[None]:
+        """A builder's error as one line naming this scenario's file."""
+        try:
+            yield
+        except ValueError as err:
+            msg = str(err)
+            raise DaqnetError(
+                msg if msg.startswith(self.source) else f"{self.source}: {msg}"
+            ) from None
 
     def build_fabric(self) -> Fabric:
         f = self["fabric"]
-        try:
+        with self._named_errors():
             return fat_tree(
                 radix=f["radix"],
                 hosts=f["hosts"],
@@ -217,29 +226,21 @@ class Scenario:
                 naming_file=f["naming_file"],
                 host_prefix=f["host_prefix"],
             )
-        except ValueError as err:
-            raise self._wrap(err) from None
 
     def build_routing(self, fabric: Fabric) -> _routing.Routing:
         r = self["routing"]
-        try:
+        with self._named_errors():
             return _routing.build(fabric, r["engine"], r["seed"], r["file"])
-        except ValueError as err:
-            raise self._wrap(err) from None
 
     def build_placement(self, fabric: Fabric) -> _placement.Placement:
         p = self["placement"]
-        try:
+        with self._named_errors():
             return _placement.build(fabric, p["order"], p["ranks"], p["seed"], p["file"])
-        except ValueError as err:
-            raise self._wrap(err) from None
 
     def build_workload(self, ranks: int) -> _workload.Workload:
         w = self["workload"]
-        try:
+        with self._named_errors():
             return _workload.build(ranks, w["kind"], w["schedule"], w["seed"], w["shifts"])
-        except ValueError as err:
-            raise self._wrap(err) from None
 
     def build(self) -> tuple[Fabric, _routing.Routing, _placement.Placement, _workload.Workload]:
         fabric = self.build_fabric()
