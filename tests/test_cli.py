@@ -152,7 +152,7 @@ BAD = [
     (["--set", "fabric.taper=3:1"], 'fabric.taper = "3:1" does not divide the 4 down-ports'),
     (
         ["--set", "routing.engine=ospf"],
-        "routing.engine = 'ospf': expected one of dmodk, random, table",
+        "routing.engine = 'ospf': expected one of dmodk, random, minhop, table, lft-dump",
     ),
     (["--set", "fabric.colour=red"], "unknown key 'fabric.colour'"),
     (["--set", "network.x=1"], "unknown section 'network'"),

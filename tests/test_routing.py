@@ -237,7 +237,8 @@ def test_from_ports_checks_loops(small):
 def test_engine_errors(small):
     fab, _ = small
     with pytest.raises(
-        ValueError, match="routing.engine = 'ecmp': expected one of dmodk, random, table"
+        ValueError,
+        match="routing.engine = 'ecmp': expected one of dmodk, random, minhop, table, lft-dump",
     ):
         routing.build(fab, "ecmp")
     with pytest.raises(ValueError, match='routing.engine = "table" needs routing.file'):

@@ -117,6 +117,13 @@ void Fabric::infer_levels() {
   }
 }
 
+void Fabric::set_address(NodeId n, uint64_t guid, uint64_t port_guid, int32_t lid) {
+  auto& node = nodes_.at(static_cast<size_t>(n));
+  node.guid = guid;
+  node.port_guid = port_guid;
+  node.lid = lid;
+}
+
 std::optional<NodeId> Fabric::find(const std::string& name) const {
   auto it = by_name_.find(name);
   if (it == by_name_.end()) return std::nullopt;

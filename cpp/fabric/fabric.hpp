@@ -36,6 +36,11 @@ struct Node {
   int32_t level = kNoLevel;
   int32_t position = 0;     ///< index among the nodes of its level, in cabling order (tree builders)
   std::vector<Port> ports;  ///< ports[0] unused: ports are numbered from 1
+  /// InfiniBand addresses of an imported node (0 when unknown): node GUID, the GUID of the
+  /// host's NIC port or the switch's port 0, and that port's base LID.
+  uint64_t guid = 0;
+  uint64_t port_guid = 0;
+  int32_t lid = 0;
 };
 
 /// A directed link. A cable is two links: 2c from the cable's first end, 2c+1 back.
@@ -96,6 +101,9 @@ public:
   /// The single link leaving host h (its NIC) and the switch it reaches.
   LinkId host_uplink(NodeId h) const { return nodes_[static_cast<size_t>(h)].ports[1].out_link; }
   NodeId host_switch(NodeId h) const { return nodes_[static_cast<size_t>(h)].ports[1].peer; }
+
+  /// Record a node's InfiniBand addresses (importers).
+  void set_address(NodeId n, uint64_t guid, uint64_t port_guid, int32_t lid);
 
   /// Rename hosts (same count, names unique and non-empty), e.g. to model a cluster whose
   /// hostnames do not follow the cabling order.

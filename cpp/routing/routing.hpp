@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/error.hpp"
 #include "common/random.hpp"
 #include "fabric/fabric.hpp"
 
@@ -89,6 +90,20 @@ public:
 protected:
   std::shared_ptr<const Fabric> fabric_;
   std::string engine_;
+};
+
+/// A forwarding table that does not deliver: a loop, a black hole or misdelivery found by
+/// TableRouting::finalize(). Names the (switch, destination) entry at fault so that table
+/// readers can point at the file line that holds it (port() == 0: the entry is missing).
+class RouteError : public Error {
+public:
+  RouteError(const std::string& what, NodeId sw, NodeId dst) : Error(what), sw_(sw), dst_(dst) {}
+  NodeId switch_node() const { return sw_; }
+  NodeId destination() const { return dst_; }
+
+private:
+  NodeId sw_;
+  NodeId dst_;
 };
 
 /// Destination-based forwarding tables: for every switch and destination host, the output
@@ -188,6 +203,12 @@ std::shared_ptr<TableRouting> dmodk(const std::shared_ptr<const Fabric>& fabric)
 /// Like dmodk, but every (switch, destination) up-port is drawn at random (seeded,
 /// independent of platform and of the order entries are computed in).
 std::shared_ptr<TableRouting> random_uplinks(const std::shared_ptr<const Fabric>& fabric, uint64_t seed);
+
+/// Shortest paths on any graph, in the spirit of OpenSM's minhop: every switch sends traffic
+/// for a host through a port on a fewest-hop path, the least used such port so far (lowest
+/// number on ties), destinations taken in host order. Not entry-for-entry OpenSM's tables
+/// (its tie-breaking differs); for those, import its dump (read_lft_dump).
+std::shared_ptr<TableRouting> minhop(const std::shared_ptr<const Fabric>& fabric);
 
 /// Read tables from the plain-text format documented in docs/routing-table.md:
 /// one "<switch> <destination host> <output port>" per line, '#' starts a comment.

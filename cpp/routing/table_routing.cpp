@@ -72,8 +72,9 @@ void TableRouting::finalize() {
       while (true) {
         if (f.node(node).is_host) {
           if (node != d)
-            throw Error(who + ": traffic for " + f.node(d).name + " is delivered to host " + f.node(node).name +
-                        " by switch " + f.node(trail.back()).name);
+            throw RouteError(who + ": traffic for " + f.node(d).name + " is delivered to host " + f.node(node).name +
+                                 " by switch " + f.node(trail.back()).name,
+                             trail.back(), d);
           break;
         }
         if (stamp[static_cast<size_t>(node)] == walk) {
@@ -83,7 +84,7 @@ void TableRouting::finalize() {
             msg += " -> ";
           }
           msg += f.node(node).name;
-          throw Error(msg);
+          throw RouteError(msg, trail.back(), d);
         }
         stamp[static_cast<size_t>(node)] = walk;
         trail.push_back(node);
@@ -95,7 +96,7 @@ void TableRouting::finalize() {
             msg += f.node(trail.front()).name;
             msg += ')';
           }
-          throw Error(msg);
+          throw RouteError(msg, node, d);
         }
         const LinkId l = f.node(node).ports[static_cast<size_t>(p)].out_link;
         links.push_back(l);

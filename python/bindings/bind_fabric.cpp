@@ -3,10 +3,12 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "fabric/fat_tree.hpp"
+#include "fabric/ibnet_file.hpp"
 #include "numpy_util.hpp"
 
 namespace daqnet::bindings {
@@ -51,6 +53,7 @@ void bind_fabric(nb::module_& m) {
             return Columns(f.nodes())
                 .add("level", [](const Node& n) { return n.level; })
                 .add("position", [](const Node& n) { return n.position; })
+                .add("lid", [](const Node& n) { return n.lid; })
                 .add("ports", [](const Node& n) { return static_cast<int32_t>(n.ports.size()) - 1; })
                 .add("ports_used",
                      [](const Node& n) {
@@ -60,7 +63,7 @@ void bind_fabric(nb::module_& m) {
                      })
                 .dict();
           },
-          "Per node: level (0 = host, -1 = unknown), position in its level, ports, cabled ports")
+          "Per node: level (0 = host, -1 = unknown), position in its level, LID (0 = none), ports, cabled ports")
       .def(
           "link_table",
           [](const Fabric& f) {
@@ -85,6 +88,13 @@ void bind_fabric(nb::module_& m) {
             return out;
           },
           "(port, peer node or -1, peer port, outgoing link or -1) for every port of a node")
+      .def(
+          "address",
+          [](const Fabric& f, NodeId n) {
+            const auto& node = f.node(n);
+            return std::tuple(node.guid, node.port_guid, node.lid);
+          },
+          "(node GUID, port GUID, LID) of an imported node; zeros when unknown")
       .def("rename_hosts", &Fabric::rename_hosts)
       .def_prop_ro("xgft", [](const Fabric& f) -> nb::object {
         if (!f.xgft()) return nb::none();
@@ -108,6 +118,17 @@ void bind_fabric(nb::module_& m) {
       nb::arg("taper") = std::vector<std::pair<int32_t, int32_t>>{}, nb::arg("hosts_per_leaf") = -1,
       nb::arg("top_radix") = -1, nb::arg("link_gbps") = 100.0, nb::arg("latency_seconds") = 100e-9,
       nb::arg("host_prefix") = "node");
+
+  m.def(
+      "read_ibnetdiscover",
+      [](const std::string& path, double default_gbps, double latency_seconds) {
+        return read_ibnetdiscover(path, IbnetOptions{default_gbps, latency_seconds});
+      },
+      nb::arg("path"), nb::arg("default_gbps") = 100.0, nb::arg("latency_seconds") = 100e-9,
+      "A fabric from ibnetdiscover output or an ibsim net file");
+  m.def("write_ibsim_net", &write_ibsim_net, nb::arg("fabric"), nb::arg("path"),
+        "Write the fabric as an ibsim net file (ibnetdiscover's format)");
+  m.def("ib_link_gbps", &ib_link_gbps, nb::arg("width_speed"), "Gb/s of '4xEDR' and the like, or None");
 }
 
 }  // namespace daqnet::bindings

@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "numpy_util.hpp"
+#include "routing/lft_dump.hpp"
 #include "routing/routing.hpp"
 
 namespace daqnet::bindings {
@@ -90,9 +91,13 @@ void bind_routing(nb::module_& m) {
       .def("finalize", &PathRouting::finalize, nb::arg("all_pairs") = false);
 
   m.def("dmodk", &dmodk, nb::arg("fabric"));
+  m.def("minhop", &minhop, nb::arg("fabric"));
   m.def("random_uplinks", &random_uplinks, nb::arg("fabric"), nb::arg("seed"));
   m.def("read_table_file", &read_table_file, nb::arg("fabric"), nb::arg("path"));
   m.def("write_table_file", &write_table_file, nb::arg("routing"), nb::arg("path"));
+  m.def("read_lft_dump", &read_lft_dump, nb::arg("fabric"), nb::arg("path"), nb::arg("subnet_path") = "",
+        "Forwarding tables from an opensm-lfts.dump or ibroute/dump_lfts output");
+  m.def("write_lft_dump", &write_lft_dump, nb::arg("routing"), nb::arg("path"));
   m.def(
       "from_ports",
       [](std::shared_ptr<const Fabric> f, nb::ndarray<const uint16_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> ports,

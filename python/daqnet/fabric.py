@@ -20,7 +20,14 @@ from . import _core
 from .errors import DaqnetError
 from .io.hostlist import read_hostnames
 
-__all__ = ["NAMINGS", "Fabric", "fat_tree", "graph", "parse_taper"]
+__all__ = ["KINDS", "NAMINGS", "Fabric", "fat_tree", "from_ibnetdiscover", "graph", "parse_taper"]
+
+#: Fabric families a scenario can name (fabric.kind).
+KINDS: dict[str, str] = {
+    "fat-tree": "a k-ary fat tree of 2 or 3 levels built from radix and host count",
+    "ibnetdiscover": "the cabling ibnetdiscover reported (or an ibsim net file), from fabric.file",
+    "slurm-topology": "switches and nodes of a Slurm topology.conf (tree plugin), from fabric.file",
+}
 
 #: Host naming schemes: how hostnames relate to the cabling order.
 NAMINGS: dict[str, str] = {
@@ -84,6 +91,15 @@ class Fabric:
     def level_name(self, level: int) -> str:
         return self._core.level_name(level)
 
+    def address(self, node: int | str) -> tuple[int, int, int]:
+        """(node GUID, port GUID, LID) of an imported node; zeros when unknown."""
+        return self._core.address(self.node(node) if isinstance(node, str) else node)
+
+    def write_ibsim_net(self, path: str | Path) -> None:
+        """Write the fabric as an ibsim net file (ibnetdiscover's format; node ids are
+        daqnet's names), e.g. for OpenSM to compute its forwarding tables."""
+        _core.fabric.write_ibsim_net(self._core, str(path))
+
     def ports(self, node: int | str) -> list[tuple[int, int, int, int]]:
         """(port, peer node or -1, peer port, outgoing link or -1) for each port."""
         return self._core.ports(self.node(node) if isinstance(node, str) else node)
@@ -112,6 +128,13 @@ class Fabric:
         """The generalized fat-tree shape (levels, down m_l, up w_l), or None."""
         shape = self._core.xgft
         return shape if isinstance(shape, dict) else None
+
+    def hosts_per_switch(self) -> dict[str, int]:
+        """Hosts cabled to each switch that has hosts (the leaves), in switch order."""
+        links = self.links()
+        from_host = links["src"] < self.num_hosts
+        counts = np.bincount(links["dst"][from_host], minlength=len(self._names))
+        return {self._names[s]: int(counts[s]) for s in np.flatnonzero(counts)}
 
     def partial_subtrees(self) -> list[dict[str, Any]]:
         """Subtrees below the top level that are not full: the last leaf, the last pod...
@@ -325,3 +348,19 @@ def graph(
         or f"graph of {len(hosts)} hosts, {len(switches)} switches, {len(cables)} cables"
     )
     return Fabric(core)
+
+
+def from_ibnetdiscover(
+    path: str | Path, default_gbps: float = 100.0, latency_seconds: float = 100e-9
+) -> Fabric:
+    """The fabric an ``ibnetdiscover`` run reported (default or ``--full`` output), or an
+    ibsim net file.
+
+    Hosts are the channel adapters, named by the first word of their node description
+    (``"node017 HCA-1"`` → ``node017``), switches by their description (blanks as ``_``);
+    without a unique description a node keeps its ibnetdiscover id (``H-<guid>``). Link
+    rates come from the width × speed of each port line (``4xEDR`` = 100 Gb/s), else
+    ``default_gbps``. GUIDs and LIDs are kept (:meth:`Fabric.address`) for the
+    forwarding tables; levels are inferred from the distance to the hosts.
+    """
+    return Fabric(_core.fabric.read_ibnetdiscover(str(path), default_gbps, latency_seconds))

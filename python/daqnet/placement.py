@@ -2,7 +2,11 @@
 
 Orders: ``topology`` (cabling order), ``hostname`` (sorted hostnames, numbers compared as
 numbers, as Slurm orders a node list), ``random`` (seeded), ``file`` (hostnames listed one
-per line, e.g. the output of ``scontrol show hostnames``).
+per line, e.g. the output of ``scontrol show hostnames``, or a Slurm hostlist expression).
+
+A hostlist expression (``hosts = "node[001-064]"``) chooses the node set: with order
+``file`` the ranks follow the expression's order; with the other orders, that order is
+applied to the chosen hosts (as Slurm hands an allocation's nodes out in hostname order).
 """
 
 from __future__ import annotations
@@ -15,9 +19,18 @@ import numpy as np
 from . import _core
 from .errors import DaqnetError
 from .fabric import Fabric
-from .io.hostlist import read_hostnames
+from .io.hostlist import expand, read_hostnames
 
-__all__ = ["ORDERS", "Placement", "build", "from_file", "hostname", "random", "topology"]
+__all__ = [
+    "ORDERS",
+    "Placement",
+    "build",
+    "from_file",
+    "from_hostlist",
+    "hostname",
+    "random",
+    "topology",
+]
 
 ORDERS: dict[str, str] = {
     "topology": "rank i on the i-th host in cabling order",
@@ -94,14 +107,54 @@ def from_file(fabric: Fabric, path: str | Path, ranks: int | None = None) -> Pla
     return Placement(fabric, np.array(hosts[:n]), "file")
 
 
+def from_hostlist(
+    fabric: Fabric,
+    expression: str,
+    order: str = "file",
+    ranks: int | None = None,
+    seed: int = 0,
+    where: str = "placement.hosts",
+) -> Placement:
+    """Ranks on the hosts of a Slurm hostlist expression: in its order (``order="file"``), or
+    in topology, hostname or random order among those hosts."""
+    index = {n: i for i, n in enumerate(fabric.host_names)}
+    names = expand(expression, where)
+    missing = [n for n in names if n not in index]
+    if missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise DaqnetError(
+            f"{where} = {expression!r}: no host named '{missing[0]}'{more} in the fabric"
+        )
+    hosts = np.array([index[n] for n in names], dtype=np.int32)
+    n = len(hosts) if ranks is None else ranks
+    if not 2 <= n <= len(hosts):
+        raise DaqnetError(
+            f"placement.ranks = {n}: must be between 2 and the {len(hosts)} hosts of {where}"
+        )
+    if order == "topology":
+        hosts = np.sort(hosts)
+    elif order == "hostname":
+        hosts = hosts[natsort.index_natsorted(names)]
+    elif order == "random":
+        hosts = hosts[_core.workload.random_permutation(len(hosts), seed)]
+    elif order != "file":
+        raise DaqnetError(f"placement.order = {order!r}: expected one of {', '.join(ORDERS)}")
+    return Placement(fabric, hosts[:n], order)
+
+
 def build(
     fabric: Fabric,
     order: str = "topology",
     ranks: int | None = None,
     seed: int = 0,
     file: str | Path | None = None,
+    hosts: str | None = None,
 ) -> Placement:
     """The placement named in a scenario's [placement] section."""
+    if hosts is not None:
+        if file is not None:
+            raise DaqnetError("placement.hosts and placement.file both given: choose one")
+        return from_hostlist(fabric, hosts, order, ranks, seed)
     if order == "topology":
         return topology(fabric, ranks)
     if order == "hostname":
@@ -110,6 +163,8 @@ def build(
         return random(fabric, ranks, seed)
     if order == "file":
         if file is None:
-            raise DaqnetError('placement.order = "file" needs placement.file')
+            raise DaqnetError(
+                'placement.order = "file" needs placement.file (or a hostlist in placement.hosts)'
+            )
         return from_file(fabric, file, ranks)
     raise DaqnetError(f"placement.order = {order!r}: expected one of {', '.join(ORDERS)}")

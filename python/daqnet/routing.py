@@ -1,7 +1,7 @@
 """Routing: for every (source, destination) pair of hosts, one path or a few weighted paths.
 
 Engines differ in how they make the paths: per-switch forwarding tables (destination host
-→ output port; ``dmodk``, ``random``, ``table``), checked when built (each route from every
+→ output port; ``dmodk``, ``random``, ``minhop``, ``table``, ``lft-dump``), checked when built (each route from every
 switch with hosts to every destination must reach it without a loop or a black hole, else
 an error names the switch and destination), or explicit paths per pair
 (:func:`from_paths`). The analysis and the simulations take paths from any of them.
@@ -29,8 +29,10 @@ __all__ = [
     "build",
     "dmodk",
     "from_file",
+    "from_lft_dump",
     "from_paths",
     "from_ports",
+    "minhop",
     "random",
 ]
 
@@ -39,7 +41,9 @@ ENGINES: dict[str, str] = {
     "dmodk": "D-mod-K on a fat tree: up-port = destination index mod up-ports, level by "
     "level (OpenSM ftree, SimGrid FatTreeZone)",
     "random": "a seeded random up-port for every (switch, destination); down routes unique",
+    "minhop": "fewest hops on any graph, least-used port first (as OpenSM's minhop balances)",
     "table": "forwarding tables read from a plain-text file (docs/routing-table.md)",
+    "lft-dump": "the subnet manager's tables: opensm-lfts.dump, or ibroute/dump_lfts output",
 }
 
 
@@ -130,8 +134,24 @@ def random(fabric: Fabric, seed: int = 0) -> Routing:
     return Routing(fabric, _core.routing.random_uplinks(fabric._core, seed))
 
 
+def minhop(fabric: Fabric) -> Routing:
+    """Fewest-hop tables on any graph (imported fabrics, graphs built by hand)."""
+    return Routing(fabric, _core.routing.minhop(fabric._core))
+
+
 def from_file(fabric: Fabric, path: str | Path) -> Routing:
     return Routing(fabric, _core.routing.read_table_file(fabric._core, str(path)))
+
+
+def from_lft_dump(
+    fabric: Fabric, path: str | Path, subnet_file: str | Path | None = None
+) -> Routing:
+    """The tables of an InfiniBand subnet manager: OpenSM's ``opensm-lfts.dump`` or the
+    output of ``ibroute``/``dump_lfts``. LIDs resolve through the fabric's own LIDs (a
+    fabric imported from ibnetdiscover), else ``subnet_file`` (``opensm-subnet.lst``), else
+    the node names the dump's lines carry."""
+    sub = "" if subnet_file is None else str(subnet_file)
+    return Routing(fabric, _core.routing.read_lft_dump(fabric._core, str(path), sub))
 
 
 def from_ports(fabric: Fabric, ports: np.ndarray, engine: str = "array") -> Routing:
@@ -194,15 +214,29 @@ def from_paths(
 
 
 def build(
-    fabric: Fabric, engine: str = "dmodk", seed: int = 0, file: str | Path | None = None
+    fabric: Fabric,
+    engine: str = "dmodk",
+    seed: int = 0,
+    file: str | Path | None = None,
+    subnet_file: str | Path | None = None,
 ) -> Routing:
     """The engine named in a scenario's [routing] section."""
+    if engine in ("dmodk", "random") and fabric.xgft is None:
+        raise DaqnetError(
+            f'routing.engine = "{engine}" needs a fat tree built by daqnet (fabric.kind = '
+            '"fat-tree"); for this fabric use engine "minhop", or "lft-dump" with the '
+            "subnet manager's tables"
+        )
     if engine == "dmodk":
         return dmodk(fabric)
     if engine == "random":
         return random(fabric, seed)
-    if engine == "table":
+    if engine == "minhop":
+        return minhop(fabric)
+    if engine in ("table", "lft-dump"):
         if file is None:
-            raise DaqnetError('routing.engine = "table" needs routing.file')
-        return from_file(fabric, file)
+            raise DaqnetError(f'routing.engine = "{engine}" needs routing.file')
+        if engine == "table":
+            return from_file(fabric, file)
+        return from_lft_dump(fabric, file, subnet_file)
     raise DaqnetError(f"routing.engine = {engine!r}: expected one of {', '.join(ENGINES)}")

@@ -19,6 +19,7 @@ __all__ = ["main"]
 def main(argv: list[str] | None = None) -> int:
     from .bench import run_bench, run_collect
     from .conflicts import run_conflicts, run_tables
+    from .opensm import run_opensm_command
     from .scan import run_scan_command
     from .simulate import run_simulate
 
@@ -26,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {
         "conflicts": run_conflicts,
         "tables": run_tables,
+        "opensm": run_opensm_command,
         "bench": run_bench,
         "simulate": run_simulate,
         "collect": run_collect,

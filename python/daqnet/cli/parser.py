@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import __version__
+from ..subnet_manager import OPENSM_ENGINES
 
 __all__ = ["parser"]
 
@@ -95,6 +96,25 @@ def parser() -> argparse.ArgumentParser:
     )
     scenario_args(t)
     t.add_argument("-o", "--output", required=True, metavar="FILE", help="table file to write")
+
+    o = sub.add_parser(
+        "opensm",
+        help="compute OpenSM's forwarding tables for the scenario's fabric (ibsim, no hardware)",
+        description="Run OpenSM against ibsim's simulation of the fabric; write its LFT dump "
+        "and a scenario that routes with it (docs/opensm.md).",
+    )
+    scenario_args(o)
+    o.add_argument(
+        "--engine",
+        default="ftree",
+        choices=sorted(OPENSM_ENGINES),
+        help="OpenSM routing engine (default ftree)",
+    )
+    o.add_argument("--out", required=True, metavar="DIR", help="directory for the dump files")
+    o.add_argument(
+        "--timeout", type=float, default=600.0, metavar="SECONDS", help="limit per tool run"
+    )
+    json_arg(o)
 
     b = sub.add_parser(
         "bench",

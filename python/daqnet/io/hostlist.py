@@ -1,16 +1,42 @@
-"""Host list files: one hostname per line, '#' comments, blank lines ignored.
-
-The format of ``scontrol show hostnames`` output; used for host naming and placement.
+"""Host lists: files of one hostname per line ('#' comments, blank lines ignored; the
+format of ``scontrol show hostnames``), and Slurm hostlist expressions (``node[001-064,070]``)
+read and written by python-hostlist, the maintained implementation of Slurm's syntax.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+
+import hostlist as _hostlist
 
 from ..errors import DaqnetError
 from .files import read_text
 
-__all__ = ["read_hostnames"]
+__all__ = ["collect", "expand", "read_hostnames"]
+
+
+def expand(expression: str, where: str) -> list[str]:
+    """The hostnames of a Slurm hostlist expression, in its order; a repeated name is an
+    error. `where` names the expression's origin (a scenario key, an option) for messages."""
+    try:
+        names: list[str] = _hostlist.expand_hostlist(expression, allow_duplicates=True)
+    except _hostlist.BadHostlist as err:
+        raise DaqnetError(f"{where} = {expression!r}: not a hostlist expression ({err})") from None
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise DaqnetError(f"{where} = {expression!r}: host '{name}' is listed twice")
+        seen.add(name)
+    if not names:
+        raise DaqnetError(f"{where} = {expression!r}: names no host")
+    return names
+
+
+def collect(names: Sequence[str]) -> str:
+    """A compact hostlist expression for a set of names (sorted, as Slurm prints node lists);
+    a rank order needs a host file instead."""
+    return str(_hostlist.collect_hostlist(list(names)))
 
 
 def read_hostnames(path: str | Path, key: str) -> list[tuple[str, int]]:

@@ -22,11 +22,14 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
         where = sw[0] if len(sw) == 1 else f"the pod of {sw[0]}..{sw[-1]}"
         return f"{where} holds {p['hosts']}/{p['capacity']} hosts"
 
-    leaf_note = (
-        "all leaves and pods full"
-        if not partial
-        else "partial: " + "; ".join(map(subtree, partial))
-    )
+    if f.xgft is None:  # imported or hand-built: how the hosts spread over the leaves
+        per_leaf = list(f.hosts_per_switch().values())
+        lo, hi = min(per_leaf), max(per_leaf)
+        leaf_note = f"{len(per_leaf)} leaves with {lo if lo == hi else f'{lo}-{hi}'} hosts each"
+    elif not partial:
+        leaf_note = "all leaves and pods full"
+    else:
+        leaf_note = "partial: " + "; ".join(map(subtree, partial))
     lines += [
         f"  fabric     {f.describe()} ({leaf_note})",
         f"  routing    {report.routing.engine}, routes of up to {report.routing.max_hops} links",

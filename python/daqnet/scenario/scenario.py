@@ -22,8 +22,9 @@ from .. import placement as _placement
 from .. import routing as _routing
 from .. import workload as _workload
 from ..errors import DaqnetError
-from ..fabric import Fabric, fat_tree
+from ..fabric import Fabric, fat_tree, from_ibnetdiscover
 from ..io.files import read_text
+from ..io.slurm_topology import read_slurm_topology
 from .overrides import parse_set
 from .schema import INT32_MAX, SCHEMA, SEED_MAX, TOP_LEVEL, Key
 
@@ -121,6 +122,15 @@ class Scenario:
                 else:
                     vals[key] = copy.deepcopy(spec.default)
             out[section] = vals
+        fab = out["fabric"]
+        if fab["kind"] == "fat-tree" and fab["hosts"] is None:
+            raise DaqnetError(
+                f"{self.source}: missing required key 'fabric.hosts' ({SCHEMA['fabric']['hosts'].doc})"
+            )
+        if fab["kind"] != "fat-tree" and fab["file"] is None:
+            raise DaqnetError(
+                f"{self.source}: fabric.kind = {fab['kind']!r} needs fabric.file (the topology to import)"
+            )
         return out
 
     def _check(self, section: str, key: str, spec: Key, value: Any) -> Any:
@@ -212,6 +222,10 @@ class Scenario:
     def build_fabric(self) -> Fabric:
         f = self["fabric"]
         with self._named_errors():
+            if f["kind"] == "ibnetdiscover":
+                return from_ibnetdiscover(f["file"], f["link_gbps"], f["latency_seconds"])
+            if f["kind"] == "slurm-topology":
+                return read_slurm_topology(f["file"], f["link_gbps"], f["latency_seconds"])
             return fat_tree(
                 radix=f["radix"],
                 hosts=f["hosts"],
@@ -230,12 +244,14 @@ class Scenario:
     def build_routing(self, fabric: Fabric) -> _routing.Routing:
         r = self["routing"]
         with self._named_errors():
-            return _routing.build(fabric, r["engine"], r["seed"], r["file"])
+            return _routing.build(fabric, r["engine"], r["seed"], r["file"], r["subnet_file"])
 
     def build_placement(self, fabric: Fabric) -> _placement.Placement:
         p = self["placement"]
         with self._named_errors():
-            return _placement.build(fabric, p["order"], p["ranks"], p["seed"], p["file"])
+            return _placement.build(
+                fabric, p["order"], p["ranks"], p["seed"], p["file"], p["hosts"]
+            )
 
     def build_workload(self, ranks: int) -> _workload.Workload:
         w = self["workload"]

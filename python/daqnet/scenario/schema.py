@@ -14,7 +14,7 @@ from .. import _core
 from .. import placement as _placement
 from .. import routing as _routing
 from .. import workload as _workload
-from ..fabric import NAMINGS
+from ..fabric import KINDS, NAMINGS
 
 __all__ = ["INT32_MAX", "SCHEMA", "SEED_MAX", "TOP_LEVEL", "Key"]
 
@@ -36,9 +36,11 @@ class Key:
 
 SCHEMA: dict[str, dict[str, Key]] = {
     "fabric": {
-        "kind": Key("str", "fat-tree", "fabric family", ("fat-tree",)),
+        "kind": Key("str", "fat-tree", "fabric family", tuple(KINDS)),
+        "file": Key("path", None, "the topology to import (kinds ibnetdiscover, slurm-topology)"),
         "radix": Key("int", 36, "ports per switch"),
-        "hosts": Key("int", None, "number of hosts (leaves filled in order)", required=True),
+        # Required for kind fat-tree only (Scenario checks): imported fabrics count their own.
+        "hosts": Key("int", None, "number of hosts (leaves filled in order); kind fat-tree"),
         "levels": Key("int", 2, "switch levels: 2 or 3"),
         "taper": Key(
             "taper", "1:1", 'down:up ratio at the leaf level ("2:1"), or a list per level'
@@ -55,13 +57,21 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "routing": {
         "engine": Key("str", "dmodk", "routing engine", tuple(_routing.ENGINES)),
         "seed": Key("seed", 0, "seed of the random engine"),
-        "file": Key("path", None, "forwarding tables for engine 'table'"),
+        "file": Key("path", None, "forwarding tables for engines 'table' and 'lft-dump'"),
+        "subnet_file": Key(
+            "path", None, "engine 'lft-dump': opensm-subnet.lst naming each LID's node"
+        ),
     },
     "placement": {
         "order": Key("str", "topology", "rank order", tuple(_placement.ORDERS)),
         "ranks": Key("int", None, "ranks to place (default: all hosts, or all listed in file)"),
         "seed": Key("seed", 0, "seed of the random order"),
         "file": Key("path", None, "hostnames, one per line, for order 'file'"),
+        "hosts": Key(
+            "str",
+            None,
+            "order 'file': a Slurm hostlist expression (node[001-064]) instead of a file",
+        ),
     },
     "workload": {
         "kind": Key("str", "event-building", "traffic pattern", tuple(_workload.KINDS)),

@@ -1,0 +1,570 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+#include "fabric/ibnet_file.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unordered_map>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/natural_order.hpp"
+
+namespace daqnet::fabric {
+
+namespace {
+
+// Per-lane data rates as the InfiniBand names are used (4 lanes of EDR = 100 Gb/s).
+constexpr std::array<std::pair<std::string_view, double>, 9> kSpeeds{{{"SDR", 2.5},
+                                                                      {"DDR", 5},
+                                                                      {"QDR", 10},
+                                                                      {"FDR10", 10},
+                                                                      {"FDR", 14},
+                                                                      {"EDR", 25},
+                                                                      {"HDR", 50},
+                                                                      {"NDR", 100},
+                                                                      {"XDR", 200}}};
+constexpr std::array<int, 5> kWidths{4, 1, 2, 8, 12};
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+void skip_space(std::string_view s, size_t& i) {
+  while (i < s.size() && is_space(s[i])) ++i;
+}
+
+std::string_view trim(std::string_view s) {
+  size_t i = 0;
+  skip_space(s, i);
+  size_t j = s.size();
+  while (j > i && is_space(s[j - 1])) --j;
+  return s.substr(i, j - i);
+}
+
+/// One record of the file before the nodes are cabled.
+struct RawNode {
+  std::string id;  // the quoted node id: "S-<guid>" from ibnetdiscover, any text in ibsim files
+  bool is_switch = false;
+  int32_t num_ports = 0;
+  std::string desc;  // node description, "" if the line has none
+  uint64_t guid = 0;
+  uint64_t port_guid = 0;
+  int32_t lid = 0;
+  uint32_t line = 0;
+};
+
+struct RawPort {
+  int32_t node = 0;
+  int32_t port = 0;
+  std::string remote_id;
+  int32_t remote_port = 1;
+  double gbps = 0;  // 0: the line gives no width × speed
+  uint32_t line = 0;
+};
+
+/// Reads one file line by line; every error names the file, the line and the field.
+class Parser {
+public:
+  explicit Parser(std::string path) : path_(std::move(path)) {}
+
+  [[noreturn]] void fail(uint32_t line, const std::string& field, const std::string& what) const {
+    throw Error(path_ + ":" + std::to_string(line) + ": " + field + ": " + what);
+  }
+
+  void parse(std::istream& in) {
+    std::string text;
+    int32_t current = -1;  // the node whose port lines follow
+    while (std::getline(in, text)) {
+      ++lineno_;
+      if (lineno_ == 1 && text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
+      const std::string_view line = trim(text);
+      if (line.empty()) {
+        current = -1;
+        continue;
+      }
+      if (line[0] == '#') continue;
+      if (line[0] == '[') {
+        if (current < 0) fail(lineno_, "port line", "a port line outside a node record (no Switch/Ca line above)");
+        parse_port(line, current);
+        continue;
+      }
+      if (parse_guid_line(line)) continue;
+      if (starts_with_word(line, "Switch") || starts_with_word(line, "Ca") || starts_with_word(line, "Hca") ||
+          starts_with_word(line, "Rt")) {
+        current = parse_node(line);
+        continue;
+      }
+      if (line.starts_with("vendid=") || line.starts_with("devid=") || line.starts_with("Hostname:") ||
+          line.starts_with("Chassis ") || line == "Non-Chassis Nodes")
+        continue;  // identification lines daqnet does not need; chassis headings of -g output
+      if (starts_with_word(line, "include") || starts_with_word(line, "do"))
+        fail(lineno_, "line",
+             "ibsim's '" + std::string(line.substr(0, line.find_first_of(" \t"))) +
+                 "' extension is not supported: give one self-contained file");
+      fail(lineno_, "line",
+           "expected a node line (Switch, Ca, Hca), a port line ([n] ...) or a guid line, got '" +
+               std::string(line.substr(0, 40)) + "'");
+    }
+    if (in.bad()) throw Error("cannot read " + path_ + ": read error");
+  }
+
+  std::vector<RawNode> nodes;
+  std::vector<RawPort> ports;
+  std::unordered_map<std::string, int32_t> by_id;
+
+private:
+  static bool starts_with_word(std::string_view s, std::string_view w) {
+    return s.starts_with(w) && s.size() > w.size() && is_space(s[w.size()]);
+  }
+
+  uint64_t parse_hex(std::string_view s, const std::string& field) const {
+    if (s.starts_with("0x") || s.starts_with("0X")) s.remove_prefix(2);
+    uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+      fail(lineno_, field, "'" + std::string(s) + "' is not a hexadecimal GUID");
+    return v;
+  }
+
+  int32_t parse_int(std::string_view s, const std::string& field) const {
+    int32_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+      fail(lineno_, field, "'" + std::string(s) + "' is not a whole number");
+    return v;
+  }
+
+  /// switchguid=0x…(portguid), caguid=0x…, rtguid=0x…, sysimgguid=0x…: the next node's GUIDs.
+  bool parse_guid_line(std::string_view line) {
+    for (std::string_view key : {"switchguid=", "caguid=", "rtguid=", "sysimgguid="}) {
+      if (!line.starts_with(key)) continue;
+      if (key == "sysimgguid=") return true;
+      std::string_view v = line.substr(key.size());
+      v = v.substr(0, v.find_first_of(" \t#"));
+      const size_t paren = v.find('(');
+      pending_guid_ = parse_hex(v.substr(0, paren), std::string(key.substr(0, key.size() - 1)));
+      pending_port_guid_ = 0;
+      if (paren != std::string_view::npos) {
+        const size_t close = v.find(')', paren);
+        if (close == std::string_view::npos) fail(lineno_, "port guid", "missing ')'");
+        pending_port_guid_ = parse_hex(v.substr(paren + 1, close - paren - 1), "port guid");
+      }
+      return true;
+    }
+    return false;
+  }
+
+  /// A quoted string at s[i] ('"' expected); i moves past the closing quote.
+  std::string_view quoted(std::string_view s, size_t& i, const std::string& field) const {
+    if (i >= s.size() || s[i] != '"') fail(lineno_, field, "expected a quoted name");
+    const size_t close = s.find('"', i + 1);
+    if (close == std::string_view::npos) fail(lineno_, field, "missing closing quote");
+    const auto q = s.substr(i + 1, close - i - 1);
+    i = close + 1;
+    return q;
+  }
+
+  /// "[n]" at s[i]; i moves past it.
+  int32_t bracketed(std::string_view s, size_t& i, const std::string& field) const {
+    const size_t close = s.find(']', i);
+    if (close == std::string_view::npos) fail(lineno_, field, "missing ']'");
+    const int32_t v = parse_int(trim(s.substr(i + 1, close - i - 1)), field);
+    i = close + 1;
+    return v;
+  }
+
+  /// "[ext n]" of ibnetdiscover -g: the external (front-panel) number, not needed here.
+  static void skip_ext(std::string_view s, size_t& i) {
+    if (s.substr(i).starts_with("[ext")) {
+      const size_t close = s.find(']', i);
+      i = close == std::string_view::npos ? s.size() : close + 1;
+    }
+  }
+
+  /// "(hexguid)" at s[i], if there is one.
+  uint64_t paren_guid(std::string_view s, size_t& i, const std::string& field) const {
+    skip_space(s, i);
+    if (i >= s.size() || s[i] != '(') return 0;
+    const size_t close = s.find(')', i);
+    if (close == std::string_view::npos) fail(lineno_, field, "missing ')'");
+    const uint64_t g = parse_hex(s.substr(i + 1, close - i - 1), field);
+    i = close + 1;
+    return g;
+  }
+
+  /// The number after the first "lid" word of `s`, 0 if none.
+  int32_t lid_after(std::string_view s) const {
+    size_t at = 0;
+    while ((at = s.find("lid", at)) != std::string_view::npos) {
+      const bool word_start = at == 0 || is_space(s[at - 1]);
+      size_t i = at + 3;
+      if (word_start && i < s.size() && is_space(s[i])) {
+        skip_space(s, i);
+        size_t j = i;
+        while (j < s.size() && !is_space(s[j])) ++j;
+        return parse_int(s.substr(i, j - i), "lid");
+      }
+      at += 3;
+    }
+    return 0;
+  }
+
+  /// The rate of the first width × speed word ("4xEDR") in a comment, 0 if none.
+  double rate_in(std::string_view comment) const {
+    size_t i = 0;
+    while (i < comment.size()) {
+      skip_space(comment, i);
+      size_t j = i;
+      while (j < comment.size() && !is_space(comment[j])) ++j;
+      const auto w = comment.substr(i, j - i);
+      i = j;
+      const size_t x = w.find('x');
+      if (x == 0 || x == std::string_view::npos || x > 2) continue;
+      if (!std::all_of(w.begin(), w.begin() + static_cast<ptrdiff_t>(x),
+                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }))
+        continue;
+      const auto gbps = ib_link_gbps(w);
+      if (!gbps)
+        fail(lineno_, "width x speed",
+             "'" + std::string(w) +
+                 "' is not an InfiniBand link (e.g. 4xEDR; speeds SDR DDR QDR FDR10 FDR EDR HDR NDR XDR)");
+      return *gbps;
+    }
+    return 0;
+  }
+
+  /// Switch 36 "S-…" # "desc" base port 0 lid 3 lmc 0  |  Ca 2 "H-…" # "desc"
+  int32_t parse_node(std::string_view line) {
+    RawNode n;
+    n.line = lineno_;
+    n.is_switch = line.starts_with("Switch");
+    if (line.starts_with("Rt"))
+      fail(lineno_, "node type", "routers (Rt) are not supported: daqnet models one subnet of hosts and switches");
+    size_t i = line.find_first_of(" \t");
+    skip_space(line, i);
+    size_t j = i;
+    while (j < line.size() && !is_space(line[j]) && line[j] != '"') ++j;
+    n.num_ports = parse_int(line.substr(i, j - i), "number of ports");
+    if (n.num_ports < 1 || n.num_ports > 254)
+      fail(lineno_, "number of ports", std::to_string(n.num_ports) + " is not in 1..254");
+    i = j;
+    skip_space(line, i);
+    n.id = std::string(quoted(line, i, "node id"));
+    if (n.id.empty()) fail(lineno_, "node id", "empty");
+    skip_space(line, i);
+    if (i < line.size() && line[i] == '#') {
+      ++i;
+      skip_space(line, i);
+      if (i < line.size() && line[i] == '"') n.desc = std::string(trim(quoted(line, i, "node description")));
+      if (n.is_switch) n.lid = lid_after(line.substr(i));
+    } else if (i < line.size()) {
+      fail(lineno_, "node line", "unexpected '" + std::string(line.substr(i)) + "' after the node id");
+    }
+    n.guid = pending_guid_;
+    n.port_guid = pending_port_guid_;
+    pending_guid_ = pending_port_guid_ = 0;
+    const auto [it, added] = by_id.emplace(n.id, static_cast<int32_t>(nodes.size()));
+    if (!added)
+      fail(lineno_, "node id",
+           "\"" + n.id + "\" already defined at line " + std::to_string(nodes[static_cast<size_t>(it->second)].line));
+    nodes.push_back(std::move(n));
+    return static_cast<int32_t>(nodes.size()) - 1;
+  }
+
+  /// [p][ext e](portguid)  "REMOTE"[q][ext e](guid)  # comment
+  void parse_port(std::string_view line, int32_t node) {
+    RawNode& n = nodes[static_cast<size_t>(node)];
+    RawPort p;
+    p.node = node;
+    p.line = lineno_;
+    size_t i = 0;
+    p.port = bracketed(line, i, "port number");
+    if (p.port < 1 || p.port > n.num_ports)
+      fail(lineno_, "port number",
+           "port " + std::to_string(p.port) + " of \"" + n.id + "\" is beyond its " + std::to_string(n.num_ports) +
+               " ports");
+    skip_ext(line, i);
+    const uint64_t own_guid = paren_guid(line, i, "port guid");
+    skip_space(line, i);
+    p.remote_id = std::string(quoted(line, i, "remote node id"));
+    if (i < line.size() && line[i] == '[') p.remote_port = bracketed(line, i, "remote port number");
+    skip_ext(line, i);
+    paren_guid(line, i, "remote port guid");
+    skip_space(line, i);
+    std::string_view comment;
+    if (i < line.size() && line[i] == '#')
+      comment = line.substr(i + 1);
+    else if (i < line.size() && line.substr(i).find('=') == std::string_view::npos)
+      fail(lineno_, "port line", "unexpected '" + std::string(line.substr(i)) + "' after the remote port");
+    if (!n.is_switch) {
+      // "# lid 6 lmc 0 "remote" lid 3 4xEDR": the CA port's own LID comes first.
+      const size_t quote = comment.find('"');
+      const int32_t lid = lid_after(comment.substr(0, quote));
+      if (n.lid == 0) {
+        n.lid = lid;
+        n.port_guid = own_guid != 0 ? own_guid : n.port_guid;
+      }
+    }
+    // The width × speed follows the remote's description (which may hold any words).
+    const size_t last_quote = comment.rfind('"');
+    p.gbps = rate_in(last_quote == std::string_view::npos ? comment : comment.substr(last_quote + 1));
+    ports.push_back(std::move(p));
+  }
+
+  std::string path_;
+  uint32_t lineno_ = 0;
+  uint64_t pending_guid_ = 0;
+  uint64_t pending_port_guid_ = 0;
+};
+
+std::string node_kind(const RawNode& n) { return n.is_switch ? "switch" : "CA"; }
+
+/// Switch names: the description with blanks as '_'; hosts: its first word. A node without
+/// one, or sharing it with another node of its kind, keeps its ibnetdiscover id.
+std::vector<std::string> node_names(const std::vector<RawNode>& nodes) {
+  std::vector<std::string> names(nodes.size());
+  std::unordered_map<std::string, int> count;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const auto& n = nodes[k];
+    const std::string name = ib_node_name(n.desc, n.is_switch);
+    names[k] = name;
+    if (!name.empty()) ++count[name];
+  }
+  for (size_t k = 0; k < nodes.size(); ++k)
+    if (names[k].empty() || count[names[k]] > 1) names[k] = nodes[k].id;
+  return names;
+}
+
+}  // namespace
+
+std::string ib_node_name(std::string_view description, bool is_switch) {
+  description = trim(description);
+  std::string name;
+  if (is_switch) {
+    for (char c : description) name.push_back(is_space(c) ? '_' : c);
+  } else {
+    name = std::string(description.substr(0, description.find_first_of(" \t")));
+  }
+  return name;
+}
+
+std::optional<double> ib_link_gbps(std::string_view ws) {
+  const size_t x = ws.find('x');
+  if (x == std::string_view::npos || x == 0) return std::nullopt;
+  int width = 0;
+  const auto [p, ec] = std::from_chars(ws.data(), ws.data() + x, width);
+  if (ec != std::errc() || p != ws.data() + x) return std::nullopt;
+  if (std::find(kWidths.begin(), kWidths.end(), width) == kWidths.end()) return std::nullopt;
+  const auto speed = ws.substr(x + 1);
+  for (const auto& [name, lane] : kSpeeds)
+    if (speed == name) return width * lane;
+  return std::nullopt;
+}
+
+std::optional<std::string> ib_width_speed(double gbps) {
+  for (int width : kWidths)
+    for (const auto& [name, lane] : kSpeeds)
+      if (std::abs(width * lane - gbps) < 1e-9 * gbps) return std::to_string(width) + "x" + std::string(name);
+  return std::nullopt;
+}
+
+std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetOptions& options) {
+  if (std::filesystem::is_directory(path)) throw Error("cannot read topology " + path + ": is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read topology " + path + ": " + std::strerror(errno));
+  Parser parser(path);
+  parser.parse(in);
+  const auto& nodes = parser.nodes;
+  if (nodes.empty()) throw Error(path + ": no Switch or Ca records: not ibnetdiscover output");
+
+  std::unordered_map<int32_t, size_t> by_lid;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (nodes[k].lid == 0) continue;
+    const auto [it, added] = by_lid.emplace(nodes[k].lid, k);
+    if (!added)
+      parser.fail(nodes[k].line, "lid",
+                  "LID " + std::to_string(nodes[k].lid) + " of \"" + nodes[k].id + "\" is also the LID of \"" +
+                      nodes[it->second].id + "\" (line " + std::to_string(nodes[it->second].line) + ")");
+  }
+
+  // Cable every port line to its remote end; both ends of a cable usually appear, and must agree.
+  struct End {
+    int32_t node = -1;
+    int32_t port = 0;
+    size_t record = 0;  // index into parser.ports
+  };
+  std::vector<std::vector<End>> peer(nodes.size());
+  for (size_t k = 0; k < nodes.size(); ++k) peer[k].resize(static_cast<size_t>(nodes[k].num_ports) + 1);
+  for (size_t r = 0; r < parser.ports.size(); ++r) {
+    const auto& p = parser.ports[r];
+    const auto it = parser.by_id.find(p.remote_id);
+    if (it == parser.by_id.end())
+      parser.fail(p.line, "remote node id", "\"" + p.remote_id + "\" has no record in the file (truncated file?)");
+    const auto& remote = nodes[static_cast<size_t>(it->second)];
+    if (p.remote_port < 1 || p.remote_port > remote.num_ports)
+      parser.fail(p.line, "remote port number",
+                  "port " + std::to_string(p.remote_port) + " of \"" + remote.id + "\" is beyond its " +
+                      std::to_string(remote.num_ports) + " ports");
+    if (it->second == p.node) parser.fail(p.line, "remote node id", "a cable from \"" + remote.id + "\" to itself");
+    auto& e = peer[static_cast<size_t>(p.node)][static_cast<size_t>(p.port)];
+    if (e.node >= 0)
+      parser.fail(
+          p.line, "port number",
+          "port " + std::to_string(p.port) + " already listed at line " + std::to_string(parser.ports[e.record].line));
+    e = End{it->second, p.remote_port, r};
+  }
+  for (size_t a = 0; a < nodes.size(); ++a)
+    for (size_t pa = 1; pa < peer[a].size(); ++pa) {
+      const End& e = peer[a][pa];
+      if (e.node < 0) continue;
+      End& back = peer[static_cast<size_t>(e.node)][static_cast<size_t>(e.port)];
+      if (back.node < 0) {  // listed from one end only (hand-written net files)
+        back = End{static_cast<int32_t>(a), static_cast<int32_t>(pa), e.record};
+        continue;
+      }
+      if (back.node != static_cast<int32_t>(a) || back.port != static_cast<int32_t>(pa)) {
+        const auto& rec = parser.ports[e.record];
+        parser.fail(rec.line, "remote node id",
+                    "\"" + nodes[a].id + "\"[" + std::to_string(pa) + "] is cabled to \"" +
+                        nodes[static_cast<size_t>(e.node)].id + "\"[" + std::to_string(e.port) + "], but line " +
+                        std::to_string(parser.ports[back.record].line) + " cables that port to \"" +
+                        nodes[static_cast<size_t>(back.node)].id + "\"[" + std::to_string(back.port) + "]");
+      }
+    }
+
+  // Hosts: CAs with exactly one cabled port, cabled to a switch.
+  std::vector<int32_t> host_port(nodes.size(), 0);
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (nodes[k].is_switch) continue;
+    for (size_t p = 1; p < peer[k].size(); ++p) {
+      if (peer[k][p].node < 0) continue;
+      if (host_port[k] != 0)
+        parser.fail(nodes[k].line, "node",
+                    "CA \"" + nodes[k].id + "\" has cabled ports " + std::to_string(host_port[k]) + " and " +
+                        std::to_string(p) + ": daqnet models one NIC port per host");
+      if (!nodes[static_cast<size_t>(peer[k][p].node)].is_switch)
+        parser.fail(parser.ports[peer[k][p].record].line, "remote node id",
+                    "a cable between two CAs (\"" + nodes[k].id + "\", \"" +
+                        nodes[static_cast<size_t>(peer[k][p].node)].id + "\")");
+      host_port[k] = static_cast<int32_t>(p);
+    }
+    if (host_port[k] == 0) parser.fail(nodes[k].line, "node", "CA \"" + nodes[k].id + "\" has no cabled port");
+  }
+
+  // Levels: distance from the hosts (breadth first), as Fabric::infer_levels.
+  std::vector<int32_t> level(nodes.size(), kNoLevel);
+  std::vector<size_t> frontier, next;
+  for (size_t k = 0; k < nodes.size(); ++k)
+    if (!nodes[k].is_switch) {
+      level[k] = 0;
+      frontier.push_back(k);
+    }
+  while (!frontier.empty()) {
+    next.clear();
+    for (size_t k : frontier)
+      for (const End& e : peer[k])
+        if (e.node >= 0 && level[static_cast<size_t>(e.node)] == kNoLevel) {
+          level[static_cast<size_t>(e.node)] = level[k] + 1;
+          next.push_back(static_cast<size_t>(e.node));
+        }
+    frontier.swap(next);
+  }
+
+  // Topology order: switches by level (unreached last), then name; hosts by leaf, then port.
+  const auto names = node_names(nodes);
+  std::vector<size_t> switches, hosts;
+  for (size_t k = 0; k < nodes.size(); ++k) (nodes[k].is_switch ? switches : hosts).push_back(k);
+  const auto level_key = [&](size_t k) { return level[k] == kNoLevel ? INT32_MAX : level[k]; };
+  std::sort(switches.begin(), switches.end(), [&](size_t a, size_t b) {
+    if (level_key(a) != level_key(b)) return level_key(a) < level_key(b);
+    return natural_less(names[a], names[b]);
+  });
+  std::vector<int32_t> switch_rank(nodes.size(), 0);
+  for (size_t r = 0; r < switches.size(); ++r) switch_rank[switches[r]] = static_cast<int32_t>(r);
+  const auto leaf_of = [&](size_t h) { return peer[h][static_cast<size_t>(host_port[h])]; };
+  std::sort(hosts.begin(), hosts.end(), [&](size_t a, size_t b) {
+    const End ea = leaf_of(a), eb = leaf_of(b);
+    const auto ka = std::pair(switch_rank[static_cast<size_t>(ea.node)], ea.port);
+    const auto kb = std::pair(switch_rank[static_cast<size_t>(eb.node)], eb.port);
+    return ka < kb;
+  });
+
+  auto f = std::make_shared<Fabric>();
+  std::vector<NodeId> id(nodes.size(), -1);
+  for (size_t k : hosts) {
+    id[k] = f->add_host(names[k]);
+    f->set_address(id[k], nodes[k].guid, nodes[k].port_guid, nodes[k].lid);
+  }
+  std::vector<int32_t> position(nodes.size() + 1, 0);
+  for (size_t k : switches) {
+    const int32_t l = level[k];
+    id[k] = f->add_switch(names[k], nodes[k].num_ports, l,
+                          l == kNoLevel ? 0 : position[static_cast<size_t>(std::min<int32_t>(l, 254))]++);
+    f->set_address(id[k], nodes[k].guid, nodes[k].port_guid, nodes[k].lid);
+  }
+  // Cables in node order, each once (from its end with the lower daqnet id).
+  for (size_t a = 0; a < nodes.size(); ++a)
+    for (size_t pa = 1; pa < peer[a].size(); ++pa) {
+      const End& e = peer[a][pa];
+      if (e.node < 0) continue;
+      const auto b = static_cast<size_t>(e.node);
+      if (id[a] > id[b] || (id[a] == id[b] && static_cast<int32_t>(pa) > e.port)) continue;
+      const auto& rec = parser.ports[e.record];
+      const End& back = peer[b][static_cast<size_t>(e.port)];
+      double gbps = rec.gbps;
+      if (gbps == 0) gbps = parser.ports[back.record].gbps;
+      if (gbps == 0) gbps = options.default_gbps;
+      const int32_t port_a = nodes[a].is_switch ? static_cast<int32_t>(pa) : 1;
+      const int32_t port_b = nodes[b].is_switch ? e.port : 1;
+      f->connect(id[a], port_a, id[b], port_b, gbps, options.latency_seconds);
+    }
+  f->set_description(std::to_string(f->num_hosts()) + " hosts, " + std::to_string(f->num_switches()) +
+                     " switches from " + std::filesystem::path(path).filename().string());
+  return f;
+}
+
+void write_ibsim_net(const Fabric& f, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error("cannot write " + path + ": " + std::strerror(errno));
+  const auto ws = [&](const Link& l) {
+    const auto s = ib_width_speed(l.gbps);
+    if (!s)
+      throw Error("cannot write " + path + ": no InfiniBand width x speed carries " + std::to_string(l.gbps) +
+                  " Gb/s (link " + f.node(l.src).name + " -> " + f.node(l.dst).name + ")");
+    return *s;
+  };
+  for (const auto& n : f.nodes())
+    if (n.name.find('"') != std::string::npos || n.name.size() > 64)
+      throw Error("cannot write " + path + ": node name '" + n.name +
+                  "' is not a valid ibsim id (quote, or over 64 characters)");
+  out << "# ibsim net file written by daqnet: " << f.describe() << "\n";
+  // Switches first: ibsim attaches the subnet manager to the first node, and OpenSM's
+  // routing does not depend on where it sits.
+  for (NodeId s = f.num_hosts(); s < f.num_nodes(); ++s) {
+    const auto& n = f.node(s);
+    out << "\nSwitch\t" << n.ports.size() - 1 << " \"" << n.name << "\"\n";
+    for (size_t p = 1; p < n.ports.size(); ++p) {
+      const auto& port = n.ports[p];
+      if (port.peer < 0) continue;
+      const auto& peer = f.node(port.peer);
+      out << "[" << p << "]\t\"" << peer.name << "\"[" << port.peer_port << "]\t\t# \"" << peer.name << "\" lid 0 "
+          << ws(f.link(port.out_link)) << "\n";
+    }
+  }
+  for (NodeId h = 0; h < f.num_hosts(); ++h) {
+    const auto& n = f.node(h);
+    const auto& port = n.ports[1];
+    if (port.peer < 0) continue;
+    const auto& peer = f.node(port.peer);
+    out << "\nHca\t1 \"" << n.name << "\"\n"
+        << "[1]\t\"" << peer.name << "\"[" << port.peer_port << "]\t\t# lid 0 lmc 0 \"" << peer.name << "\" lid 0 "
+        << ws(f.link(port.out_link)) << "\n";
+  }
+  if (!out) throw Error("cannot write " + path + ": write failed");
+}
+
+}  // namespace daqnet::fabric

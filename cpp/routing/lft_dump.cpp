@@ -1,0 +1,329 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+#include "routing/lft_dump.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "fabric/ibnet_file.hpp"
+
+namespace daqnet::routing {
+
+namespace {
+
+constexpr int32_t kNoRoute = 255;  // OpenSM's OSM_NO_PATH
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+std::string_view trim(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && is_space(s[i])) ++i;
+  size_t j = s.size();
+  while (j > i && is_space(s[j - 1])) --j;
+  return s.substr(i, j - i);
+}
+
+/// A text file read line by line; errors name the file, the line and the field.
+class Lines {
+public:
+  explicit Lines(std::string path, const char* what) : path_(std::move(path)) {
+    if (std::filesystem::is_directory(path_))
+      throw Error("cannot read " + std::string(what) + " " + path_ + ": is a directory");
+    in_.open(path_, std::ios::binary);
+    if (!in_) throw Error("cannot read " + std::string(what) + " " + path_ + ": " + std::strerror(errno));
+  }
+  bool next(std::string_view& line) {
+    if (!std::getline(in_, text_)) {
+      if (in_.bad()) throw Error("cannot read " + path_ + ": read error");
+      return false;
+    }
+    ++lineno_;
+    if (lineno_ == 1 && text_.starts_with("\xEF\xBB\xBF")) text_.erase(0, 3);
+    line = trim(text_);
+    return true;
+  }
+  uint32_t lineno() const { return lineno_; }
+  const std::string& path() const { return path_; }
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const { fail_at(lineno_, field, what); }
+  [[noreturn]] void fail_at(uint32_t line, const std::string& field, const std::string& what) const {
+    throw Error(path_ + ":" + std::to_string(line) + ": " + field + ": " + what);
+  }
+  uint64_t hex(std::string_view s, const std::string& field) const {
+    if (s.starts_with("0x") || s.starts_with("0X")) s.remove_prefix(2);
+    uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+      fail(field, "'" + std::string(s) + "' is not a hexadecimal number");
+    return v;
+  }
+  int32_t decimal(std::string_view s, const std::string& field) const {
+    int32_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+      fail(field, "'" + std::string(s) + "' is not a whole number");
+    return v;
+  }
+
+private:
+  std::string path_;
+  std::ifstream in_;
+  std::string text_;
+  uint32_t lineno_ = 0;
+};
+
+/// Who holds a LID, as a node of the fabric (or -1), and whether it is a switch.
+struct LidOwner {
+  NodeId node = -1;
+  bool is_switch = false;
+};
+
+/// Fabric nodes by GUID and by name, for resolving what the files name.
+struct NodeIndex {
+  explicit NodeIndex(const Fabric& f) : fabric(f) {
+    for (NodeId n = 0; n < f.num_nodes(); ++n) {
+      const auto& node = f.node(n);
+      if (node.guid != 0) by_guid.emplace(node.guid, n);
+      if (node.is_host && node.port_guid != 0) by_guid.emplace(node.port_guid, n);
+      if (node.lid != 0) by_lid.emplace(node.lid, n);
+    }
+  }
+  std::optional<NodeId> find(uint64_t guid, std::string_view description, bool is_switch) const {
+    if (!by_guid.empty()) {
+      const auto it = by_guid.find(guid);
+      return it == by_guid.end() ? std::nullopt : std::optional<NodeId>(it->second);
+    }
+    const auto n = fabric.find(fabric::ib_node_name(description, is_switch));
+    if (n && fabric.node(*n).is_host == !is_switch) return n;
+    return std::nullopt;
+  }
+  const Fabric& fabric;
+  std::unordered_map<uint64_t, NodeId> by_guid;
+  std::unordered_map<int32_t, NodeId> by_lid;
+};
+
+/// opensm-subnet.lst: per line two "{ TYPE ... NodeGUID:… PortGUID:… {desc} LID:xxxx PN:xx }"
+/// records (the two ends of a link); the LID of each end's node.
+std::unordered_map<int32_t, LidOwner> read_subnet_lst(const std::string& path, const NodeIndex& index) {
+  Lines in(path, "subnet list");
+  std::unordered_map<int32_t, LidOwner> owners;
+  std::unordered_map<int32_t, uint32_t> first_line;
+  std::string_view line;
+  while (in.next(line)) {
+    if (line.empty() || line[0] == '#') continue;
+    size_t pos = 0;
+    int records = 0;
+    while ((pos = line.find("{ ", pos)) != std::string_view::npos) {
+      const size_t close = line.find(" }", pos);
+      if (close == std::string_view::npos) in.fail("record", "missing closing ' }' (truncated line?)");
+      const auto rec = line.substr(pos + 2, close - pos - 2);
+      pos = close + 2;
+      ++records;
+      const auto type = rec.substr(0, rec.find(' '));
+      const bool is_switch = type.starts_with("SW");
+      if (!is_switch && type != "CA") in.fail("node type", "'" + std::string(type) + "' (expected CA, SW or SW-SM)");
+      const auto field = [&](std::string_view key) {
+        const size_t at = rec.find(key);
+        if (at == std::string_view::npos) in.fail(std::string(key.substr(0, key.size() - 1)), "missing");
+        const auto v = rec.substr(at + key.size());
+        return v.substr(0, v.find(' '));
+      };
+      const uint64_t guid = in.hex(field("NodeGUID:"), "NodeGUID");
+      const size_t d0 = rec.find('{'), d1 = rec.rfind('}');
+      const auto desc = d0 == std::string_view::npos || d1 <= d0 ? std::string_view() : rec.substr(d0 + 1, d1 - d0 - 1);
+      const auto lid = static_cast<int32_t>(in.hex(field("LID:"), "LID"));
+      const auto node = index.find(guid, desc, is_switch);
+      const auto [it, added] = owners.emplace(lid, LidOwner{node.value_or(-1), is_switch});
+      if (added) {
+        first_line[lid] = in.lineno();
+      } else if (it->second.node != node.value_or(-1) || it->second.is_switch != is_switch) {
+        in.fail("LID", "LID " + std::to_string(lid) + " (" + std::string(desc) +
+                           ") also belongs to another node (line " + std::to_string(first_line[lid]) + ")");
+      }
+    }
+    if (records == 0) in.fail("line", "expected '{ CA|SW ... }' link records");
+  }
+  if (owners.empty()) throw Error(path + ": no records: not an opensm-subnet.lst");
+  return owners;
+}
+
+/// "... guid 0x0000000000200000 ('Switch1'):" or "(Switch1):" — the switch's GUID and name.
+std::pair<uint64_t, std::string_view> switch_header(std::string_view line, const Lines& in) {
+  const size_t g = line.find(" guid ");
+  if (g == std::string_view::npos) in.fail("switch header", "missing 'guid 0x...'");
+  auto rest = line.substr(g + 6);
+  const size_t sp = rest.find(' ');
+  const uint64_t guid = in.hex(rest.substr(0, sp == std::string_view::npos ? rest.size() : sp), "switch guid");
+  std::string_view name;
+  const size_t open = rest.find('('), close = rest.rfind(')');
+  if (open != std::string_view::npos && close != std::string_view::npos && close > open) {
+    name = rest.substr(open + 1, close - open - 1);
+    if (name.size() >= 2 && name.front() == '\'' && name.back() == '\'') name = name.substr(1, name.size() - 2);
+  }
+  return {guid, name};
+}
+
+/// The node an entry line names in its comment: "# Channel Adapter portguid 0x…: 'Hca1'"
+/// (opensm) or ": (Switch portguid 0x…: 'Switch1')" (ibroute).
+struct EntryNote {
+  bool present = false;
+  bool is_switch = false;
+  uint64_t port_guid = 0;
+  std::string_view name;
+};
+
+EntryNote entry_note(std::string_view rest, const Lines& in) {
+  EntryNote note;
+  const size_t pg = rest.find("portguid ");
+  if (pg == std::string_view::npos) return note;
+  note.present = true;
+  note.is_switch = rest.substr(0, pg).find("Switch") != std::string_view::npos;
+  auto v = rest.substr(pg + 9);
+  const size_t colon = v.find(':');
+  note.port_guid = in.hex(trim(v.substr(0, colon)), "portguid");
+  const size_t q0 = v.find('\''), q1 = v.rfind('\'');
+  if (q0 != std::string_view::npos && q1 > q0) note.name = v.substr(q0 + 1, q1 - q0 - 1);
+  return note;
+}
+
+}  // namespace
+
+std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>& fabric, const std::string& path,
+                                            const std::string& subnet_path) {
+  const Fabric& f = *fabric;
+  const NodeIndex index(f);
+  std::unordered_map<int32_t, LidOwner> subnet;
+  if (!subnet_path.empty()) subnet = read_subnet_lst(subnet_path, index);
+
+  Lines in(path, "forwarding tables");
+  auto r = std::make_shared<TableRouting>(fabric, "lft-dump " + std::filesystem::path(path).filename().string());
+  const auto H = static_cast<size_t>(f.num_hosts());
+  std::vector<uint32_t> entry_line(static_cast<size_t>(f.num_switches()) * H, 0);
+  std::vector<uint32_t> header_line(static_cast<size_t>(f.num_switches()), 0);
+  NodeId sw = -1;
+  int64_t entries = 0;
+  std::string_view line;
+
+  // The fabric node of a destination LID; -1 for a switch or an extra LID of an LMC range.
+  const auto resolve = [&](int32_t lid, const EntryNote& note) -> NodeId {
+    if (!index.by_lid.empty()) {
+      if (const auto it = index.by_lid.find(lid); it != index.by_lid.end())
+        return f.node(it->second).is_host ? it->second : -1;
+    } else if (!subnet.empty()) {
+      if (const auto it = subnet.find(lid); it != subnet.end()) {
+        if (it->second.is_switch) return -1;
+        if (it->second.node >= 0) return it->second.node;
+      }
+    } else if (note.present) {
+      if (note.is_switch) return -1;
+      if (const auto n = index.find(note.port_guid, note.name, false)) return *n;
+    }
+    if (note.present && note.is_switch) return -1;
+    if (note.present && !index.by_lid.empty()) {
+      // A LID the topology does not list, on a port it knows: an LMC alias of that port.
+      if (const auto n = index.find(note.port_guid, note.name, false); n && f.node(*n).lid != lid) return -1;
+    }
+    std::string who = note.present ? " ('" + std::string(note.name) + "')" : "";
+    const char* how = !index.by_lid.empty() ? "the topology's LIDs"
+                      : !subnet.empty()     ? "the subnet list"
+                                        : "the names in the file (give routing.subnet_file, or import the topology)";
+    in.fail("destination LID", "LID " + std::to_string(lid) + who + " is no host of the fabric, by " + how);
+  };
+
+  while (in.next(line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line.starts_with("Unicast lids")) {
+      const auto [guid, name] = switch_header(line, in);
+      const auto n = index.find(guid, name, true);
+      if (!n || f.node(*n).is_host)
+        in.fail(
+            "switch", "switch guid 0x" +
+                          [&] {
+                            char buf[17];
+                            const auto res = std::to_chars(buf, buf + 16, guid, 16);
+                            return std::string(buf, res.ptr);
+                          }() +
+                          (name.empty() ? "" : " ('" + std::string(name) + "')") + " is not in the fabric");
+      sw = *n;
+      auto& seen = header_line[static_cast<size_t>(sw - f.num_hosts())];
+      if (seen != 0)
+        in.fail("switch",
+                "second table of switch " + f.node(sw).name + " (first at line " + std::to_string(seen) + ")");
+      seen = in.lineno();
+      continue;
+    }
+    // Column headings, counts, and dump_lfts' "*** WARNING ***: replaced by dump_fts".
+    if (line.starts_with("Lid") || line.starts_with("Port") || line.ends_with("lids dumped") || line.starts_with("***"))
+      continue;
+    if (!line.starts_with("0x"))
+      in.fail("line", "expected a switch header or '0xLID PORT', got '" + std::string(line.substr(0, 40)) + "'");
+    if (sw < 0) in.fail("line", "a forwarding entry before any 'Unicast lids ... of switch' header");
+    size_t sp = line.find_first_of(" \t");
+    if (sp == std::string_view::npos) in.fail("output port", "missing (truncated line?)");
+    const auto lid = static_cast<int32_t>(in.hex(line.substr(0, sp), "destination LID"));
+    auto rest = trim(line.substr(sp));
+    sp = rest.find_first_of(" \t:#");
+    const int32_t port = in.decimal(rest.substr(0, sp == std::string_view::npos ? rest.size() : sp), "output port");
+    const EntryNote note = entry_note(sp == std::string_view::npos ? std::string_view() : rest.substr(sp), in);
+    const NodeId dst = resolve(lid, note);
+    if (dst < 0 || port == kNoRoute || port == 0) continue;
+    const auto& node = f.node(sw);
+    if (port >= static_cast<int32_t>(node.ports.size()))
+      in.fail("output port", "switch " + node.name + " has no port " + std::to_string(port) + " (ports 1.." +
+                                 std::to_string(node.ports.size() - 1) + ")");
+    if (node.ports[static_cast<size_t>(port)].peer < 0)
+      in.fail("output port", "port " + std::to_string(port) + " of switch " + node.name + " is not cabled");
+    auto& seen = entry_line[static_cast<size_t>(sw - f.num_hosts()) * H + static_cast<size_t>(dst)];
+    if (seen != 0)
+      in.fail("destination LID", "second entry of switch " + node.name + " for " + f.node(dst).name +
+                                     " (first at line " + std::to_string(seen) + ")");
+    seen = in.lineno();
+    r->set_port(sw, dst, port);
+    ++entries;
+  }
+  if (entries == 0)
+    throw Error(path + ": no forwarding entries for the fabric's hosts: not an LFT dump of this fabric");
+  try {
+    r->finalize();
+  } catch (const RouteError& e) {
+    const size_t s = static_cast<size_t>(e.switch_node() - f.num_hosts());
+    const uint32_t at = entry_line[s * H + static_cast<size_t>(e.destination())];
+    if (at != 0) in.fail_at(at, "output port", e.what());
+    if (header_line[s] != 0) in.fail_at(header_line[s], "switch", std::string(e.what()) + " (no entry in this table)");
+    throw Error(path + ": " + e.what() + " (the dump has no table for switch " + f.node(e.switch_node()).name + ")");
+  }
+  return r;
+}
+
+void write_lft_dump(const TableRouting& routing, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error("cannot write " + path + ": " + std::strerror(errno));
+  const Fabric& f = routing.fabric();
+  bool have_lids = true;
+  for (const auto& n : f.nodes()) have_lids = have_lids && n.lid != 0;
+  const auto lid = [&](NodeId n) { return have_lids ? f.node(n).lid : n + 1; };
+  const auto guid = [&](NodeId n) { return f.node(n).guid != 0 ? f.node(n).guid : static_cast<uint64_t>(n + 1); };
+  char buf[64];
+  for (NodeId s = f.num_hosts(); s < f.num_nodes(); ++s) {
+    std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid(s)));
+    out << "Unicast lids of switch Lid " << lid(s) << " guid " << buf << " ('" << f.node(s).name << "'):\n";
+    int32_t count = 0;
+    for (NodeId d = 0; d < f.num_hosts(); ++d) {
+      const int32_t p = routing.port(s, d);
+      if (p == 0) continue;
+      std::snprintf(buf, sizeof buf, "0x%04x %03d", lid(d), p);
+      out << buf << " # Channel Adapter portguid ";
+      std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid(d)));
+      out << buf << ": '" << f.node(d).name << "'\n";
+      ++count;
+    }
+    out << count << " lids dumped\n";
+  }
+  if (!out) throw Error("cannot write " + path + ": write failed");
+}
+
+}  // namespace daqnet::routing

@@ -1,0 +1,89 @@
+"""``daqnet opensm``: OpenSM's forwarding tables for a scenario's fabric, and a scenario
+that uses them."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from .. import routing as _routing
+from ..io.files import write_text_atomic
+from ..scenario.schema import SCHEMA
+from ..subnet_manager import run_opensm
+from .common import emit, load, note
+
+__all__ = ["run_opensm_command"]
+
+
+def _scenario_doc(values: dict[str, Any], name: str, engine: str) -> dict[str, Any]:
+    """The scenario's values (None left out: TOML has no null; files as absolute paths, the
+    new scenario lives elsewhere), routed by the dump."""
+    doc: dict[str, Any] = {"name": f"{name} (OpenSM {engine})"}
+    for section, keys in values.items():
+        if isinstance(keys, dict):
+            doc[section] = {
+                k: str(Path(v).absolute()) if SCHEMA[section][k].kind == "path" else v
+                for k, v in keys.items()
+                if v is not None
+            }
+    doc["routing"] = {
+        "engine": "lft-dump",
+        "file": "opensm-lfts.dump",
+        "subnet_file": "opensm-subnet.lst",
+    }
+    return doc
+
+
+def run_opensm_command(args: argparse.Namespace) -> int:
+    scenario = load(args.scenario, args.overrides, "opensm")
+    fabric = scenario.build_fabric()
+    run = run_opensm(fabric, args.engine, args.out, timeout=args.timeout)
+    tables = _routing.from_lft_dump(fabric, run.lft_dump, run.subnet_list)
+    out = Path(args.out)
+    scenario_path = out / "scenario.toml"
+    write_text_atomic(
+        scenario_path,
+        tomli_w.dumps(_scenario_doc(scenario.values, scenario.name, args.engine)),
+    )
+    doc: dict[str, Any] = {
+        "scenario": args.scenario,
+        "engine": args.engine,
+        "opensm_version": run.version,
+        "seconds": run.seconds,
+        "fabric": fabric.describe(),
+        "files": {
+            "lft_dump": str(run.lft_dump),
+            "subnet_list": str(run.subnet_list),
+            "scenario": str(scenario_path),
+            "log": str(run.log),
+        },
+    }
+    if fabric.xgft is not None:  # how OpenSM's tables compare with daqnet's D-mod-K
+        dmodk = _routing.dmodk(fabric).table()
+        differ = int((dmodk != tables.table()).sum())
+        doc["dmodk_entries_differing"] = differ
+        doc["entries"] = int(dmodk.size)
+
+    def text(d: Mapping[str, Any]) -> str:
+        lines = [
+            f"daqnet opensm — {args.scenario}",
+            f"  OpenSM {d['opensm_version']} routed {d['fabric']} with {d['engine']} "
+            f"in {d['seconds']:.2f} s",
+            f"  tables     {d['files']['lft_dump']} (and {Path(d['files']['subnet_list']).name})",
+            f'  scenario   {d["files"]["scenario"]} (routing.engine = "lft-dump")',
+        ]
+        if "entries" in d:
+            same = d["entries"] - d["dmodk_entries_differing"]
+            lines.append(
+                f"  vs dmodk   {same:,} of {d['entries']:,} forwarding entries equal"
+                + ("" if same == d["entries"] else " (docs/opensm.md says why they differ)")
+            )
+        return "\n".join(lines)
+
+    emit(doc, args.json, text)
+    note(f"wrote {out}/: opensm-lfts.dump, opensm-subnet.lst, scenario.toml, opensm.log")
+    return 0

@@ -1,0 +1,133 @@
+"""Slurm's ``topology.conf`` (topology/tree plugin) as a fabric, and back.
+
+Each line names a switch and what hangs below it::
+
+    SwitchName=leaf01 Nodes=node[001-018]
+    SwitchName=spine1 Switches=leaf[01-04]
+
+The file gives no port numbers or link rates: a switch's ports are numbered in the order
+the file lists what it connects (nodes, then child switches, then its parents), every
+cable runs at one rate. Hosts are in file order (the leaves' ``Nodes`` in turn).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import DaqnetError
+from ..fabric import Fabric, graph
+from .files import read_text, write_text_atomic
+from .hostlist import collect, expand
+
+__all__ = ["read_slurm_topology", "write_slurm_topology"]
+
+_KEYS = ("switchname", "switches", "nodes", "linkspeed")
+
+
+def read_slurm_topology(
+    path: str | Path, link_gbps: float = 100.0, latency_seconds: float = 100e-9
+) -> Fabric:
+    """The switches and nodes of a topology.conf, cabled as it describes."""
+    switches: dict[str, int] = {}  # name → line
+    children: dict[str, list[tuple[str, int]]] = {}  # switch → [(child switch, line)]
+    nodes: dict[str, list[str]] = {}
+    host_line: dict[str, tuple[int, str]] = {}
+    for lineno, raw in enumerate(read_text(path, "fabric.file topology").splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        at = f"{path}:{lineno}"
+        fields: dict[str, str] = {}
+        for word in line.split():
+            key, eq, value = word.partition("=")
+            if not eq or key.lower() not in _KEYS:
+                raise DaqnetError(
+                    f"{at}: {key or word}: expected SwitchName=, Switches=, Nodes= or LinkSpeed="
+                )
+            if not value:
+                raise DaqnetError(f"{at}: {key}: empty value")
+            fields[key.lower()] = value
+        name = fields.get("switchname")
+        if name is None:
+            raise DaqnetError(f"{at}: SwitchName: missing (every line describes one switch)")
+        if name in switches:
+            raise DaqnetError(
+                f"{at}: SwitchName: '{name}' already defined on line {switches[name]}"
+            )
+        switches[name] = lineno
+        nodes[name] = expand(fields["nodes"], f"{at}: Nodes") if "nodes" in fields else []
+        for host in nodes[name]:
+            if host in host_line:
+                first, sw = host_line[host]
+                raise DaqnetError(
+                    f"{at}: Nodes: '{host}' is already below switch '{sw}' (line {first}); "
+                    "daqnet models one NIC per host"
+                )
+            host_line[host] = (lineno, name)
+        children[name] = (
+            [(c, lineno) for c in expand(fields["switches"], f"{at}: Switches")]
+            if ("switches" in fields)
+            else []
+        )
+    if not switches:
+        raise DaqnetError(f"{path}: no SwitchName lines: not a Slurm topology.conf")
+    if not host_line:
+        raise DaqnetError(f"{path}: no Nodes= on any switch: the fabric has no hosts")
+    collide = set(switches) & set(host_line)
+    if collide:
+        name = sorted(collide)[0]
+        raise DaqnetError(f"{path}:{switches[name]}: SwitchName: '{name}' is also a node's name")
+
+    used: dict[str, int] = dict.fromkeys(switches, 0)
+    cables: list[tuple[str, int, str, int]] = []
+
+    def port(sw: str) -> int:
+        used[sw] += 1
+        return used[sw]
+
+    for sw, hosts in nodes.items():
+        for host in hosts:
+            cables.append((host, 1, sw, port(sw)))
+    for parent, kids in children.items():
+        for kid, lineno in kids:
+            if kid not in switches:
+                raise DaqnetError(
+                    f"{path}:{lineno}: Switches: '{kid}' has no SwitchName line (below '{parent}')"
+                )
+            if kid == parent:
+                raise DaqnetError(f"{path}:{lineno}: Switches: '{parent}' lists itself")
+            cables.append((parent, port(parent), kid, port(kid)))
+    hosts = [h for sw in nodes for h in nodes[sw]]
+    return graph(
+        hosts,
+        [(sw, max(used[sw], 1)) for sw in switches],
+        cables,
+        link_gbps=link_gbps,
+        latency_seconds=latency_seconds,
+        description=f"{len(hosts)} hosts, {len(switches)} switches from {Path(path).name}",
+    )
+
+
+def write_slurm_topology(fabric: Fabric, path: str | Path) -> None:
+    """A topology.conf for the fabric: one line per switch, its hosts as a hostlist
+    expression and the switches one level below it (levels as the fabric has them)."""
+    nodes = fabric.nodes()
+    level = nodes["level"]
+    lines = [f"# Slurm topology.conf written by daqnet: {fabric.describe()}"]
+    for sw in range(fabric.num_hosts, fabric.num_hosts + fabric.num_switches):
+        hosts: list[str] = []
+        below: list[str] = []
+        for _, peer, _, _ in fabric.ports(sw):
+            if peer < 0:
+                continue
+            if peer < fabric.num_hosts:
+                hosts.append(fabric.name(peer))
+            elif 0 <= level[peer] < level[sw] and fabric.name(peer) not in below:
+                below.append(fabric.name(peer))
+        words = [f"SwitchName={fabric.name(sw)}"]
+        if hosts:
+            words.append(f"Nodes={collect(hosts)}")
+        if below:
+            words.append(f"Switches={collect(below)}")
+        lines.append(" ".join(words))
+    write_text_atomic(path, "\n".join(lines) + "\n")

@@ -1,0 +1,125 @@
+"""daqnet's routing against the real subnet manager: OpenSM 3.3 under ibsim.
+
+Needs Debian's opensm, ibsim-utils, libumad2sim0 and infiniband-diags (.ci/run installs
+them; here the tests skip with the reason when they are missing).
+"""
+
+from __future__ import annotations
+
+import json
+
+import daqnet
+import numpy as np
+import pytest
+from daqnet import fabric, placement, routing, workload
+from daqnet.analysis import conflicts
+from daqnet.cli import main
+from daqnet.errors import DaqnetError
+from daqnet.subnet_manager import find_tools, run_opensm
+
+try:
+    find_tools()
+    MISSING = ""
+except DaqnetError as err:
+    MISSING = str(err)
+
+pytestmark = pytest.mark.skipif(bool(MISSING), reason=MISSING)
+
+
+def barrel_conflicts(r: routing.Routing, order: str = "topology") -> int:
+    p = placement.build(r.fabric, order)
+    return conflicts(
+        r, p, workload.build(p.ranks, "event-building", "barrel", 0, [1])
+    ).total_conflicts
+
+
+@pytest.mark.parametrize(
+    ("radix", "hosts", "naming"),
+    [(8, 32, "cabling"), (8, 27, "cabling"), (8, 9, "cabling"), (12, 72, "shuffled")],
+    ids=["full", "partial-leaf", "two-leaves", "shuffled-names"],
+)
+def test_ftree_equals_dmodk_on_two_level_trees(tmp_path, radix, hosts, naming):
+    f = daqnet.fat_tree(radix=radix, hosts=hosts, naming=naming, naming_seed=3)
+    run = run_opensm(f, "ftree", tmp_path)
+    osm = routing.from_lft_dump(f, run.lft_dump, run.subnet_list)
+    np.testing.assert_array_equal(osm.table(), routing.dmodk(f).table())
+
+
+def test_ftree_on_a_full_three_level_tree(tmp_path):
+    """Leaves and cores route as D-mod-K; each spine's up-ports for destinations outside
+    its pod are D-mod-K's sequence rotated (OpenSM balances with running counters whose
+    start differs per spine), so every core port carries as many destinations and the
+    barrel shift stays conflict-free. docs/opensm.md explains it."""
+    f = daqnet.fat_tree(radix=8, hosts=128, levels=3)
+    run = run_opensm(f, "ftree", tmp_path)
+    osm = routing.from_lft_dump(f, run.lft_dump, run.subnet_list)
+    a, b = routing.dmodk(f).table(), osm.table()
+    level = f.nodes()["level"][f.num_hosts :]
+    np.testing.assert_array_equal(a[level != 2], b[level != 2])
+    pod_hosts = 16
+    for s in np.flatnonzero(level == 2):
+        pod = f.nodes()["position"][f.num_hosts + s] // 4
+        remote = np.ones(f.num_hosts, bool)
+        remote[pod * pod_hosts : (pod + 1) * pod_hosts] = False
+        np.testing.assert_array_equal(a[s, ~remote], b[s, ~remote])  # down routes
+        seq_a, seq_b = a[s, remote], b[s, remote]
+        assert any(np.array_equal(np.roll(seq_a, -k), seq_b) for k in range(len(seq_a)))
+    assert barrel_conflicts(osm) == barrel_conflicts(routing.dmodk(f)) == 0
+
+
+def test_ftree_refuses_a_partial_three_level_tree_loudly(tmp_path):
+    f = daqnet.fat_tree(radix=8, hosts=100, levels=3)
+    with pytest.raises(
+        DaqnetError, match="ftree engine did not route this fabric.*fell back to minhop"
+    ):
+        run_opensm(f, "ftree", tmp_path)
+
+
+@pytest.mark.parametrize("engine", ["updn", "minhop", "dfsssp"])
+def test_other_engines_import_and_analyse(tmp_path, engine):
+    f = daqnet.fat_tree(radix=8, hosts=27)
+    run = run_opensm(f, engine, tmp_path)
+    osm = routing.from_lft_dump(f, run.lft_dump, run.subnet_list)
+    assert osm.max_hops == 4
+    assert barrel_conflicts(osm) >= 0
+
+
+def test_real_tools_round_trip(tmp_path):
+    """build → ibsim net → OpenSM → ibnetdiscover and dump_lfts → import: the same cables,
+    and for ftree the same paths as dmodk."""
+    built = daqnet.fat_tree(radix=8, hosts=27)
+    run_opensm(built, "ftree", tmp_path)
+    seen = fabric.from_ibnetdiscover(tmp_path / "ibnetdiscover.out")
+    links = [f.links() for f in (built, seen)]
+    assert next(
+        sorted(zip(*(ln[k] for k in ("src", "src_port", "dst", "dst_port")), strict=False))
+        for ln in links
+    ) == sorted(zip(*(links[1][k] for k in ("src", "src_port", "dst", "dst_port")), strict=False))
+    assert seen.node_names == built.node_names
+    for dump in ("opensm-lfts.dump", "dump_lfts.out"):
+        osm = routing.from_lft_dump(seen, tmp_path / dump)
+        np.testing.assert_array_equal(osm.table(), routing.dmodk(built).table())
+
+
+def test_opensm_command_writes_a_scenario_that_uses_the_tables(tmp_path, capsys):
+    sc = tmp_path / "s.toml"
+    sc.write_text(
+        '[fabric]\nradix = 8\nhosts = 30\nnaming = "shuffled"\n[placement]\norder = "hostname"\n'
+    )
+    out = tmp_path / "osm"
+    assert main(["opensm", str(sc), "--engine", "ftree", "--out", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["engine"] == "ftree" and doc["dmodk_entries_differing"] == 0
+    assert main(["conflicts", str(out / "scenario.toml"), "--json"]) == 0
+    routed = json.loads(capsys.readouterr().out)
+    assert main(["conflicts", str(sc), "--json"]) == 0
+    ours = json.loads(capsys.readouterr().out)
+    assert routed["total_conflicts"] == ours["total_conflicts"] > 0  # hostname order conflicts
+
+
+def test_missing_tools_are_named(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setenv("DAQNET_UMAD2SIM", "")
+    monkeypatch.setattr("os.access", lambda *_a, **_k: False)
+    with pytest.raises(DaqnetError, match="apt-get install opensm ibsim-utils libumad2sim0"):
+        find_tools()

@@ -1,0 +1,138 @@
+"""Slurm's topology.conf as a fabric, and hostlist expressions as Slurm reads them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import daqnet
+import pytest
+from daqnet import placement, routing
+from daqnet.errors import USER_ERRORS
+from daqnet.io.hostlist import collect, expand
+from daqnet.io.slurm_topology import read_slurm_topology, write_slurm_topology
+
+CONF = """# two leaves, one spine
+SwitchName=leaf01 Nodes=node[001-004]
+SwitchName=leaf02 Nodes=node[005-007] LinkSpeed=100
+SwitchName=spine1 Switches=leaf[01-02]
+"""
+
+
+def test_topology_conf_is_a_fabric(tmp_path):
+    conf = tmp_path / "topology.conf"
+    conf.write_text(CONF)
+    f = read_slurm_topology(conf, link_gbps=200)
+    assert f.host_names == [f"node{i:03d}" for i in range(1, 8)]
+    assert f.node_names[7:] == ["leaf01", "leaf02", "spine1"]
+    assert list(f.nodes()["level"][7:]) == [1, 1, 2]
+    assert set(f.links()["gbps"]) == {200.0}
+    assert f.hosts_per_switch() == {"leaf01": 4, "leaf02": 3}
+    r = routing.minhop(f)
+    assert len(r.path("node001", "node007")) == 4
+
+
+def test_topology_conf_round_trip(tmp_path):
+    built = daqnet.fat_tree(radix=8, hosts=27)
+    write_slurm_topology(built, tmp_path / "topology.conf")
+    text = (tmp_path / "topology.conf").read_text()
+    assert "SwitchName=leaf0 Nodes=node[00-03]" in text
+    assert "SwitchName=spine0 Switches=leaf[0-6]" in text
+    back = read_slurm_topology(tmp_path / "topology.conf")
+    assert back.host_names == built.host_names
+    adjacency = lambda f: sorted(  # noqa: E731
+        tuple(sorted((f.name(a), f.name(b))))
+        for a, b in zip(f.links()["src"], f.links()["dst"], strict=False)
+    )
+    assert adjacency(back) == adjacency(built)
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "what"),
+    [
+        (
+            "SwitchName=s1 Nodes=n[1-2]\nSwitchName=s1 Nodes=n3\n",
+            ":2: SwitchName",
+            "already defined on line 1",
+        ),
+        (
+            "SwitchName=s1 Nodes=n[1-2]\nSwitchName=s2 Nodes=n2\n",
+            ":2: Nodes",
+            "already below switch 's1'",
+        ),
+        ("SwitchName=s1 Nodes=n[1-2\n", ":1: Nodes", "not a hostlist expression"),
+        (
+            "SwitchName=s1 Nodes=n1\nSwitchName=s2 Switches=s[1,3]\n",
+            ":2: Switches",
+            "'s3' has no SwitchName line",
+        ),
+        ("Nodes=n1\n", ":1: SwitchName", "missing"),
+        ("SwitchName=s1 Bogus=1\n", ":1: Bogus", "expected SwitchName="),
+    ],
+)
+def test_topology_conf_errors(tmp_path, text, where, what):
+    conf = tmp_path / "topology.conf"
+    conf.write_text(text)
+    with pytest.raises(USER_ERRORS) as err:
+        read_slurm_topology(conf)
+    assert f"{conf}{where}" in str(err.value) and what in str(err.value)
+
+
+def test_hostlist_expressions():
+    assert expand("node[001-003,070],gpu[1-2]", "x") == [
+        "node001",
+        "node002",
+        "node003",
+        "node070",
+        "gpu1",
+        "gpu2",
+    ]
+    assert collect(["node003", "node001", "node002"]) == "node[001-003]"
+    with pytest.raises(USER_ERRORS, match="listed twice"):
+        expand("n[1-3],n2", "placement.hosts")
+    with pytest.raises(USER_ERRORS, match=r"placement.hosts = 'n\[1-': not a hostlist"):
+        expand("n[1-", "placement.hosts")
+
+
+EXPRESSIONS = [
+    "node[001-064,070]",
+    "gpu[1-2]a[3-4]",
+    "n[9-11],m[08-10]",
+    "rack[1-2]-node[01-03]",
+    "x1,y2,z[3-5]",
+]
+
+
+@pytest.mark.skipif(
+    shutil.which("scontrol") is None,
+    reason="Slurm's scontrol is not installed (apt-get install slurm-client)",
+)
+@pytest.mark.parametrize("expression", EXPRESSIONS)
+def test_hostlist_matches_scontrol(tmp_path, expression):
+    conf = tmp_path / "slurm.conf"  # scontrol show hostnames needs a configuration, no daemon
+    conf.write_text(
+        "ClusterName=t\nSlurmctldHost=localhost\nNodeName=localhost CPUs=1\nPartitionName=p Nodes=localhost\n"
+    )
+    out = subprocess.run(
+        ["scontrol", "show", "hostnames", expression],
+        env=dict(os.environ, SLURM_CONF=str(conf)),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert expand(expression, "x") == out
+
+
+def test_placement_from_a_hostlist():
+    f = daqnet.fat_tree(radix=8, hosts=32, naming="shuffled", naming_seed=1)
+    p = placement.build(f, "file", hosts="node[03,01,10-12]")
+    assert p.host_names() == ["node03", "node01", "node10", "node11", "node12"]
+    h = placement.build(f, "hostname", hosts="node[03,01,10-12]")
+    assert h.host_names() == ["node01", "node03", "node10", "node11", "node12"]
+    t = placement.build(f, "topology", hosts="node[03,01,10-12]")
+    assert sorted(t.hosts) == list(t.hosts) and set(t.host_names()) == set(h.host_names())
+    with pytest.raises(USER_ERRORS, match="no host named 'node99'"):
+        placement.build(f, "file", hosts="node[01,99]")
+    with pytest.raises(USER_ERRORS, match="choose one"):
+        placement.build(f, "file", file="x", hosts="node[01-02]")
