@@ -352,14 +352,14 @@ std::string ib_node_name(std::string_view description, bool is_switch) {
   return name;
 }
 
-std::optional<double> ib_link_gbps(std::string_view ws) {
-  const size_t x = ws.find('x');
+std::optional<double> ib_link_gbps(std::string_view width_speed) {
+  const size_t x = width_speed.find('x');
   if (x == std::string_view::npos || x == 0) return std::nullopt;
   int width = 0;
-  const auto [p, ec] = std::from_chars(ws.data(), ws.data() + x, width);
-  if (ec != std::errc() || p != ws.data() + x) return std::nullopt;
+  const auto [p, ec] = std::from_chars(width_speed.data(), width_speed.data() + x, width);
+  if (ec != std::errc() || p != width_speed.data() + x) return std::nullopt;
   if (std::find(kWidths.begin(), kWidths.end(), width) == kWidths.end()) return std::nullopt;
-  const auto speed = ws.substr(x + 1);
+  const auto speed = width_speed.substr(x + 1);
   for (const auto& [name, lane] : kSpeeds)
     if (speed == name) return width * lane;
   return std::nullopt;

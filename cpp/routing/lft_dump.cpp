@@ -239,15 +239,12 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
     if (line.starts_with("Unicast lids")) {
       const auto [guid, name] = switch_header(line, in);
       const auto n = index.find(guid, name, true);
-      if (!n || f.node(*n).is_host)
-        in.fail(
-            "switch", "switch guid 0x" +
-                          [&] {
-                            char buf[17];
-                            const auto res = std::to_chars(buf, buf + 16, guid, 16);
-                            return std::string(buf, res.ptr);
-                          }() +
-                          (name.empty() ? "" : " ('" + std::string(name) + "')") + " is not in the fabric");
+      if (!n || f.node(*n).is_host) {
+        char hex[17];
+        const auto end = std::to_chars(hex, hex + 16, guid, 16).ptr;
+        in.fail("switch", "switch guid 0x" + std::string(hex, end) +
+                              (name.empty() ? "" : " ('" + std::string(name) + "')") + " is not in the fabric");
+      }
       sw = *n;
       auto& seen = header_line[static_cast<size_t>(sw - f.num_hosts())];
       if (seen != 0)
