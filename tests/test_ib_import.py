@@ -193,7 +193,7 @@ def _line_of(text: str, needle: str) -> int:
         (lambda t: t.replace("0x000e 005", "0x000e 009", 1), "output port", "has no port 9"),
         # leaf6 holds 3 hosts: its port 4 has no cable
         (
-            lambda t: t.replace("0x0024 001", "0x0024 004", 1) if "0x0024 001" in t else t,
+            lambda t: t.replace("0x0024 001", "0x0024 004", 1),
             "output port",
             "not cabled",
         ),

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/line_reader.hpp"
 #include "common/natural_order.hpp"
 
 namespace daqnet::fabric {
@@ -30,20 +31,6 @@ constexpr std::array<std::pair<std::string_view, double>, 9> kSpeeds{{{"SDR", 2.
                                                                       {"NDR", 100},
                                                                       {"XDR", 200}}};
 constexpr std::array<int, 5> kWidths{4, 1, 2, 8, 12};
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-
-void skip_space(std::string_view s, size_t& i) {
-  while (i < s.size() && is_space(s[i])) ++i;
-}
-
-std::string_view trim(std::string_view s) {
-  size_t i = 0;
-  skip_space(s, i);
-  size_t j = s.size();
-  while (j > i && is_space(s[j - 1])) --j;
-  return s.substr(i, j - i);
-}
 
 /// One record of the file before the nodes are cabled.
 struct RawNode {
@@ -69,26 +56,23 @@ struct RawPort {
 /// Reads one file line by line; every error names the file, the line and the field.
 class Parser {
 public:
-  explicit Parser(std::string path) : path_(std::move(path)) {}
+  explicit Parser(const std::string& path) : in_(path, "topology") {}
 
   [[noreturn]] void fail(uint32_t line, const std::string& field, const std::string& what) const {
-    throw Error(path_ + ":" + std::to_string(line) + ": " + field + ": " + what);
+    in_.fail_at(line, field, what);
   }
 
-  void parse(std::istream& in) {
-    std::string text;
+  void parse() {
+    std::string_view line;
     int32_t current = -1;  // the node whose port lines follow
-    while (std::getline(in, text)) {
-      ++lineno_;
-      if (lineno_ == 1 && text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
-      const std::string_view line = trim(text);
+    while (in_.next(line)) {
       if (line.empty()) {
         current = -1;
         continue;
       }
       if (line[0] == '#') continue;
       if (line[0] == '[') {
-        if (current < 0) fail(lineno_, "port line", "a port line outside a node record (no Switch/Ca line above)");
+        if (current < 0) in_.fail("port line", "a port line outside a node record (no Switch/Ca line above)");
         parse_port(line, current);
         continue;
       }
@@ -102,14 +86,11 @@ public:
           line.starts_with("Chassis ") || line == "Non-Chassis Nodes")
         continue;  // identification lines daqnet does not need; chassis headings of -g output
       if (starts_with_word(line, "include") || starts_with_word(line, "do"))
-        fail(lineno_, "line",
-             "ibsim's '" + std::string(line.substr(0, line.find_first_of(" \t"))) +
-                 "' extension is not supported: give one self-contained file");
-      fail(lineno_, "line",
-           "expected a node line (Switch, Ca, Hca), a port line ([n] ...) or a guid line, got '" +
-               std::string(line.substr(0, 40)) + "'");
+        in_.fail("line", "ibsim's '" + std::string(line.substr(0, line.find_first_of(" \t"))) +
+                             "' extension is not supported: give one self-contained file");
+      in_.fail("line", "expected a node line (Switch, Ca, Hca), a port line ([n] ...) or a guid line, got '" +
+                           std::string(line.substr(0, 40)) + "'");
     }
-    if (in.bad()) throw Error("cannot read " + path_ + ": read error");
   }
 
   std::vector<RawNode> nodes;
@@ -118,24 +99,7 @@ public:
 
 private:
   static bool starts_with_word(std::string_view s, std::string_view w) {
-    return s.starts_with(w) && s.size() > w.size() && is_space(s[w.size()]);
-  }
-
-  uint64_t parse_hex(std::string_view s, const std::string& field) const {
-    if (s.starts_with("0x") || s.starts_with("0X")) s.remove_prefix(2);
-    uint64_t v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
-    if (s.empty() || ec != std::errc() || p != s.data() + s.size())
-      fail(lineno_, field, "'" + std::string(s) + "' is not a hexadecimal GUID");
-    return v;
-  }
-
-  int32_t parse_int(std::string_view s, const std::string& field) const {
-    int32_t v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || ec != std::errc() || p != s.data() + s.size())
-      fail(lineno_, field, "'" + std::string(s) + "' is not a whole number");
-    return v;
+    return s.starts_with(w) && s.size() > w.size() && is_blank(s[w.size()]);
   }
 
   /// switchguid=0x…(portguid), caguid=0x…, rtguid=0x…, sysimgguid=0x…: the next node's GUIDs.
@@ -146,12 +110,12 @@ private:
       std::string_view v = line.substr(key.size());
       v = v.substr(0, v.find_first_of(" \t#"));
       const size_t paren = v.find('(');
-      pending_guid_ = parse_hex(v.substr(0, paren), std::string(key.substr(0, key.size() - 1)));
+      pending_guid_ = in_.hex(v.substr(0, paren), std::string(key.substr(0, key.size() - 1)));
       pending_port_guid_ = 0;
       if (paren != std::string_view::npos) {
         const size_t close = v.find(')', paren);
-        if (close == std::string_view::npos) fail(lineno_, "port guid", "missing ')'");
-        pending_port_guid_ = parse_hex(v.substr(paren + 1, close - paren - 1), "port guid");
+        if (close == std::string_view::npos) in_.fail("port guid", "missing ')'");
+        pending_port_guid_ = in_.hex(v.substr(paren + 1, close - paren - 1), "port guid");
       }
       return true;
     }
@@ -160,9 +124,9 @@ private:
 
   /// A quoted string at s[i] ('"' expected); i moves past the closing quote.
   std::string_view quoted(std::string_view s, size_t& i, const std::string& field) const {
-    if (i >= s.size() || s[i] != '"') fail(lineno_, field, "expected a quoted name");
+    if (i >= s.size() || s[i] != '"') in_.fail(field, "expected a quoted name");
     const size_t close = s.find('"', i + 1);
-    if (close == std::string_view::npos) fail(lineno_, field, "missing closing quote");
+    if (close == std::string_view::npos) in_.fail(field, "missing closing quote");
     const auto q = s.substr(i + 1, close - i - 1);
     i = close + 1;
     return q;
@@ -171,8 +135,8 @@ private:
   /// "[n]" at s[i]; i moves past it.
   int32_t bracketed(std::string_view s, size_t& i, const std::string& field) const {
     const size_t close = s.find(']', i);
-    if (close == std::string_view::npos) fail(lineno_, field, "missing ']'");
-    const int32_t v = parse_int(trim(s.substr(i + 1, close - i - 1)), field);
+    if (close == std::string_view::npos) in_.fail(field, "missing ']'");
+    const int32_t v = in_.decimal(trim(s.substr(i + 1, close - i - 1)), field);
     i = close + 1;
     return v;
   }
@@ -187,11 +151,11 @@ private:
 
   /// "(hexguid)" at s[i], if there is one.
   uint64_t paren_guid(std::string_view s, size_t& i, const std::string& field) const {
-    skip_space(s, i);
+    skip_blanks(s, i);
     if (i >= s.size() || s[i] != '(') return 0;
     const size_t close = s.find(')', i);
-    if (close == std::string_view::npos) fail(lineno_, field, "missing ')'");
-    const uint64_t g = parse_hex(s.substr(i + 1, close - i - 1), field);
+    if (close == std::string_view::npos) in_.fail(field, "missing ')'");
+    const uint64_t g = in_.hex(s.substr(i + 1, close - i - 1), field);
     i = close + 1;
     return g;
   }
@@ -200,13 +164,13 @@ private:
   int32_t lid_after(std::string_view s) const {
     size_t at = 0;
     while ((at = s.find("lid", at)) != std::string_view::npos) {
-      const bool word_start = at == 0 || is_space(s[at - 1]);
+      const bool word_start = at == 0 || is_blank(s[at - 1]);
       size_t i = at + 3;
-      if (word_start && i < s.size() && is_space(s[i])) {
-        skip_space(s, i);
+      if (word_start && i < s.size() && is_blank(s[i])) {
+        skip_blanks(s, i);
         size_t j = i;
-        while (j < s.size() && !is_space(s[j])) ++j;
-        return parse_int(s.substr(i, j - i), "lid");
+        while (j < s.size() && !is_blank(s[j])) ++j;
+        return in_.decimal(s.substr(i, j - i), "lid");
       }
       at += 3;
     }
@@ -217,9 +181,9 @@ private:
   double rate_in(std::string_view comment) const {
     size_t i = 0;
     while (i < comment.size()) {
-      skip_space(comment, i);
+      skip_blanks(comment, i);
       size_t j = i;
-      while (j < comment.size() && !is_space(comment[j])) ++j;
+      while (j < comment.size() && !is_blank(comment[j])) ++j;
       const auto w = comment.substr(i, j - i);
       i = j;
       const size_t x = w.find('x');
@@ -229,9 +193,9 @@ private:
         continue;
       const auto gbps = ib_link_gbps(w);
       if (!gbps)
-        fail(lineno_, "width x speed",
-             "'" + std::string(w) +
-                 "' is not an InfiniBand link (e.g. 4xEDR; speeds SDR DDR QDR FDR10 FDR EDR HDR NDR XDR)");
+        in_.fail("width x speed",
+                 "'" + std::string(w) +
+                     "' is not an InfiniBand link (e.g. 4xEDR; speeds SDR DDR QDR FDR10 FDR EDR HDR NDR XDR)");
       return *gbps;
     }
     return 0;
@@ -240,37 +204,37 @@ private:
   /// Switch 36 "S-…" # "desc" base port 0 lid 3 lmc 0  |  Ca 2 "H-…" # "desc"
   int32_t parse_node(std::string_view line) {
     RawNode n;
-    n.line = lineno_;
+    n.line = in_.lineno();
     n.is_switch = line.starts_with("Switch");
     if (line.starts_with("Rt"))
-      fail(lineno_, "node type", "routers (Rt) are not supported: daqnet models one subnet of hosts and switches");
+      in_.fail("node type", "routers (Rt) are not supported: daqnet models one subnet of hosts and switches");
     size_t i = line.find_first_of(" \t");
-    skip_space(line, i);
+    skip_blanks(line, i);
     size_t j = i;
-    while (j < line.size() && !is_space(line[j]) && line[j] != '"') ++j;
-    n.num_ports = parse_int(line.substr(i, j - i), "number of ports");
+    while (j < line.size() && !is_blank(line[j]) && line[j] != '"') ++j;
+    n.num_ports = in_.decimal(line.substr(i, j - i), "number of ports");
     if (n.num_ports < 1 || n.num_ports > 254)
-      fail(lineno_, "number of ports", std::to_string(n.num_ports) + " is not in 1..254");
+      in_.fail("number of ports", std::to_string(n.num_ports) + " is not in 1..254");
     i = j;
-    skip_space(line, i);
+    skip_blanks(line, i);
     n.id = std::string(quoted(line, i, "node id"));
-    if (n.id.empty()) fail(lineno_, "node id", "empty");
-    skip_space(line, i);
+    if (n.id.empty()) in_.fail("node id", "empty");
+    skip_blanks(line, i);
     if (i < line.size() && line[i] == '#') {
       ++i;
-      skip_space(line, i);
+      skip_blanks(line, i);
       if (i < line.size() && line[i] == '"') n.desc = std::string(trim(quoted(line, i, "node description")));
       if (n.is_switch) n.lid = lid_after(line.substr(i));
     } else if (i < line.size()) {
-      fail(lineno_, "node line", "unexpected '" + std::string(line.substr(i)) + "' after the node id");
+      in_.fail("node line", "unexpected '" + std::string(line.substr(i)) + "' after the node id");
     }
     n.guid = pending_guid_;
     n.port_guid = pending_port_guid_;
     pending_guid_ = pending_port_guid_ = 0;
     const auto [it, added] = by_id.emplace(n.id, static_cast<int32_t>(nodes.size()));
     if (!added)
-      fail(lineno_, "node id",
-           "\"" + n.id + "\" already defined at line " + std::to_string(nodes[static_cast<size_t>(it->second)].line));
+      in_.fail("node id", "\"" + n.id + "\" already defined at line " +
+                              std::to_string(nodes[static_cast<size_t>(it->second)].line));
     nodes.push_back(std::move(n));
     return static_cast<int32_t>(nodes.size()) - 1;
   }
@@ -280,26 +244,25 @@ private:
     RawNode& n = nodes[static_cast<size_t>(node)];
     RawPort p;
     p.node = node;
-    p.line = lineno_;
+    p.line = in_.lineno();
     size_t i = 0;
     p.port = bracketed(line, i, "port number");
     if (p.port < 1 || p.port > n.num_ports)
-      fail(lineno_, "port number",
-           "port " + std::to_string(p.port) + " of \"" + n.id + "\" is beyond its " + std::to_string(n.num_ports) +
-               " ports");
+      in_.fail("port number", "port " + std::to_string(p.port) + " of \"" + n.id + "\" is beyond its " +
+                                  std::to_string(n.num_ports) + " ports");
     skip_ext(line, i);
     const uint64_t own_guid = paren_guid(line, i, "port guid");
-    skip_space(line, i);
+    skip_blanks(line, i);
     p.remote_id = std::string(quoted(line, i, "remote node id"));
     if (i < line.size() && line[i] == '[') p.remote_port = bracketed(line, i, "remote port number");
     skip_ext(line, i);
     paren_guid(line, i, "remote port guid");
-    skip_space(line, i);
+    skip_blanks(line, i);
     std::string_view comment;
     if (i < line.size() && line[i] == '#')
       comment = line.substr(i + 1);
     else if (i < line.size() && line.substr(i).find('=') == std::string_view::npos)
-      fail(lineno_, "port line", "unexpected '" + std::string(line.substr(i)) + "' after the remote port");
+      in_.fail("port line", "unexpected '" + std::string(line.substr(i)) + "' after the remote port");
     if (!n.is_switch) {
       // "# lid 6 lmc 0 "remote" lid 3 4xEDR": the CA port's own LID comes first.
       const size_t quote = comment.find('"');
@@ -315,8 +278,7 @@ private:
     ports.push_back(std::move(p));
   }
 
-  std::string path_;
-  uint32_t lineno_ = 0;
+  LineReader in_;
   uint64_t pending_guid_ = 0;
   uint64_t pending_port_guid_ = 0;
 };
@@ -345,7 +307,7 @@ std::string ib_node_name(std::string_view description, bool is_switch) {
   description = trim(description);
   std::string name;
   if (is_switch) {
-    for (char c : description) name.push_back(is_space(c) ? '_' : c);
+    for (char c : description) name.push_back(is_blank(c) ? '_' : c);
   } else {
     name = std::string(description.substr(0, description.find_first_of(" \t")));
   }
@@ -373,11 +335,8 @@ std::optional<std::string> ib_width_speed(double gbps) {
 }
 
 std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetOptions& options) {
-  if (std::filesystem::is_directory(path)) throw Error("cannot read topology " + path + ": is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read topology " + path + ": " + std::strerror(errno));
   Parser parser(path);
-  parser.parse(in);
+  parser.parse();
   const auto& nodes = parser.nodes;
   if (nodes.empty()) throw Error(path + ": no Switch or Ca records: not ibnetdiscover output");
 
@@ -499,11 +458,10 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
     id[k] = f->add_host(names[k]);
     f->set_address(id[k], nodes[k].guid, nodes[k].port_guid, nodes[k].lid);
   }
-  std::vector<int32_t> position(nodes.size() + 1, 0);
+  std::vector<int32_t> position(nodes.size() + 1, 0);  // per level; a level is below nodes.size()
   for (size_t k : switches) {
     const int32_t l = level[k];
-    id[k] = f->add_switch(names[k], nodes[k].num_ports, l,
-                          l == kNoLevel ? 0 : position[static_cast<size_t>(std::min<int32_t>(l, 254))]++);
+    id[k] = f->add_switch(names[k], nodes[k].num_ports, l, l == kNoLevel ? 0 : position[static_cast<size_t>(l)]++);
     f->set_address(id[k], nodes[k].guid, nodes[k].port_guid, nodes[k].lid);
   }
   // Cables in node order, each once (from its end with the lower daqnet id).

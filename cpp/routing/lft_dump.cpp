@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/line_reader.hpp"
 #include "fabric/ibnet_file.hpp"
 
 namespace daqnet::routing {
@@ -17,64 +18,6 @@ namespace daqnet::routing {
 namespace {
 
 constexpr int32_t kNoRoute = 255;  // OpenSM's OSM_NO_PATH
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-
-std::string_view trim(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size() && is_space(s[i])) ++i;
-  size_t j = s.size();
-  while (j > i && is_space(s[j - 1])) --j;
-  return s.substr(i, j - i);
-}
-
-/// A text file read line by line; errors name the file, the line and the field.
-class Lines {
-public:
-  explicit Lines(std::string path, const char* what) : path_(std::move(path)) {
-    if (std::filesystem::is_directory(path_))
-      throw Error("cannot read " + std::string(what) + " " + path_ + ": is a directory");
-    in_.open(path_, std::ios::binary);
-    if (!in_) throw Error("cannot read " + std::string(what) + " " + path_ + ": " + std::strerror(errno));
-  }
-  bool next(std::string_view& line) {
-    if (!std::getline(in_, text_)) {
-      if (in_.bad()) throw Error("cannot read " + path_ + ": read error");
-      return false;
-    }
-    ++lineno_;
-    if (lineno_ == 1 && text_.starts_with("\xEF\xBB\xBF")) text_.erase(0, 3);
-    line = trim(text_);
-    return true;
-  }
-  uint32_t lineno() const { return lineno_; }
-  const std::string& path() const { return path_; }
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const { fail_at(lineno_, field, what); }
-  [[noreturn]] void fail_at(uint32_t line, const std::string& field, const std::string& what) const {
-    throw Error(path_ + ":" + std::to_string(line) + ": " + field + ": " + what);
-  }
-  uint64_t hex(std::string_view s, const std::string& field) const {
-    if (s.starts_with("0x") || s.starts_with("0X")) s.remove_prefix(2);
-    uint64_t v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
-    if (s.empty() || ec != std::errc() || p != s.data() + s.size())
-      fail(field, "'" + std::string(s) + "' is not a hexadecimal number");
-    return v;
-  }
-  int32_t decimal(std::string_view s, const std::string& field) const {
-    int32_t v = 0;
-    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || ec != std::errc() || p != s.data() + s.size())
-      fail(field, "'" + std::string(s) + "' is not a whole number");
-    return v;
-  }
-
-private:
-  std::string path_;
-  std::ifstream in_;
-  std::string text_;
-  uint32_t lineno_ = 0;
-};
 
 /// Who holds a LID, as a node of the fabric (or -1), and whether it is a switch.
 struct LidOwner {
@@ -109,7 +52,7 @@ struct NodeIndex {
 /// opensm-subnet.lst: per line two "{ TYPE ... NodeGUID:… PortGUID:… {desc} LID:xxxx PN:xx }"
 /// records (the two ends of a link); the LID of each end's node.
 std::unordered_map<int32_t, LidOwner> read_subnet_lst(const std::string& path, const NodeIndex& index) {
-  Lines in(path, "subnet list");
+  LineReader in(path, "subnet list");
   std::unordered_map<int32_t, LidOwner> owners;
   std::unordered_map<int32_t, uint32_t> first_line;
   std::string_view line;
@@ -152,7 +95,7 @@ std::unordered_map<int32_t, LidOwner> read_subnet_lst(const std::string& path, c
 }
 
 /// "... guid 0x0000000000200000 ('Switch1'):" or "(Switch1):" — the switch's GUID and name.
-std::pair<uint64_t, std::string_view> switch_header(std::string_view line, const Lines& in) {
+std::pair<uint64_t, std::string_view> switch_header(std::string_view line, const LineReader& in) {
   const size_t g = line.find(" guid ");
   if (g == std::string_view::npos) in.fail("switch header", "missing 'guid 0x...'");
   auto rest = line.substr(g + 6);
@@ -176,7 +119,7 @@ struct EntryNote {
   std::string_view name;
 };
 
-EntryNote entry_note(std::string_view rest, const Lines& in) {
+EntryNote entry_note(std::string_view rest, const LineReader& in) {
   EntryNote note;
   const size_t pg = rest.find("portguid ");
   if (pg == std::string_view::npos) return note;
@@ -199,7 +142,7 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
   std::unordered_map<int32_t, LidOwner> subnet;
   if (!subnet_path.empty()) subnet = read_subnet_lst(subnet_path, index);
 
-  Lines in(path, "forwarding tables");
+  LineReader in(path, "forwarding tables");
   auto r = std::make_shared<TableRouting>(fabric, "lft-dump " + std::filesystem::path(path).filename().string());
   const auto H = static_cast<size_t>(f.num_hosts());
   std::vector<uint32_t> entry_line(static_cast<size_t>(f.num_switches()) * H, 0);

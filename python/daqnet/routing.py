@@ -221,12 +221,6 @@ def build(
     subnet_file: str | Path | None = None,
 ) -> Routing:
     """The engine named in a scenario's [routing] section."""
-    if engine in ("dmodk", "random") and fabric.xgft is None:
-        raise DaqnetError(
-            f'routing.engine = "{engine}" needs a fat tree built by daqnet (fabric.kind = '
-            '"fat-tree"); for this fabric use engine "minhop", or "lft-dump" with the '
-            "subnet manager's tables"
-        )
     if engine == "dmodk":
         return dmodk(fabric)
     if engine == "random":

@@ -14,7 +14,10 @@ namespace daqnet::routing::detail {
 template <class ChooseUp>
 std::shared_ptr<TableRouting> fat_tree_routes(const std::shared_ptr<const Fabric>& fabric, const std::string& engine,
                                               ChooseUp choose_up) {
-  if (!fabric->xgft()) throw Error("routing.engine = \"" + engine + "\" needs a fat tree (fabric.kind = \"fat-tree\")");
+  if (!fabric->xgft())
+    throw Error("routing.engine = \"" + engine +
+                "\" needs a fat tree built by daqnet (fabric.kind = \"fat-tree\"); for this fabric use engine "
+                "\"minhop\", or \"lft-dump\" with the subnet manager's tables");
   const auto& s = *fabric->xgft();
   auto r = std::make_shared<TableRouting>(fabric, engine);
   const int32_t H = fabric->num_hosts();

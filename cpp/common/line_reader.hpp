@@ -1,0 +1,92 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+//
+// Reading the text files of other tools (ibnetdiscover, LFT dumps, subnet lists) line by
+// line, with every error naming the file, the line and the field: "FILE:LINE: FIELD: what".
+#pragma once
+
+#include <cerrno>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+
+namespace daqnet {
+
+/// Blanks inside a line: space, tab, and the '\r' of files written on Windows.
+inline bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+inline void skip_blanks(std::string_view s, size_t& i) {
+  while (i < s.size() && is_blank(s[i])) ++i;
+}
+
+inline std::string_view trim(std::string_view s) {
+  size_t i = 0;
+  skip_blanks(s, i);
+  size_t j = s.size();
+  while (j > i && is_blank(s[j - 1])) --j;
+  return s.substr(i, j - i);
+}
+
+/// A text file read line by line (streaming: one line in memory), lines trimmed, a UTF-8
+/// byte-order mark dropped.
+class LineReader {
+public:
+  /// `what` names the file's role for the open error ("topology", "forwarding tables").
+  LineReader(std::string path, const std::string& what) : path_(std::move(path)) {
+    if (std::filesystem::is_directory(path_)) throw Error("cannot read " + what + " " + path_ + ": is a directory");
+    in_.open(path_, std::ios::binary);
+    if (!in_) throw Error("cannot read " + what + " " + path_ + ": " + std::strerror(errno));
+  }
+
+  /// The next line, trimmed; false at the end of the file.
+  bool next(std::string_view& line) {
+    if (!std::getline(in_, text_)) {
+      if (in_.bad()) throw Error("cannot read " + path_ + ": read error");
+      return false;
+    }
+    ++lineno_;
+    if (lineno_ == 1 && text_.starts_with("\xEF\xBB\xBF")) text_.erase(0, 3);
+    line = trim(text_);
+    return true;
+  }
+
+  uint32_t lineno() const { return lineno_; }
+  const std::string& path() const { return path_; }
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const { fail_at(lineno_, field, what); }
+  [[noreturn]] void fail_at(uint32_t line, const std::string& field, const std::string& what) const {
+    throw Error(path_ + ":" + std::to_string(line) + ": " + field + ": " + what);
+  }
+
+  /// A hexadecimal number, with or without 0x, of the current line's `field`.
+  uint64_t hex(std::string_view s, const std::string& field) const {
+    if (s.starts_with("0x") || s.starts_with("0X")) s.remove_prefix(2);
+    uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+      fail(field, "'" + std::string(s) + "' is not a hexadecimal number");
+    return v;
+  }
+
+  /// A decimal whole number of the current line's `field`.
+  int32_t decimal(std::string_view s, const std::string& field) const {
+    int32_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+      fail(field, "'" + std::string(s) + "' is not a whole number");
+    return v;
+  }
+
+private:
+  std::string path_;
+  std::ifstream in_;
+  std::string text_;
+  uint32_t lineno_ = 0;
+};
+
+}  // namespace daqnet
