@@ -97,6 +97,21 @@ private:
   std::vector<int32_t> k_;
 };
 
+class ExplicitSteps final : public Schedule {
+public:
+  ExplicitSteps(int32_t n, std::vector<std::vector<Flow>> steps, std::string what)
+      : n_(n), steps_(std::move(steps)), what_(std::move(what)) {}
+  int32_t ranks() const override { return n_; }
+  int64_t num_steps() const override { return static_cast<int64_t>(steps_.size()); }
+  void step(int64_t s, std::vector<Flow>& out) const override { out = steps_[static_cast<size_t>(s)]; }
+  std::string describe() const override { return what_; }
+
+private:
+  int32_t n_;
+  std::vector<std::vector<Flow>> steps_;
+  std::string what_;
+};
+
 }  // namespace
 
 std::unique_ptr<Schedule> barrel(int32_t ranks) {
@@ -126,6 +141,20 @@ std::unique_ptr<Schedule> shifts(int32_t ranks, const std::vector<int64_t>& shif
     k.push_back(static_cast<int32_t>(m));
   }
   return std::make_unique<Shifts>(ranks, std::move(k));
+}
+
+std::unique_ptr<Schedule> explicit_steps(int32_t ranks, std::vector<std::vector<Flow>> steps, std::string what) {
+  check_ranks(ranks);
+  if (steps.empty()) throw Error("workload: a schedule needs at least one step");
+  for (size_t s = 0; s < steps.size(); ++s)
+    for (const Flow& f : steps[s]) {
+      const std::string where = "workload: step " + std::to_string(s + 1) + ": flow " + std::to_string(f.src) + " -> " +
+                                std::to_string(f.dst);
+      if (f.src < 0 || f.src >= ranks || f.dst < 0 || f.dst >= ranks)
+        throw Error(where + " names a rank outside 0.." + std::to_string(ranks - 1));
+      if (f.src == f.dst) throw Error(where + " sends a rank to itself");
+    }
+  return std::make_unique<ExplicitSteps>(ranks, std::move(steps), std::move(what));
 }
 
 }  // namespace daqnet::workload

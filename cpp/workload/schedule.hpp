@@ -41,4 +41,8 @@ std::unique_ptr<Schedule> all_at_once(int32_t ranks);
 /// One step per shift k: rank i sends to (i + k) mod N.
 std::unique_ptr<Schedule> shifts(int32_t ranks, const std::vector<int64_t>& shift_list);
 
+/// Steps given flow by flow (a repaired schedule, a steps file); `what` describes them.
+/// Throws daqnet::Error on a rank outside 0..ranks-1 or a rank sending to itself.
+std::unique_ptr<Schedule> explicit_steps(int32_t ranks, std::vector<std::vector<Flow>> steps, std::string what);
+
 }  // namespace daqnet::workload

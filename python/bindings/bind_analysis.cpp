@@ -6,6 +6,8 @@
 #include <span>
 
 #include "analysis/conflicts.hpp"
+#include "analysis/rank_search.hpp"
+#include "analysis/schedule_repair.hpp"
 #include "numpy_util.hpp"
 #include "progress.hpp"
 
@@ -16,6 +18,21 @@ using namespace daqnet::analysis;
 namespace {
 
 std::span<const int32_t> as_span(const IntArray& a) { return {a.data(), a.shape(0)}; }
+
+nb::list steps_to_numpy(Steps steps) {
+  nb::list out;
+  for (auto& step : steps) {
+    std::vector<int32_t> flat;
+    flat.reserve(step.size() * 2);
+    for (const auto& f : step) {
+      flat.push_back(f.src);
+      flat.push_back(f.dst);
+    }
+    const size_t n = step.size();
+    out.append(to_numpy_2d(std::move(flat), n, 2));
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -101,6 +118,66 @@ void bind_analysis(nb::module_& m) {
       nb::arg("routing"), nb::arg("placement"), nb::arg("schedule"), nb::arg("step"), nb::arg("max_links") = SIZE_MAX,
       nb::arg("max_flows_per_link") = SIZE_MAX,
       "Links with load >= 2 in one step, most loaded first: list of (link, load, flows as (n, 2) ranks)");
+
+  nb::class_<RankSearchResult>(m, "RankSearchResult")
+      .def_prop_ro(
+          "placement", [](const RankSearchResult& r) { return to_numpy(std::vector<int32_t>(r.placement)); },
+          nb::rv_policy::automatic)
+      .def_ro("conflicts_start", &RankSearchResult::conflicts_start)
+      .def_ro("conflicts", &RankSearchResult::conflicts)
+      .def_ro("moves", &RankSearchResult::moves)
+      .def_ro("accepted", &RankSearchResult::accepted)
+      .def_ro("interrupted", &RankSearchResult::interrupted);
+
+  m.def(
+      "improve_rank_order",
+      [](const routing::Routing& routing, IntArray placement, const workload::Schedule& schedule, uint64_t seed,
+         int64_t max_moves, nb::object progress) {
+        PyProgress py{progress};
+        Progress cb = [&](int64_t done, int64_t total) { return py(done, total); };
+        RankSearchResult r;
+        {
+          nb::gil_scoped_release nogil;
+          r = improve_rank_order(routing, as_span(placement), schedule, seed, max_moves, cb);
+        }
+        py.rethrow();
+        const bool keyboard_interrupt = py.keyboard_interrupt;
+        return nb::make_tuple(std::move(r), keyboard_interrupt);
+      },
+      nb::arg("routing"), nb::arg("placement"), nb::arg("schedule"), nb::arg("seed"), nb::arg("max_moves"),
+      nb::arg("progress").none() = nb::none(),
+      "Swap ranks while total conflicts do not rise; returns (RankSearchResult, interrupted_by_ctrl_c)");
+
+  m.def(
+      "barrel_rand",
+      [](const routing::Routing& routing, IntArray placement, const workload::Schedule& schedule, uint64_t seed) {
+        Steps steps;
+        {
+          nb::gil_scoped_release nogil;
+          steps = barrel_rand(routing, as_span(placement), schedule, seed);
+        }
+        return steps_to_numpy(std::move(steps));
+      },
+      nb::arg("routing"), nb::arg("placement"), nb::arg("schedule"), nb::arg("seed"),
+      "Conflicting flows of each step moved into extra conflict-free steps: list of (n, 2) rank arrays");
+
+  m.def(
+      "conflict_free_random_steps",
+      [](const routing::Routing& routing, IntArray placement, int32_t ranks, uint64_t seed, nb::object progress) {
+        PyProgress py{progress};
+        Progress cb = [&](int64_t done, int64_t total) { return py(done, total); };
+        Steps steps;
+        {
+          nb::gil_scoped_release nogil;
+          steps = conflict_free_random_steps(routing, as_span(placement), ranks, seed, cb);
+        }
+        py.rethrow();
+        const bool keyboard_interrupt = py.keyboard_interrupt;
+        return nb::make_tuple(steps_to_numpy(std::move(steps)), keyboard_interrupt);
+      },
+      nb::arg("routing"), nb::arg("placement"), nb::arg("ranks"), nb::arg("seed"),
+      nb::arg("progress").none() = nb::none(),
+      "Every ordered pair once in random conflict-free steps: (list of (n, 2) rank arrays, interrupted)");
 }
 
 }  // namespace daqnet::bindings

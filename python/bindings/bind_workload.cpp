@@ -3,6 +3,7 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include "common/error.hpp"
 #include "common/random.hpp"
 #include "numpy_util.hpp"
 #include "workload/schedule.hpp"
@@ -37,6 +38,20 @@ void bind_workload(nb::module_& m) {
   m.def("random_order", &random_order, nb::arg("ranks"), nb::arg("seed"));
   m.def("all_at_once", &all_at_once, nb::arg("ranks"));
   m.def("shifts", &shifts, nb::arg("ranks"), nb::arg("shifts"));
+  m.def(
+      "explicit_steps",
+      [](int32_t ranks, const std::vector<nb::ndarray<const int32_t, nb::ndim<2>, nb::c_contig>>& steps,
+         std::string what) {
+        std::vector<std::vector<Flow>> out(steps.size());
+        for (size_t s = 0; s < steps.size(); ++s) {
+          if (steps[s].shape(0) > 0 && steps[s].shape(1) != 2)
+            throw Error("workload: step " + std::to_string(s + 1) + " is not an (n, 2) array of ranks");
+          const int32_t* p = steps[s].data();
+          for (size_t i = 0; i < steps[s].shape(0); ++i) out[s].push_back({p[2 * i], p[2 * i + 1]});
+        }
+        return explicit_steps(ranks, std::move(out), std::move(what));
+      },
+      nb::arg("ranks"), nb::arg("steps"), nb::arg("what"), "A schedule from a list of (n, 2) int32 rank arrays");
   m.def(
       "random_permutation", [](int32_t n, uint64_t seed) { return to_numpy(random_permutation(n, seed)); },
       nb::arg("n"), nb::arg("seed"), "Seeded permutation of 0..n-1, identical on every platform");

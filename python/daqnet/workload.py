@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import numpy as np
 
 from . import _core
 from .errors import DaqnetError
 
-__all__ = ["KINDS", "SCHEDULES", "Workload", "all_to_all", "build", "event_building", "shifts"]
+__all__ = [
+    "KINDS",
+    "SCHEDULES",
+    "Workload",
+    "all_to_all",
+    "build",
+    "event_building",
+    "from_steps",
+    "from_steps_file",
+    "shifts",
+]
 
 KINDS: dict[str, str] = {
     "event-building": "every rank sends a fragment to every other rank, in the order of 'schedule'",
     "shift": "one step per entry of 'shifts': rank i sends to rank (i + k) mod N",
     "all-to-all": "every ordered pair of ranks in one step",
+    "steps": "the steps listed in 'file', one line per step of SRC>DST flows (daqnet repair writes them)",
 }
 
 SCHEDULES: dict[str, str] = {
@@ -78,14 +90,39 @@ def all_to_all(ranks: int) -> Workload:
     return Workload(_core.workload.all_at_once(ranks), "all-to-all")
 
 
+def from_steps(ranks: int, steps: Sequence[np.ndarray], what: str = "") -> Workload:
+    """A workload of explicit steps, each an (n, 2) array of (source rank, destination rank)."""
+    arrays = [np.ascontiguousarray(s, dtype=np.int32).reshape(-1, 2) for s in steps]
+    flows = sum(len(a) for a in arrays)
+    what = what or f"{len(arrays)} given steps of {flows} flows over {ranks} ranks"
+    try:
+        core = _core.workload.explicit_steps(ranks, arrays, what)
+    except ValueError as err:
+        raise DaqnetError(str(err)) from None
+    return Workload(core, "steps")
+
+
+def from_steps_file(ranks: int, path: str | Path) -> Workload:
+    from .io.steps_file import read_steps
+
+    _, steps = read_steps(path, ranks)
+    flows = sum(len(s) for s in steps)
+    return from_steps(ranks, steps, f"{len(steps)} steps of {flows} flows from {path}")
+
+
 def build(
     ranks: int,
     kind: str = "event-building",
     schedule: str = "barrel",
     seed: int = 0,
     shift_list: Sequence[int] = (1,),
+    file: str | Path | None = None,
 ) -> Workload:
     """The workload named in a scenario's [workload] section."""
+    if kind == "steps":
+        if file is None:
+            raise DaqnetError("workload.kind = 'steps' needs workload.file (a steps file)")
+        return from_steps_file(ranks, file)
     if kind == "event-building":
         return event_building(ranks, schedule, seed)
     if kind == "shift":

@@ -20,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     from .bench import run_bench, run_collect
     from .conflicts import run_conflicts, run_tables
     from .opensm import run_opensm_command
+    from .repair import run_repair
     from .scan import run_scan_command
     from .simulate import run_simulate
 
@@ -28,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         "conflicts": run_conflicts,
         "tables": run_tables,
         "opensm": run_opensm_command,
+        "repair": run_repair,
         "bench": run_bench,
         "simulate": run_simulate,
         "collect": run_collect,

@@ -12,30 +12,11 @@ import tomli_w
 
 from .. import routing as _routing
 from ..io.files import write_text_atomic
-from ..scenario.schema import SCHEMA
+from ..scenario.derive import derived
 from ..subnet_manager import run_opensm
 from .common import emit, load, note
 
 __all__ = ["run_opensm_command"]
-
-
-def _scenario_doc(values: dict[str, Any], name: str, engine: str) -> dict[str, Any]:
-    """The scenario's values (None left out: TOML has no null; files as absolute paths, the
-    new scenario lives elsewhere), routed by the dump."""
-    doc: dict[str, Any] = {"name": f"{name} (OpenSM {engine})"}
-    for section, keys in values.items():
-        if isinstance(keys, dict):
-            doc[section] = {
-                k: str(Path(v).absolute()) if SCHEMA[section][k].kind == "path" else v
-                for k, v in keys.items()
-                if v is not None
-            }
-    doc["routing"] = {
-        "engine": "lft-dump",
-        "file": "opensm-lfts.dump",
-        "subnet_file": "opensm-subnet.lst",
-    }
-    return doc
 
 
 def run_opensm_command(args: argparse.Namespace) -> int:
@@ -47,7 +28,19 @@ def run_opensm_command(args: argparse.Namespace) -> int:
     scenario_path = out / "scenario.toml"
     write_text_atomic(
         scenario_path,
-        tomli_w.dumps(_scenario_doc(scenario.values, scenario.name, args.engine)),
+        tomli_w.dumps(
+            derived(
+                scenario,
+                f"{scenario.name} (OpenSM {args.engine})",
+                {
+                    "routing": {
+                        "engine": "lft-dump",
+                        "file": "opensm-lfts.dump",
+                        "subnet_file": "opensm-subnet.lst",
+                    }
+                },
+            )
+        ),
     )
     doc: dict[str, Any] = {
         "scenario": args.scenario,

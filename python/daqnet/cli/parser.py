@@ -116,6 +116,55 @@ def parser() -> argparse.ArgumentParser:
     )
     json_arg(o)
 
+    rp = sub.add_parser(
+        "repair",
+        help="a rank order, node set or schedule without conflicts, with its predicted gain",
+        description="Find what the scenario's forwarding tables serve best: an order of the "
+        "placed hosts (rank-order), N hosts of a pool that fill leaves (node-set), or the same "
+        "transfers in conflict-free steps (schedule); report conflicts and simulated time "
+        "before and after (docs/repair.md).",
+    )
+    scenario_args(rp)
+    rp.add_argument(
+        "--what",
+        required=True,
+        choices=["rank-order", "node-set", "schedule"],
+        help="what to repair",
+    )
+    rp.add_argument(
+        "--pool",
+        metavar="HOSTLIST",
+        help="node-set: hosts to choose from, a Slurm hostlist expression (default: every host)",
+    )
+    rp.add_argument(
+        "--ranks",
+        type=_positive_int,
+        metavar="N",
+        help="node-set: hosts to choose (default: the scenario's placed ranks)",
+    )
+    rp.add_argument(
+        "--schedule",
+        default="best",
+        choices=["barrel-rand", "random-steps", "best"],
+        help="schedule: barrel-rand moves each step's conflicting transfers into extra steps; "
+        "random-steps builds conflict-free steps of random pairs; best keeps the faster (default)",
+    )
+    rp.add_argument(
+        "--moves",
+        type=lambda t: _whole(t, 0),
+        default=50_000,
+        metavar="N",
+        help="rank-order, node-set: swaps the local search may try (default 50000; 0: none)",
+    )
+    rp.add_argument("--seed", type=lambda t: _whole(t, 0), default=0, help="seed of the search")
+    rp.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write hostfile (rank order) or steps.txt, a scenario that uses it, and repair.json",
+    )
+    json_arg(rp)
+    progress_arg(rp)
+
     b = sub.add_parser(
         "bench",
         help="run the real event builder (EM/RU/BU over MPI or TCP) and measure it",

@@ -90,6 +90,8 @@ def _by_command(command: str, scenario: Scenario, section: str, key: str) -> boo
         return section in ("fabric", "routing")
     if command == "conflicts":
         return section in _STAGES
+    if command == "repair":
+        return section in _STAGES or (section == "simulate" and key in _SIMULATE_STEPS)
     if command == "bench":
         if section == "bench":
             return True
@@ -100,7 +102,7 @@ def _by_command(command: str, scenario: Scenario, section: str, key: str) -> boo
         return False
     # simulate and scan
     if section in _STAGES:
-        return mode == "steps" or section != "workload" or key != "shifts"
+        return mode == "steps" or section != "workload" or key not in ("shifts", "file")
     if section == "simulate":
         return key in (_SIMULATE_STEPS if mode == "steps" else _SIMULATE_PROTOCOL)
     if section == "bench":
@@ -119,6 +121,7 @@ def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str |
         ("fabric", "naming_seed"): ("fabric.naming", "shuffled"),
         ("fabric", "naming_file"): ("fabric.naming", "file"),
         ("workload", "shifts"): ("workload.kind", "shift"),
+        ("workload", "file"): ("workload.kind", "steps"),
         ("workload", "schedule"): ("workload.kind", "event-building"),
         ("workload", "seed"): ("workload.schedule", "random"),
         ("bench", "fragment_sigma"): ("bench.fragment_distribution", "normal' or 'lognormal"),
@@ -158,7 +161,7 @@ def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str |
 def unused(scenario: Scenario, command: str, key: str) -> str | None:
     """Why `command` ignores `key` ("section.key") in this scenario, or None if it reads it.
 
-    `command` is one of conflicts, tables, simulate, scan (as simulate) and bench.
+    `command` is one of conflicts, tables, repair, simulate, scan (as simulate) and bench.
     """
     section, name = key.split(".", 1)
     if section not in scenario.values or not isinstance(scenario.values[section], dict):

@@ -256,7 +256,9 @@ class Scenario:
     def build_workload(self, ranks: int) -> _workload.Workload:
         w = self["workload"]
         with self._named_errors():
-            return _workload.build(ranks, w["kind"], w["schedule"], w["seed"], w["shifts"])
+            return _workload.build(
+                ranks, w["kind"], w["schedule"], w["seed"], w["shifts"], w["file"]
+            )
 
     def build(self) -> tuple[Fabric, _routing.Routing, _placement.Placement, _workload.Workload]:
         fabric = self.build_fabric()

@@ -78,6 +78,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "schedule": Key("str", "barrel", "event-building order", tuple(_workload.SCHEDULES)),
         "seed": Key("seed", 0, "seed of the random schedule"),
         "shifts": Key("int_list", [1], "shifts for kind 'shift'"),
+        "file": Key("path", None, "kind 'steps': one step per line of SRC>DST flows"),
     },
     # The real event builder (daqnet bench): built from the core's table of run.cfg keys,
     # below, plus the keys of the launch itself; see docs/bench.md.

@@ -1,0 +1,79 @@
+"""How a repair is judged: the static analysis (conflicts) and the max-min step simulation
+(seconds) of the same routing, hosts and schedule, and a lower bound on conflicts that no
+rank order can beat."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .. import _core
+from ..errors import DaqnetError
+from ..routing import Routing
+from ..workload import Workload
+
+__all__ = ["Judge", "rank_order_lower_bound"]
+
+
+class Judge:
+    """Conflicts and simulated seconds of (hosts in rank order, schedule) on one routing."""
+
+    def __init__(
+        self,
+        routing: Routing,
+        model: _core.simulate.NetworkModel,
+        message_bytes: float,
+        progress: Callable[[int, int], object] | None = None,
+    ):
+        self.routing, self.model, self.message_bytes = routing, model, message_bytes
+        self.progress = progress
+
+    def conflicts(self, hosts: np.ndarray, workload: Workload) -> _core.analysis.ConflictResult:
+        result, stopped = _core.analysis.analyze_conflicts(
+            self.routing._core, np.ascontiguousarray(hosts, dtype=np.int32), workload._core
+        )
+        if stopped or result.interrupted:
+            raise KeyboardInterrupt
+        out: _core.analysis.ConflictResult = result
+        return out
+
+    def seconds(self, hosts: np.ndarray, workload: Workload) -> float:
+        """The schedule's time with max-min fair sharing (docs/simulate.md, steps mode)."""
+
+        def report(done: int, total: int) -> bool:
+            if self.progress is not None:
+                self.progress(done, total)
+            return True
+
+        try:
+            r = _core.simulate.simulate_steps(
+                self.model,
+                np.ascontiguousarray(hosts, dtype=np.int32),
+                workload._core,
+                self.message_bytes,
+                False,
+                report,
+            )
+        except ValueError as err:
+            raise DaqnetError(str(err)) from None
+        if r.interrupted:
+            raise KeyboardInterrupt
+        return float(r.total_seconds)
+
+
+def rank_order_lower_bound(
+    routing: Routing, result: _core.analysis.ConflictResult, workload: Workload
+) -> int | None:
+    """Conflicts that every rank order of the same hosts must have, or None where no cheap
+    bound holds.
+
+    When the schedule sends every ordered pair of ranks once (event building) over
+    single-path routes, the flows a link carries over the whole run, F, do not depend on the
+    rank order; a link used in at most S steps then has at least F − S conflicts, since a
+    step's conflicts on it are load − 1 ≥ 0. So Σ_links max(0, F − S) bounds every order.
+    """
+    if workload.kind != "event-building" or not routing.single_path:
+        return None
+    flows = np.asarray(result.link_table()["flows"])
+    return int(np.maximum(flows - workload.num_steps, 0).sum())

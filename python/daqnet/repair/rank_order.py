@@ -1,0 +1,85 @@
+"""Rank-order repair: the order of the given hosts that the tables serve best.
+
+First the order the tables imply (:func:`.tree_view.table_order`), exactly conflict-free for
+a barrel shift when the tables spread each leaf's hosts over distinct up-ports consistently;
+then a local search in the core (swaps judged by the change in conflicts) from the better of
+that order and the current one. Conflicts can never end above the start, and a lower bound
+(:func:`.objective.rank_order_lower_bound`) says how far from the best possible they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _core
+from ..routing import Routing
+from ..workload import Workload
+from .objective import Judge, rank_order_lower_bound
+from .tree_view import table_order
+
+__all__ = ["OrderFound", "repair_rank_order"]
+
+
+@dataclass
+class OrderFound:
+    hosts: np.ndarray  #: host ids in rank order
+    conflicts: int
+    method: str
+    lower_bound: int | None
+    candidates: list[dict[str, Any]]
+    search: dict[str, Any] | None
+    interrupted: bool
+
+
+def repair_rank_order(
+    routing: Routing,
+    hosts: np.ndarray,
+    workload: Workload,
+    judge: Judge,
+    moves: int = 50_000,
+    seed: int = 0,
+    progress: Any = None,
+    start_label: str = "given",
+) -> OrderFound:
+    """The best order of `hosts` found for `workload`; `moves` bounds the local search
+    (0: the table order or the start, whichever is better). Ctrl-C stops the search with the
+    best order so far."""
+    fabric = routing.fabric
+    start = np.ascontiguousarray(hosts, dtype=np.int32)
+    current = judge.conflicts(start, workload)
+    bound = rank_order_lower_bound(routing, current, workload)
+    candidates = [{"order": start_label, "conflicts": int(current.total_conflicts)}]
+    best, best_conflicts, method = start, int(current.total_conflicts), f"{start_label} order"
+    if fabric.levels >= 2 or routing.has_tables:
+        ordered = np.ascontiguousarray(table_order(fabric, routing, start), dtype=np.int32)
+        c = int(judge.conflicts(ordered, workload).total_conflicts)
+        candidates.append({"order": "tables", "conflicts": c})
+        if c < best_conflicts:
+            best, best_conflicts, method = ordered, c, "table order (leaf by leaf, by up-port)"
+    search = None
+    interrupted = False
+    if best_conflicts > 0 and best_conflicts != bound and moves > 0:
+
+        def report(done: int, total: int) -> bool:
+            if progress is not None:
+                progress(done, total)
+            return True
+
+        r, stopped = _core.analysis.improve_rank_order(
+            routing._core, best, workload._core, seed, moves, report
+        )
+        interrupted = bool(stopped or r.interrupted)
+        search = {
+            "moves": int(r.moves),
+            "accepted": int(r.accepted),
+            "conflicts_start": int(r.conflicts_start),
+            "conflicts": int(r.conflicts),
+            "interrupted": interrupted,
+        }
+        if r.conflicts < best_conflicts:
+            best, best_conflicts = np.asarray(r.placement, dtype=np.int32), int(r.conflicts)
+            method += " + local search"
+    return OrderFound(best, best_conflicts, method, bound, candidates, search, interrupted)

@@ -1,0 +1,64 @@
+"""The terminal summary of ``daqnet repair``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["repair_summary"]
+
+
+def _hosts(names: list[str], n: int = 8) -> str:
+    return " ".join(names[:n]) + (f" ... ({len(names)} in all)" if len(names) > n else "")
+
+
+def repair_summary(r: Mapping[str, Any]) -> str:
+    lines = [
+        f"daqnet repair {r['what']} — {r['scenario']}",
+        f"  fabric     {r['fabric']}",
+        f"  routing    {r['routing']}",
+        f"  workload   {r['workload']}, {r['message_bytes']:,.0f} bytes per flow",
+        f"  method     {r['method']}",
+        "",
+        f"  conflicts  {r['conflicts_before']:,} -> {r['conflicts_after']:,}"
+        + (
+            f"  (no order of these hosts can go below {r['lower_bound']:,})"
+            if "lower_bound" in r
+            else ""
+        ),
+        f"  time       {r['seconds_before'] * 1e3:.3f} ms -> {r['seconds_after'] * 1e3:.3f} ms "
+        f"(max-min step simulation): x{r['speedup']:.3f}",
+    ]
+    if "steps_after" in r:
+        added = r["steps_after"] - r["steps_before"]
+        lines.append(f"  steps      {r['steps_before']:,} -> {r['steps_after']:,} ({added:+,})")
+    if r.get("search"):
+        s = r["search"]
+        lines.append(
+            f"  search     {s['moves']:,} swaps tried, {s['accepted']:,} kept: "
+            f"{s['conflicts_start']:,} -> {s['conflicts']:,} conflicts"
+            + (" (interrupted)" if s["interrupted"] else "")
+        )
+    for c in r.get("candidates") or []:
+        label = c.get("order") or c.get("method") or f"{c.get('ranks')} ranks"
+        more = f", {c['steps']:,} steps, {c['seconds'] * 1e3:.3f} ms" if "seconds" in c else ""
+        lines.append(f"    {label:<14} {c['conflicts']:,} conflicts{more}")
+    if r.get("nearest"):
+        n = r["nearest"]
+        lines.append(
+            f"  nearest    {n['ranks']} hosts (whole leaves) run without conflicts: "
+            f"{n['seconds'] * 1e3:.3f} ms; {_hosts(n['hosts'])}"
+        )
+    if r.get("hosts"):
+        lines.append(f"  rank order {_hosts(r['hosts'])}")
+    if r.get("files"):
+        lines.append("")
+        lines += [f"  wrote      {path}" for path in r["files"].values()]
+    if r.get("launch"):
+        lines.append("  run it with, e.g.:")
+        lines += [
+            f"    {cmd}"
+            for key, cmd in r["launch"].items()
+            if key in ("prepare", "srun", "mpiexec")
+        ]
+    return "\n".join(lines)

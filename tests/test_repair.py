@@ -1,0 +1,213 @@
+"""daqnet repair: every repaired item is judged again by the analysis, on fabrics whose
+tables do not follow the hostnames (irregular up-port order per leaf, missing hosts)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+from daqnet import _core, fabric, placement, routing, workload
+from daqnet.cli import main
+from daqnet.io.steps_file import read_steps
+from daqnet.repair import Judge, repair_node_set, repair_rank_order, repair_schedule
+
+
+def two_level(leaves: int, k: int, missing: dict[int, int] | None = None, seed: int = 0):
+    """A 2-level tree of `leaves` leaves with k host ports and k spines, hosts named in a
+    shuffled order; leaf i lacks its last missing[i] hosts."""
+    rng = np.random.default_rng(seed)
+    missing = missing or {}
+    slots = [(leaf, j) for leaf in range(leaves) for j in range(k - missing.get(leaf, 0))]
+    names = [f"n{i:03d}" for i in rng.permutation(len(slots))]
+    hosts = {slot: names[i] for i, slot in enumerate(slots)}
+    switches = [(f"leaf{i}", 2 * k) for i in range(leaves)] + [
+        (f"spine{j}", leaves) for j in range(k)
+    ]
+    cables = [(hosts[(leaf, j)], 1, f"leaf{leaf}", j + 1) for (leaf, j) in slots]
+    cables += [(f"leaf{i}", k + 1 + j, f"spine{j}", i + 1) for i in range(leaves) for j in range(k)]
+    f = fabric.graph([hosts[s] for s in slots], switches, cables)
+    return f, [(leaf, j) for (leaf, j) in slots]
+
+
+def irregular_tables(f, slots, k: int, seed: int, per_source: bool = False):
+    """Forwarding tables: a host's leaf delivers it; every other leaf sends it up to a spine
+    chosen by a random permutation of the destination leaf's slots (the same for every source
+    leaf, or drawn per source leaf with per_source); spines deliver down."""
+    rng = np.random.default_rng(seed)
+    H = f.num_hosts
+    nodes = f.node_names
+    idx = {n: i for i, n in enumerate(nodes)}
+    leaves = sorted({leaf for leaf, _ in slots})
+    perm = {m: rng.permutation(k) for m in leaves}
+    ports = np.zeros((len(nodes) - H, H), dtype=np.uint16)
+    for d, (m, j) in enumerate(slots):
+        for src_leaf in leaves:
+            row = idx[f"leaf{src_leaf}"] - H
+            if src_leaf == m:
+                ports[row, d] = j + 1
+            else:
+                p = rng.permutation(k) if per_source else perm[m]
+                ports[row, d] = k + 1 + int(p[j])
+        for s in range(k):
+            ports[idx[f"spine{s}"] - H, d] = m + 1
+    return routing.from_ports(f, ports, "irregular")
+
+
+def judge(r):
+    model = _core.simulate.NetworkModel(r._core, 0.0, 0.0)
+    return Judge(r, model, 1 << 20)
+
+
+def analysed(r, hosts, w) -> int:
+    res, _ = _core.analysis.analyze_conflicts(r._core, np.asarray(hosts, np.int32), w._core)
+    return int(res.total_conflicts)
+
+
+def test_irregular_up_port_order_is_repaired_to_zero_conflicts():
+    f, slots = two_level(leaves=8, k=6)
+    r = irregular_tables(f, slots, 6, seed=3)
+    p = placement.hostname(f)
+    w = workload.event_building(p.ranks)
+    before = analysed(r, p.hosts, w)
+    found = repair_rank_order(r, p.hosts, w, judge(r), moves=0)
+    assert before > 100
+    assert found.conflicts == 0 == analysed(r, found.hosts, w)
+    assert sorted(found.hosts) == sorted(p.hosts)  # the same hosts, reordered
+    assert found.lower_bound == 0
+
+
+def test_missing_hosts_search_never_worse_and_matches_the_analysis():
+    f, slots = two_level(leaves=6, k=4, missing={1: 1, 4: 2})
+    r = irregular_tables(f, slots, 4, seed=5)
+    p = placement.hostname(f)
+    w = workload.event_building(p.ranks)
+    before = analysed(r, p.hosts, w)
+    found = repair_rank_order(r, p.hosts, w, judge(r), moves=20_000, seed=1)
+    assert found.conflicts == analysed(r, found.hosts, w)
+    assert found.lower_bound is not None and found.lower_bound <= found.conflicts < before
+    assert found.search is not None and found.search["conflicts"] <= found.search["conflicts_start"]
+
+
+def test_source_dependent_tables_get_fewer_conflicts():
+    f, slots = two_level(leaves=6, k=4)
+    r = irregular_tables(f, slots, 4, seed=2, per_source=True)
+    p = placement.hostname(f)
+    w = workload.event_building(p.ranks)
+    before = analysed(r, p.hosts, w)
+    found = repair_rank_order(r, p.hosts, w, judge(r), moves=20_000, seed=1)
+    assert found.conflicts == analysed(r, found.hosts, w) < before
+
+
+def test_rank_search_keeps_exact_totals_on_random_starts():
+    # The core's incremental bookkeeping against a full analysis, on a 3-level tree
+    # (two routes through each pod) and a random schedule.
+    f = fabric.fat_tree(radix=8, hosts=100, levels=3)
+    r = routing.dmodk(f)
+    for seed in range(3):
+        p = placement.random(f, seed=seed)
+        w = workload.event_building(p.ranks, "random", seed=seed)
+        res, _ = _core.analysis.improve_rank_order(r._core, p.hosts, w._core, seed, 3000)
+        assert res.conflicts_start == analysed(r, p.hosts, w)
+        assert res.conflicts == analysed(r, res.placement, w) <= res.conflicts_start
+        assert sorted(res.placement) == sorted(p.hosts)
+
+
+def test_lower_bound_holds_against_brute_force_on_a_tiny_tapered_tree():
+    # 8 hosts on a 2:1 tree (leaves of 4 hosts, 2 up-links): every one of the 40,320
+    # orders has at least the bound, and the search finds the best of them.
+    f = fabric.fat_tree(radix=6, hosts=8, levels=2, taper="2:1", hosts_per_leaf=4)
+    r = routing.dmodk(f)
+    w = workload.event_building(8)
+    found = repair_rank_order(r, np.arange(8, dtype=np.int32), w, judge(r), moves=5000)
+    best = min(analysed(r, order, w) for order in itertools.permutations(range(8)))
+    assert found.lower_bound is not None and 0 < found.lower_bound <= best
+    assert found.conflicts == best
+
+
+def test_node_set_fills_leaves_when_n_cannot_be_conflict_free():
+    f, slots = two_level(leaves=8, k=6)
+    r = irregular_tables(f, slots, 6, seed=7)
+    found = repair_node_set(
+        r, np.arange(f.num_hosts, dtype=np.int32), 20, workload.event_building, judge(r), 5000
+    )
+    assert found.chosen.conflicts == analysed(r, found.chosen.hosts, workload.event_building(20))
+    if found.chosen.conflicts > 0:
+        assert found.nearest is not None
+        n2, order = found.nearest
+        assert n2 == 24 and order.conflicts == 0  # four whole leaves of 6
+        leaves = {slots[h][0] for h in order.hosts}
+        assert len(leaves) == 4
+
+
+@pytest.mark.parametrize("method", ["barrel-rand", "random-steps"])
+def test_schedule_repairs_cover_every_flow_once_without_conflicts(method):
+    f = fabric.fat_tree(radix=8, hosts=28, levels=2)
+    r = routing.dmodk(f)
+    p = placement.random(f, seed=4)
+    w = workload.event_building(p.ranks)
+    found = repair_schedule(r, p.hosts, w, judge(r), method, seed=2)
+    pairs = np.concatenate(found.steps)
+    assert len(pairs) == 28 * 27
+    assert len({(int(a), int(b)) for a, b in pairs}) == 28 * 27
+    assert analysed(r, p.hosts, found.workload) == 0
+    for step in found.steps:  # each rank sends and receives at most once per step
+        assert len(set(step[:, 0])) == len(step) and len(set(step[:, 1])) == len(step)
+    if method == "barrel-rand":
+        assert len(found.steps) >= w.num_steps
+
+
+def test_repair_cli_writes_files_the_analysis_confirms(tmp_path, capsys):
+    scen = tmp_path / "s.toml"
+    scen.write_text(
+        '[fabric]\nradix = 8\nhosts = 32\nnaming = "shuffled"\n[placement]\norder = "hostname"\n'
+    )
+    out = tmp_path / "fix"
+    assert main(["repair", str(scen), "--what", "rank-order", "--out", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["what"] == "rank-order" and doc["conflicts_before"] > 0 == doc["conflicts_after"]
+    assert doc["seconds_after"] < doc["seconds_before"]
+    hostfile = (out / "hostfile").read_text().split()
+    assert hostfile == doc["hosts"] and len(hostfile) == 32
+    assert (
+        "SLURM_HOSTFILE=" in doc["launch"]["srun"]
+        and "--distribution=arbitrary" in doc["launch"]["srun"]
+    )
+    assert main(["conflicts", str(out / "scenario.toml"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["total_conflicts"] == 0
+
+    sched = tmp_path / "sched"
+    assert main(["repair", str(scen), "--what", "schedule", "--out", str(sched), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    ranks, steps = read_steps(sched / "steps.txt")
+    assert ranks == 32 and len(steps) == doc["steps_after"]
+    assert main(["conflicts", str(sched / "scenario.toml"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["total_conflicts"] == 0
+    assert main(["simulate", str(sched / "scenario.toml"), "--json"]) == 0
+    sim = json.loads(capsys.readouterr().out)
+    assert sim["total_seconds"] == pytest.approx(doc["seconds_after"])
+
+
+def test_repair_cli_errors_are_one_line(tmp_path, capsys):
+    scen = tmp_path / "s.toml"
+    scen.write_text("[fabric]\nradix = 8\nhosts = 32\n")
+    assert main(["repair", str(scen), "--what", "node-set", "--pool", "node[01-05]"]) == 2
+    assert "--pool" in capsys.readouterr().err
+    assert main(["repair", str(scen), "--what", "rank-order", "--pool", "node[1-5]"]) == 2
+    assert main(["repair", str(scen), "--what", "node-set", "--ranks", "40"]) == 2
+    err = capsys.readouterr().err
+    assert "has 32 hosts" in err and "Traceback" not in err
+
+
+def test_steps_file_errors_name_file_and_line(tmp_path):
+    bad = tmp_path / "steps.txt"
+    bad.write_text("0>1 1>0\n2>x\n")
+    with pytest.raises(Exception, match=r"steps.txt:2: flow 1 = '2>x'"):
+        read_steps(bad)
+    bad.write_text("0>0\n")
+    with pytest.raises(Exception, match="sends to itself"):
+        read_steps(bad)
+    bad.write_text("0>5\n")
+    with pytest.raises(Exception, match="beyond the 4 placed"):
+        read_steps(bad, 4)
