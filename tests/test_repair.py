@@ -211,3 +211,33 @@ def test_steps_file_errors_name_file_and_line(tmp_path):
     bad.write_text("0>5\n")
     with pytest.raises(Exception, match="beyond the 4 placed"):
         read_steps(bad, 4)
+
+
+def test_uplink_usage_tells_regular_from_irregular_tables(tmp_path):
+    from daqnet.analysis.uplinks import uplink_usage
+    from daqnet.report.uplinks import plot_uplinks, uplinks_summary
+
+    f, slots = two_level(leaves=6, k=4)
+    p = placement.hostname(f)
+    regular = uplink_usage(irregular_tables(f, slots, 4, seed=1), p)
+    assert regular.patterns == 1
+    assert all(r.same_as == "leaf0" for r in regular.leaves[1:])
+    assert all(r.destinations_per_port == [5, 5, 5, 5] for r in regular.leaves)
+    irregular = uplink_usage(irregular_tables(f, slots, 4, seed=1, per_source=True), p)
+    assert irregular.patterns > 1
+    # The matrix against the tables, entry by entry.
+    r = irregular_tables(f, slots, 4, seed=1, per_source=True)
+    for i, leaf in enumerate(sorted({s[0] for s in slots})):
+        for rank, host in enumerate(p.hosts):
+            port = r.port(f"leaf{leaf}", int(host))
+            want = -1 if slots[host][0] == leaf else port - 5
+            assert irregular.matrix[i, rank] == want
+    # After a rank-order repair of regular tables no window of 4 ranks repeats an up-port.
+    rr = irregular_tables(f, slots, 4, seed=1)
+    w = workload.event_building(p.ranks)
+    fixed = repair_rank_order(rr, p.hosts, w, judge(rr), moves=0)
+    after = uplink_usage(rr, placement.Placement(f, fixed.hosts, "file"))
+    assert max(x.clashes_per_window for x in after.leaves) == 0.0
+    assert min(x.clashes_per_window for x in regular.leaves) > 0
+    assert "leaf0" in uplinks_summary(after)
+    assert plot_uplinks(after, tmp_path / "up.png").stat().st_size > 0

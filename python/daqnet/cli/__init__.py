@@ -23,6 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     from .repair import run_repair
     from .scan import run_scan_command
     from .simulate import run_simulate
+    from .uplinks import run_uplinks
 
     args = parser().parse_args(argv)
     handlers = {
@@ -30,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         "tables": run_tables,
         "opensm": run_opensm_command,
         "repair": run_repair,
+        "uplinks": run_uplinks,
         "bench": run_bench,
         "simulate": run_simulate,
         "collect": run_collect,

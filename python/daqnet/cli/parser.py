@@ -116,6 +116,19 @@ def parser() -> argparse.ArgumentParser:
     )
     json_arg(o)
 
+    u = sub.add_parser(
+        "uplinks",
+        help="up-port usage per leaf: which up-port each table uses towards each rank",
+        description="For every leaf, the up-port its forwarding table sends each placed rank "
+        "to, in rank order, with destinations per up-port and clashes per window of "
+        "consecutive ranks: irregular tables at a glance.",
+    )
+    scenario_args(u)
+    json_arg(u)
+    u.add_argument(
+        "--plot", metavar="FILE", help="write a figure of leaves x ranks coloured by up-port"
+    )
+
     rp = sub.add_parser(
         "repair",
         help="a rank order, node set or schedule without conflicts, with its predicted gain",

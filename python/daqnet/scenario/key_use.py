@@ -88,6 +88,8 @@ def _by_command(command: str, scenario: Scenario, section: str, key: str) -> boo
     mode = scenario["simulate"]["mode"]
     if command == "tables":
         return section in ("fabric", "routing")
+    if command == "uplinks":
+        return section in ("fabric", "routing", "placement")
     if command == "conflicts":
         return section in _STAGES
     if command == "repair":
@@ -161,7 +163,7 @@ def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str |
 def unused(scenario: Scenario, command: str, key: str) -> str | None:
     """Why `command` ignores `key` ("section.key") in this scenario, or None if it reads it.
 
-    `command` is one of conflicts, tables, repair, simulate, scan (as simulate) and bench.
+    `command` is one of conflicts, tables, uplinks, repair, simulate, scan (as simulate) and bench.
     """
     section, name = key.split(".", 1)
     if section not in scenario.values or not isinstance(scenario.values[section], dict):

@@ -1,0 +1,142 @@
+"""Up-port usage of each leaf's forwarding table: which up-port (spine) carries traffic to
+each destination, in rank order.
+
+A barrel step sends a full leaf's hosts to consecutive ranks; the step is free of up-link
+conflicts at that leaf only if those ranks leave through distinct up-ports. So the table
+of up-ports over destinations in rank order shows irregular tables at a glance: regular
+tables repeat one pattern on every leaf, irregular ones do not. ``clashes`` counts, over
+every window of u consecutive destination ranks (u = the leaf's up-ports), destinations
+that share an up-port with another in the window: the up-link conflicts the leaf would see
+per step if its hosts sent to those windows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..placement import Placement
+from ..repair.tree_view import host_leaves
+from ..result import Result
+from ..routing import Routing
+
+__all__ = ["UplinkRow", "UplinkUsage", "uplink_usage"]
+
+
+@dataclass
+class UplinkRow(Result):
+    leaf: str
+    hosts: int  #: hosts cabled to the leaf
+    up_ports: list[int]  #: the leaf's up-ports, in port order
+    destinations_per_port: list[int]  #: off-leaf placed destinations routed through each
+    clashes_per_window: float  #: mean, over windows of len(up_ports) consecutive ranks
+    #: the first leaf whose table sends every rank (off both leaves) to the same spine
+    same_as: str | None
+
+
+@dataclass
+class UplinkUsage(Result):
+    fabric: str
+    routing: str
+    placement: str
+    leaves: list[UplinkRow]
+    patterns: int  #: distinct (spine per destination) patterns among the leaves
+    #: per leaf (rows) and rank (columns): index of the up-port used, -1 on the leaf itself
+    matrix: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d.pop("matrix")
+        return d
+
+
+def _clashes_per_window(seq: np.ndarray, u: int) -> float:
+    """Mean over windows of u consecutive entries of (entries − distinct values).
+
+    An entry is a repeat in every window that also holds the previous entry of its value,
+    i.e. in the windows starting from max(0, t − u + 1) to min(previous, n − u).
+    """
+    n = len(seq)
+    if n < u:
+        return 0.0
+    pos = np.arange(n)
+    order = np.lexsort((pos, seq))
+    prev = np.full(n, -1)
+    same = seq[order][1:] == seq[order][:-1]
+    prev[order[1:][same]] = order[:-1][same]
+    has = prev >= 0
+    first = np.maximum(0, pos - u + 1)
+    last = np.minimum(prev, n - u)
+    repeats = np.maximum(0, last - first + 1)[has].sum()
+    return float(repeats / (n - u + 1))
+
+
+def uplink_usage(routing: Routing, placement: Placement) -> UplinkUsage:
+    """The up-port every leaf's table uses towards every placed rank."""
+    fabric = routing.fabric
+    H = fabric.num_hosts
+    lv = fabric.nodes()["level"]
+    links = fabric.links()
+    names = fabric.node_names
+    leaf_of = host_leaves(fabric)
+    leaves = np.unique(leaf_of)
+    dest = placement.hosts
+    rows: list[UplinkRow] = []
+    matrix = np.full((len(leaves), len(dest)), -1, dtype=np.int64)
+    # A host on each leaf to route from (tables are per destination, so any will do).
+    first_host = {int(leaf_of[h]): h for h in range(H - 1, -1, -1)}
+    groups: list[tuple[np.ndarray, str]] = []  # one leaf per pattern of spine per rank
+    table = routing.table() if routing.has_tables else None
+    for i, leaf in enumerate(leaves):
+        out = links["src"] == leaf
+        up = out & (lv[links["dst"]] > lv[leaf]) if lv[leaf] >= 0 else out & (links["dst"] >= H)
+        up_ports = sorted(int(p) for p in links["src_port"][up])
+        peer_of_port = dict(
+            zip(links["src_port"][out].tolist(), links["dst"][out].tolist(), strict=True)
+        )
+        off_leaf = leaf_of[dest] != leaf
+        if table is not None:
+            ports = table[leaf - H, dest].astype(np.int64)
+        else:  # the port of each route's second link, out of the leaf
+            src = first_host[int(leaf)]
+            ports = np.zeros(len(dest), dtype=np.int64)
+            for r in np.flatnonzero(off_leaf):
+                path = routing.path(int(src), int(dest[r]))
+                ports[r] = int(links["src_port"][path[1]]) if len(path) > 1 else 0
+        index_of_port = np.full(int(max(ports.max(initial=0), *up_ports, 0)) + 1, -1)
+        index_of_port[up_ports] = np.arange(len(up_ports))
+        spine_of_port = np.full(len(index_of_port), -1)
+        for p in up_ports:
+            spine_of_port[p] = peer_of_port[p]
+        matrix[i] = np.where(off_leaf, index_of_port[ports], -1)
+        spines = np.where(matrix[i] >= 0, spine_of_port[ports], -1)
+        seq = matrix[i][matrix[i] >= 0]
+        counts = np.bincount(seq, minlength=len(up_ports))
+        same = None
+        for rep, rep_name in groups:  # agree on every rank off both leaves
+            both = (spines >= 0) & (rep >= 0)
+            if np.array_equal(spines[both], rep[both]):
+                same = rep_name
+                break
+        if same is None:
+            groups.append((spines, names[leaf]))
+        rows.append(
+            UplinkRow(
+                leaf=names[leaf],
+                hosts=int((leaf_of == leaf).sum()),
+                up_ports=up_ports,
+                destinations_per_port=[int(c) for c in counts],
+                clashes_per_window=_clashes_per_window(seq, max(len(up_ports), 1)),
+                same_as=same,
+            )
+        )
+    return UplinkUsage(
+        fabric=fabric.describe(),
+        routing=routing.engine,
+        placement=placement.describe(),
+        leaves=rows,
+        patterns=len(groups),
+        matrix=matrix,
+    )

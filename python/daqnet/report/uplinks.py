@@ -1,0 +1,78 @@
+"""``daqnet uplinks``: the up-port usage table as text, and as a figure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..analysis.uplinks import UplinkUsage
+from ..io.files import save_figure
+from .format import table
+
+__all__ = ["plot_uplinks", "uplinks_summary"]
+
+
+def _pattern(row: np.ndarray, n: int = 16) -> str:
+    seq = row[row >= 0][:n]
+    return " ".join(str(int(x)) for x in seq) + (" ..." if (row >= 0).sum() > n else "")
+
+
+def uplinks_summary(u: UplinkUsage, source: str = "") -> str:
+    lines = [
+        f"daqnet uplinks — {source}" if source else "daqnet uplinks",
+        f"  fabric     {u.fabric}",
+        f"  routing    {u.routing}",
+        f"  placement  {u.placement}",
+        "",
+        f"  {len(u.leaves)} leaves, {u.patterns} distinct pattern(s) of spine per destination"
+        + (" (regular tables: every leaf agrees)" if u.patterns == 1 else ""),
+        "  clashes: destinations sharing an up-port within a window of as many consecutive",
+        "  ranks as the leaf has up-ports (the leaf's up-link conflicts per barrel step)",
+        "",
+    ]
+    head = ["leaf", "hosts", "up", "dest/port", "clashes", "same as", "up-port per rank (first 16)"]
+    rows = []
+    for i, r in enumerate(u.leaves):
+        per = r.destinations_per_port
+        lo, hi = (min(per), max(per)) if per else (0, 0)
+        rows.append(
+            [
+                r.leaf,
+                str(r.hosts),
+                str(len(r.up_ports)),
+                f"{lo}" if lo == hi else f"{lo}-{hi}",
+                f"{r.clashes_per_window:.2f}",
+                r.same_as or "",
+                _pattern(u.matrix[i]),
+            ]
+        )
+    lines += table(head, rows, [False, True, True, True, True, False, False])
+    return "\n".join(lines)
+
+
+def plot_uplinks(u: UplinkUsage, path: str | Path, title: str | None = None) -> Path:
+    """Leaves (rows) × destinations in rank order (columns), coloured by the up-port used;
+    a leaf's own hosts are blank. Regular tables show the same stripes on every row."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    m = np.ma.masked_less(u.matrix, 0)
+    ports = int(u.matrix.max()) + 1 if u.matrix.size else 1
+    height = min(2.0 + 0.12 * len(u.leaves), 14.0)
+    fig, ax = plt.subplots(figsize=(10, height), layout="constrained")
+    cmap = plt.get_cmap("tab20" if ports <= 20 else "viridis", ports)
+    im = ax.imshow(
+        m, aspect="auto", interpolation="nearest", cmap=cmap, vmin=-0.5, vmax=ports - 0.5
+    )
+    ax.set_xlabel("destination rank")
+    ax.set_ylabel("leaf")
+    if len(u.leaves) <= 40:
+        ax.set_yticks(range(len(u.leaves)), [r.leaf for r in u.leaves], fontsize=7)
+    fig.colorbar(im, ax=ax, label="up-port (index among the leaf's up-ports)")
+    ax.set_title(title or f"up-port per destination: {u.routing}", fontsize=10)
+    save_figure(fig, path, 150)
+    plt.close(fig)
+    return Path(path)
