@@ -67,23 +67,55 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def build() -> Path:
-    """The compiled steps program, rebuilt only when steps.cpp changed."""
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
-    exe = BUILD_DIR / f"steps-{digest}"
+def build(source: Path = SOURCE) -> Path:
+    """A compiled program of simgrid_ref/ (steps.cpp by default), rebuilt only when its
+    source changed."""
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    exe = BUILD_DIR / f"{source.stem}-{digest}"
     if exe.exists():
         return exe
     BUILD_DIR.mkdir(exist_ok=True)
     # compile to a private name and rename, so concurrent test workers never see half a file
-    tmp = BUILD_DIR / f".steps-{digest}-{os.getpid()}"
-    r = _compile(SOURCE, tmp)
+    tmp = BUILD_DIR / f".{source.stem}-{digest}-{os.getpid()}"
+    r = _compile(source, tmp)
     if r.returncode != 0:
-        raise RuntimeError(f"compiling {SOURCE} failed:\n{r.stderr}")
+        raise RuntimeError(f"compiling {source} failed:\n{r.stderr}")
     tmp.replace(exe)
-    for old in BUILD_DIR.glob("steps-*"):  # builds of earlier sources
+    for old in BUILD_DIR.glob(f"{source.stem}-*"):  # builds of earlier sources
         if old != exe:
             old.unlink(missing_ok=True)
     return exe
+
+
+PLATFORM_SOURCE = SOURCE.parent / "platform.cpp"
+
+
+def platform_step_times(
+    platform: Path, steps: list[list[tuple[str, str]]], message_bytes: int
+) -> tuple[dict[str, int], list[float]]:
+    """Load a platform file with SimGrid and time steps of flows between named hosts:
+    ({"hosts": N, "links": L} as SimGrid built them, seconds per step)."""
+    lines = [f"message_bytes {int(message_bytes)}", f"steps {len(steps)}"]
+    for flows in steps:
+        lines.append(f"step {len(flows)} " + " ".join(f"{s} {d}" for s, d in flows))
+    exe = build(PLATFORM_SOURCE)
+    with tempfile.TemporaryDirectory() as tmp:
+        inp, out = Path(tmp) / "input.txt", Path(tmp) / "output.txt"
+        inp.write_text("\n".join(lines) + "\n")
+        r = subprocess.run(
+            [str(exe), str(platform), str(inp), str(out)], capture_output=True, text=True
+        )
+        if r.returncode != 0:
+            raise RuntimeError(f"{exe.name} failed ({r.returncode}):\n{r.stderr}")
+        counts: dict[str, int] = {}
+        times = []
+        for line in out.read_text().splitlines():
+            key, _, value = line.rpartition(" ")
+            if key:
+                counts[key] = int(value)
+            else:
+                times.append(float(value))
+    return counts, times
 
 
 def step_times(

@@ -19,6 +19,7 @@ __all__ = ["main"]
 def main(argv: list[str] | None = None) -> int:
     from .bench import run_bench, run_collect
     from .conflicts import run_conflicts, run_tables
+    from .export import run_export
     from .opensm import run_opensm_command
     from .repair import run_repair
     from .scan import run_scan_command
@@ -29,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {
         "conflicts": run_conflicts,
         "tables": run_tables,
+        "export": run_export,
         "opensm": run_opensm_command,
         "repair": run_repair,
         "uplinks": run_uplinks,

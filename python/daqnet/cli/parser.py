@@ -97,6 +97,22 @@ def parser() -> argparse.ArgumentParser:
     scenario_args(t)
     t.add_argument("-o", "--output", required=True, metavar="FILE", help="table file to write")
 
+    x = sub.add_parser(
+        "export",
+        help="write the scenario's fabric as an ibsim net, topology.conf, Graphviz or SimGrid file",
+        description="Write the fabric for another tool: ibsim (OpenSM's simulator), Slurm's "
+        "topology.conf, Graphviz DOT, or a SimGrid platform (XML, SimGrid 3.32) that routes "
+        "every pair of hosts as the scenario's routing does.",
+    )
+    scenario_args(x)
+    x.add_argument(
+        "--format",
+        required=True,
+        choices=["ibsim", "slurm-topology", "dot", "simgrid"],
+        help="file format",
+    )
+    x.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
+
     o = sub.add_parser(
         "opensm",
         help="compute OpenSM's forwarding tables for the scenario's fabric (ibsim, no hardware)",

@@ -86,7 +86,7 @@ def _readers(section: str, key: str) -> str:
 def _by_command(command: str, scenario: Scenario, section: str, key: str) -> bool:
     """Whether `command` (in the scenario's mode) reads section.key at all."""
     mode = scenario["simulate"]["mode"]
-    if command == "tables":
+    if command in ("tables", "export"):
         return section in ("fabric", "routing")
     if command == "uplinks":
         return section in ("fabric", "routing", "placement")

@@ -1,0 +1,37 @@
+"""``daqnet export``: the scenario's fabric (and routing) in another tool's format."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import load, note
+
+__all__ = ["FORMATS", "run_export"]
+
+FORMATS: dict[str, str] = {
+    "ibsim": "ibsim net file (daqnet opensm feeds it to OpenSM)",
+    "slurm-topology": "Slurm topology.conf for the tree plugin",
+    "dot": "Graphviz DOT, one edge per cable labelled with its ports",
+    "simgrid": "SimGrid platform XML with the routing's path for every pair of hosts",
+}
+
+
+def run_export(args: argparse.Namespace) -> int:
+    scenario = load(args.scenario, args.overrides, "export")
+    fabric = scenario.build_fabric()
+    if args.format == "ibsim":
+        fabric.write_ibsim_net(args.output)
+    elif args.format == "slurm-topology":
+        from ..io.slurm_topology import write_slurm_topology
+
+        write_slurm_topology(fabric, args.output)
+    elif args.format == "dot":
+        from ..io.graphviz import write_dot
+
+        write_dot(fabric, args.output)
+    else:
+        from ..io.simgrid_platform import write_simgrid_platform
+
+        write_simgrid_platform(scenario.build_routing(fabric), args.output)
+    note(f"wrote {args.output}: {FORMATS[args.format]} of {fabric.describe()}")
+    return 0

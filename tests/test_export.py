@@ -1,0 +1,123 @@
+"""daqnet export: every format is read back by the tool it is for (SimGrid, Graphviz, ibsim
+via daqnet's importer, Slurm via daqnet's reader) and describes the same fabric."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import simgrid_ref
+from daqnet import Scenario, fabric, routing
+from daqnet.cli import main
+from daqnet.simulate import simulate_steps
+
+IB = Path(__file__).parent / "data" / "ib"
+
+
+def write_scenario(tmp_path: Path, body: str) -> Path:
+    p = tmp_path / "s.toml"
+    p.write_text(body)
+    return p
+
+
+@pytest.mark.skipif(
+    simgrid_ref.unavailable_reason() is not None,
+    reason=f"SimGrid: {simgrid_ref.unavailable_reason()}",
+)
+@pytest.mark.parametrize(
+    "body",
+    [
+        # a partial 3-level tree routed by D-mod-K, hosts named in a shuffled order
+        '[fabric]\nradix = 8\nlevels = 3\nhosts = 40\nnaming = "shuffled"\nlatency_seconds = 0.0\n'
+        '[placement]\norder = "hostname"\n',
+        # the fabric and tables OpenSM made (committed corpus), imported
+        f'[fabric]\nkind = "ibnetdiscover"\nfile = "{IB}/ibnetdiscover-27.out"\nlatency_seconds = 0.0\n'
+        f'[routing]\nengine = "lft-dump"\nfile = "{IB}/opensm-lfts-27.dump"\n'
+        '[placement]\norder = "random"\nseed = 3\n',
+    ],
+    ids=["fat-tree", "imported"],
+)
+def test_simgrid_platform_loads_and_times_steps_like_daqnet(tmp_path, body):
+    scen = write_scenario(tmp_path, body + "[workload]\nschedule = 'random'\nseed = 2\n")
+    xml = tmp_path / "platform.xml"
+    assert main(["export", str(scen), "--format", "simgrid", "-o", str(xml)]) == 0
+    sc = Scenario.load(scen)
+    fab, _rt, pl, wl = sc.build()
+    names = fab.host_names
+    steps = [[(names[a], names[b]) for a, b in pl.hosts[flows]] for flows in wl.steps()]
+    counts, want = simgrid_ref.platform_step_times(xml, steps, 2**20)
+    assert counts["hosts"] == fab.num_hosts
+    assert counts["links"] == fab.num_links
+    got = [s["seconds"] for s in simulate_steps(sc).steps]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_simgrid_platform_routes_are_the_routing_paths(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from daqnet.io.simgrid_platform import link_id, write_simgrid_platform
+
+    f = fabric.fat_tree(radix=4, hosts=8, levels=2, naming="shuffled")
+    r = routing.random(f, seed=1)
+    path = tmp_path / "p.xml"
+    write_simgrid_platform(r, path)
+    root = ET.parse(path).getroot()
+    zone = root.find("zone")
+    assert zone is not None and zone.get("routing") == "Full"
+    names = f.node_names
+    lt = f.links()
+    routes = zone.findall("route")
+    assert len(routes) == 8 * 7
+    for rt in routes:
+        s, d = f.node(rt.get("src")), f.node(rt.get("dst"))
+        want = [
+            link_id(names, lt["src"][i], lt["src_port"][i], lt["dst"][i], lt["dst_port"][i])
+            for i in r.path(s, d)
+        ]
+        assert [c.get("id") for c in rt.findall("link_ctn")] == want
+
+
+def test_dot_has_every_cable_and_graphviz_reads_it(tmp_path):
+    scen = write_scenario(tmp_path, "[fabric]\nradix = 8\nhosts = 20\n")
+    dot = tmp_path / "f.dot"
+    assert main(["export", str(scen), "--format", "dot", "-o", str(dot)]) == 0
+    text = dot.read_text()
+    f = Scenario.load(scen).build_fabric()
+    assert text.count(" -- ") == f.num_links // 2
+    assert '"node01" -- "leaf0" [taillabel="1", headlabel="2"' in text
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz: dot is not installed (apt-get install graphviz)")
+    svg = subprocess.run(["dot", "-Tsvg", str(dot)], capture_output=True, text=True, check=True)
+    assert svg.stdout.count('class="edge"') == f.num_links // 2
+
+
+@pytest.mark.parametrize("fmt", ["ibsim", "slurm-topology"])
+def test_ibsim_and_topology_conf_round_trip(tmp_path, fmt):
+    scen = write_scenario(tmp_path, '[fabric]\nradix = 8\nhosts = 28\nnaming = "shuffled"\n')
+    out = tmp_path / "out"
+    assert main(["export", str(scen), "--format", fmt, "-o", str(out)]) == 0
+    f = Scenario.load(scen).build_fabric()
+    kind = "ibnetdiscover" if fmt == "ibsim" else "slurm-topology"
+    g = Scenario({"fabric": {"kind": kind, "file": str(out)}}, source="<x>").build_fabric()
+    assert sorted(g.host_names) == sorted(f.host_names)
+    assert g.num_switches == f.num_switches and g.num_links == f.num_links
+
+
+def test_export_refuses_multipath_for_simgrid(tmp_path, capsys):
+    from daqnet.io.simgrid_platform import write_simgrid_platform
+
+    f = fabric.fat_tree(radix=4, hosts=4, levels=2)
+    r0 = routing.dmodk(f)
+    paths = {}
+    for s in range(4):
+        for d in range(4):
+            if s != d:
+                paths[(s, d)] = [(0.5, r0.path(s, d)), (0.5, r0.path(s, d))]
+    r = routing.from_paths(f, paths)
+    if r.single_path:
+        pytest.skip("from_paths merged the equal paths")
+    with pytest.raises(Exception, match="several paths"):
+        write_simgrid_platform(r, tmp_path / "p.xml")
