@@ -171,9 +171,9 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
       if (const auto n = index.find(note.port_guid, note.name, false); n && f.node(*n).lid != lid) return -1;
     }
     std::string who = note.present ? " ('" + std::string(note.name) + "')" : "";
-    const char* how = !index.by_lid.empty() ? "the topology's LIDs"
-                      : !subnet.empty()     ? "the subnet list"
-                                        : "the names in the file (give routing.subnet_file, or import the topology)";
+    const std::string how = !index.by_lid.empty() ? "the topology's LIDs"
+                            : !subnet.empty()     ? "the subnet list " + subnet_path
+                                              : "the names in the file (give routing.subnet_file, or import the topology)";
     in.fail("destination LID", "LID " + std::to_string(lid) + who + " is no host of the fabric, by " + how);
   };
 

@@ -36,6 +36,8 @@ def read_steps(path: str | Path, ranks: int | None = None) -> tuple[int, list[np
                     f"{path}:{number}: flow {col} = {word!r}: expected SRC>DST (ranks from 0)"
                 )
             src, dst = int(m.group(1)), int(m.group(2))
+            if max(src, dst) >= 2**31 - 1:
+                raise DaqnetError(f"{path}:{number}: flow {col} = {word!r}: rank out of range")
             if src == dst:
                 raise DaqnetError(f"{path}:{number}: flow {col} = {word!r}: a rank sends to itself")
             if ranks is not None and max(src, dst) >= ranks:

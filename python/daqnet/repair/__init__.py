@@ -8,7 +8,7 @@ from .result import RepairResult
 from .schedule import METHODS, ScheduleFound, repair_schedule
 from .tree_view import host_leaves, table_order, up_port_colours
 
-WHATS: dict[str, str] = {
+REPAIRS: dict[str, str] = {
     "rank-order": "an order of the placed hosts with the fewest conflicts",
     "node-set": "N hosts of a pool that fill leaves, or the nearest conflict-free N' >= N",
     "schedule": "the same transfers in conflict-free steps",
@@ -16,7 +16,7 @@ WHATS: dict[str, str] = {
 
 __all__ = [
     "METHODS",
-    "WHATS",
+    "REPAIRS",
     "Judge",
     "NodeSetFound",
     "OrderFound",

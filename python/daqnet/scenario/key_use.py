@@ -117,7 +117,8 @@ def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str |
     v = scenario.values
     cond = {
         ("routing", "seed"): ("routing.engine", "random"),
-        ("routing", "file"): ("routing.engine", "table"),
+        ("routing", "file"): ("routing.engine", "table' or 'lft-dump"),
+        ("routing", "subnet_file"): ("routing.engine", "lft-dump"),
         ("placement", "seed"): ("placement.order", "random"),
         ("placement", "file"): ("placement.order", "file"),
         ("fabric", "naming_seed"): ("fabric.naming", "shuffled"),
@@ -138,7 +139,10 @@ def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str |
         other, wanted = cond
         s, k = other.split(".")
         have = v[s][k]
-        if key == "fragment_sigma":
+        if (section, key) == ("routing", "file"):
+            if have not in ("table", "lft-dump"):
+                return f"it is read only when {other} is 'table' or 'lft-dump' (here '{have}')"
+        elif key == "fragment_sigma":
             if have == "fixed":
                 return f"it is read only when {other} is 'normal' or 'lognormal' (here '{have}')"
         elif key == "seed" and section == "workload":
