@@ -172,8 +172,9 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
     }
     std::string who = note.present ? " ('" + std::string(note.name) + "')" : "";
     const std::string how = !index.by_lid.empty() ? "the topology's LIDs"
-                            : !subnet.empty()     ? "the subnet list " + subnet_path
-                                              : "the names in the file (give routing.subnet_file, or import the topology)";
+                            : !subnet.empty()
+                                ? "the subnet list " + subnet_path
+                                : "the names in the file (give routing.subnet_file, or import the topology)";
     in.fail("destination LID", "LID " + std::to_string(lid) + who + " is no host of the fabric, by " + how);
   };
 
