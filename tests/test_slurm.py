@@ -157,3 +157,19 @@ def test_scan_inside_sbatch(slurm, tmp_path):
     assert status == 0, log
     doc = json.loads((tmp_path / "o" / "scan.json").read_text())
     assert doc["status"] == "finished" and doc["ranks"] == 2 and len(doc["rows"]) == 2
+
+
+def test_repair_launch_line_runs_under_srun(slurm, tmp_path):
+    # The srun line daqnet repair prints (SLURM_HOSTFILE + arbitrary distribution) is one
+    # this Slurm accepts: tasks go to the hosts of the file, one per line (here the one node).
+    from daqnet.repair.launch_lines import launch_lines
+
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text(f"{slurm.host}\n" * 3)
+    line = launch_lines(hostfile, [slurm.host] * 3, tmp_path / "s.toml")["srun"]
+    assert line.endswith("daqnet-evb RUN/run.cfg --out RUN")
+    cmd = line.replace("daqnet-evb RUN/run.cfg --out RUN", "printenv SLURM_PROCID SLURMD_NODENAME")
+    r = run(slurm, "bash", "-c", cmd, timeout=120)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.split()
+    assert sorted(out[0::2]) == ["0", "1", "2"] and set(out[1::2]) == {slurm.host}
