@@ -13,8 +13,8 @@ import tomli_w
 
 from ..errors import DaqnetError
 from ..io.files import ensure_dir, write_text_atomic
-from ..io.hostlist import expand
 from ..io.steps_file import write_steps
+from ..placement import from_hostlist
 from ..repair import (
     Judge,
     RepairResult,
@@ -31,14 +31,10 @@ __all__ = ["run_repair"]
 
 
 def _pool(fabric: Any, expression: str | None) -> np.ndarray:
+    """Host ids of --pool (a hostlist expression), or every host."""
     if expression is None:
         return np.arange(fabric.num_hosts, dtype=np.int32)
-    index = {n: i for i, n in enumerate(fabric.host_names)}
-    names = expand(expression, "--pool")
-    missing = [n for n in names if n not in index]
-    if missing:
-        raise DaqnetError(f"--pool: no host named '{missing[0]}' in the fabric")
-    return np.array([index[n] for n in names], dtype=np.int32)
+    return from_hostlist(fabric, expression, where="--pool").hosts
 
 
 def run_repair(args: argparse.Namespace) -> int:
