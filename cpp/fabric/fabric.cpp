@@ -124,6 +124,19 @@ void Fabric::set_address(NodeId n, uint64_t guid, uint64_t port_guid, int32_t li
   node.lid = lid;
 }
 
+void Fabric::set_switch_groups(std::vector<int32_t> groups) {
+  if (static_cast<int32_t>(groups.size()) != num_switches())
+    throw Error("fabric: " + std::to_string(groups.size()) + " switch groups given for " +
+                std::to_string(num_switches()) + " switches");
+  int32_t top = -1;
+  for (int32_t g : groups) {
+    if (g < 0) throw Error("fabric: negative switch group " + std::to_string(g));
+    top = std::max(top, g);
+  }
+  switch_groups_ = std::move(groups);
+  num_groups_ = top + 1;
+}
+
 std::optional<NodeId> Fabric::find(const std::string& name) const {
   auto it = by_name_.find(name);
   if (it == by_name_.end()) return std::nullopt;

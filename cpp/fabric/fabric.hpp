@@ -113,6 +113,15 @@ public:
   const std::optional<XgftShape>& xgft() const { return xgft_; }
   void set_xgft(XgftShape shape) { xgft_ = std::move(shape); }
 
+  /// Groups of a two-level direct network (PERCS supernodes, dragonfly groups): the group of
+  /// every switch, indexed by switch id − num_hosts(); empty for other fabrics. Group
+  /// routing (direct, indirect) needs it: links inside a group are local, between groups global.
+  const std::vector<int32_t>& switch_groups() const { return switch_groups_; }
+  int32_t switch_group(NodeId sw) const { return switch_groups_[static_cast<size_t>(sw - num_hosts_)]; }
+  int32_t num_groups() const { return num_groups_; }
+  /// Set the group of every switch (one entry per switch, groups numbered 0..G−1).
+  void set_switch_groups(std::vector<int32_t> groups);
+
   /// A one-line description for logs.
   std::string describe() const { return description_; }
   void set_description(std::string d) { description_ = std::move(d); }
@@ -126,6 +135,8 @@ private:
   int32_t num_hosts_ = 0;
   int32_t num_levels_ = 0;
   std::optional<XgftShape> xgft_;
+  std::vector<int32_t> switch_groups_;
+  int32_t num_groups_ = 0;
   std::string description_;
 };
 

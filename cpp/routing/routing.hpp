@@ -210,6 +210,22 @@ std::shared_ptr<TableRouting> random_uplinks(const std::shared_ptr<const Fabric>
 /// (its tie-breaking differs); for those, import its dump (read_lft_dump).
 std::shared_ptr<TableRouting> minhop(const std::shared_ptr<const Fabric>& fabric);
 
+/// Routing on a two-level direct network (PERCS, dragonfly: a fabric with switch groups,
+/// each group's switches cabled all-to-all, groups cabled by global links).
+///
+/// *direct* (minimal): at most local–global–local between switches: to the switch of the
+/// source's group that holds a global link to the destination's group, across it, then to
+/// the destination's switch. *indirect* (Valiant): traffic between groups first goes
+/// minimally to a random intermediate group (uniform over the others, drawn per flow from
+/// the flow key and `seed`), then minimally on; traffic inside a group stays direct.
+/// Where a pair of groups has several global links, `spread` splits a flow evenly over all
+/// of them (weighted paths, as striping hardware does, at the cost of extra local hops);
+/// otherwise direct routing takes one with the fewest local hops (a seeded hash of
+/// (source, destination) breaks ties) and indirect routing one drawn from the flow.
+enum class GroupRoute { direct, indirect };
+std::shared_ptr<Routing> group_routing(const std::shared_ptr<const Fabric>& fabric, GroupRoute how, bool spread,
+                                       uint64_t seed);
+
 /// Read tables from the plain-text format documented in docs/routing-table.md:
 /// one "<switch> <destination host> <output port>" per line, '#' starts a comment.
 /// Errors name the file and line.

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "analysis/conflicts.hpp"
+#include "analysis/link_bytes.hpp"
 #include "analysis/rank_search.hpp"
 #include "analysis/schedule_repair.hpp"
 #include "numpy_util.hpp"
@@ -98,6 +99,20 @@ void bind_analysis(nb::module_& m) {
       },
       nb::arg("routing"), nb::arg("placement"), nb::arg("schedule"), nb::arg("step"),
       "Flows on every directed link in one step (0-based)");
+
+  m.def(
+      "link_bytes",
+      [](const routing::Routing& routing, IntArray placement, const workload::Schedule& schedule, double message_bytes,
+         int64_t max_steps) {
+        std::vector<double> out;
+        {
+          nb::gil_scoped_release nogil;
+          out = link_bytes(routing, as_span(placement), schedule, message_bytes, max_steps);
+        }
+        return to_numpy(std::move(out));
+      },
+      nb::arg("routing"), nb::arg("placement"), nb::arg("schedule"), nb::arg("message_bytes"),
+      nb::arg("max_steps") = -1, "Bytes on every directed link over the steps (flows split by path weight)");
 
   m.def(
       "step_conflicts",

@@ -7,8 +7,10 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include "fabric/dragonfly.hpp"
 #include "fabric/fat_tree.hpp"
 #include "fabric/ibnet_file.hpp"
+#include "fabric/percs.hpp"
 #include "numpy_util.hpp"
 
 namespace daqnet::bindings {
@@ -30,6 +32,12 @@ void bind_fabric(nb::module_& m) {
            nb::arg("a"), nb::arg("port_a"), nb::arg("b"), nb::arg("port_b"), nb::arg("gbps"),
            nb::arg("latency_seconds"))
       .def("infer_levels", &Fabric::infer_levels)
+      .def("set_switch_groups", &Fabric::set_switch_groups, nb::arg("groups"),
+           "The group of every switch (two-level direct networks), switches in node order")
+      .def(
+          "switch_groups", [](const Fabric& f) { return to_numpy(std::vector<int32_t>(f.switch_groups())); },
+          "Group of every switch (empty unless a two-level direct network)")
+      .def_prop_ro("num_groups", &Fabric::num_groups)
       .def("set_description", &Fabric::set_description)
       .def("link_class_names", &Fabric::link_class_names)
       .def("level_name", &Fabric::level_name)
@@ -118,6 +126,28 @@ void bind_fabric(nb::module_& m) {
       nb::arg("taper") = std::vector<std::pair<int32_t, int32_t>>{}, nb::arg("hosts_per_leaf") = -1,
       nb::arg("top_radix") = -1, nb::arg("link_gbps") = 100.0, nb::arg("latency_seconds") = 100e-9,
       nb::arg("host_prefix") = "node");
+
+  m.def(
+      "build_percs",
+      [](int32_t supernodes, int32_t drawers, int32_t nodes, int32_t d_links_per_pair, double ll_gbps, double lr_gbps,
+         double d_gbps, double host_gbps, double latency_seconds) {
+        PercsSpec s{supernodes, drawers, nodes, d_links_per_pair, ll_gbps, lr_gbps, d_gbps, host_gbps, latency_seconds};
+        return std::make_shared<Fabric>(build_percs(s));
+      },
+      nb::arg("supernodes"), nb::arg("drawers_per_supernode") = 4, nb::arg("nodes_per_drawer") = 8,
+      nb::arg("d_links_per_pair") = 1, nb::arg("ll_gbps") = 192.0, nb::arg("lr_gbps") = 40.0, nb::arg("d_gbps") = 80.0,
+      nb::arg("host_gbps") = 1536.0, nb::arg("latency_seconds") = 100e-9,
+      "A PERCS-like two-level direct network (see cpp/fabric/percs.hpp for the D-link rule)");
+  m.def(
+      "build_dragonfly",
+      [](int32_t p, int32_t a, int32_t h, int32_t g, double local_gbps, double global_gbps, double host_gbps,
+         double latency_seconds) {
+        DragonflySpec s{p, a, h, g, local_gbps, global_gbps, host_gbps, latency_seconds};
+        return std::make_shared<Fabric>(build_dragonfly(s));
+      },
+      nb::arg("p"), nb::arg("a"), nb::arg("h"), nb::arg("g"), nb::arg("local_gbps") = 100.0,
+      nb::arg("global_gbps") = 100.0, nb::arg("host_gbps") = 100.0, nb::arg("latency_seconds") = 100e-9,
+      "A dragonfly with the consecutive global-link arrangement (see cpp/fabric/dragonfly.hpp)");
 
   m.def(
       "read_ibnetdiscover",

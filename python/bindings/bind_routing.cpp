@@ -92,6 +92,16 @@ void bind_routing(nb::module_& m) {
 
   m.def("dmodk", &dmodk, nb::arg("fabric"));
   m.def("minhop", &minhop, nb::arg("fabric"));
+  m.def("flow_key", &flow_key, nb::arg("step"), nb::arg("src_rank"), nb::arg("dst_rank"),
+        "The key of a flow of a step (0-based) that per-flow engines draw their paths from");
+  m.def(
+      "group_routing",
+      [](const std::shared_ptr<const Fabric>& fabric, const std::string& how, bool spread, uint64_t seed) {
+        if (how != "direct" && how != "indirect") throw Error("routing: group routing is direct or indirect");
+        return group_routing(fabric, how == "direct" ? GroupRoute::direct : GroupRoute::indirect, spread, seed);
+      },
+      nb::arg("fabric"), nb::arg("how"), nb::arg("spread") = false, nb::arg("seed") = 0,
+      "Direct (minimal) or indirect (Valiant) routing on a two-level direct network");
   m.def("random_uplinks", &random_uplinks, nb::arg("fabric"), nb::arg("seed"));
   m.def("read_table_file", &read_table_file, nb::arg("fabric"), nb::arg("path"));
   m.def("write_table_file", &write_table_file, nb::arg("routing"), nb::arg("path"));

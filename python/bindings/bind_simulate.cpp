@@ -11,6 +11,7 @@
 #include "progress.hpp"
 #include "simulate/fair_share.hpp"
 #include "simulate/flow_network.hpp"
+#include "simulate/flow_rates.hpp"
 #include "simulate/network_model.hpp"
 #include "simulate/protocol.hpp"
 #include "simulate/steps.hpp"
@@ -204,6 +205,19 @@ void bind_simulate(nb::module_& m) {
       nb::arg("model"), nb::arg("placement"), nb::arg("schedule"), nb::arg("message_bytes"), nb::arg("ideal") = true,
       nb::arg("progress").none() = nb::none(), nb::arg("period_seconds") = 0.25,
       "Step-synchronous flow-level simulation");
+
+  m.def(
+      "step_flow_rates",
+      [](const NetworkModel& model, IntArray placement, const workload::Schedule& schedule, int64_t step) {
+        FlowRates r;
+        {
+          nb::gil_scoped_release nogil;
+          r = step_flow_rates(model, span_of(placement), schedule, step);
+        }
+        return nb::make_tuple(to_numpy(std::move(r.gbps)), to_numpy(std::move(r.nic_gbps)), r.local_flows);
+      },
+      nb::arg("model"), nb::arg("placement"), nb::arg("schedule"), nb::arg("step"),
+      "(rates in Gb/s, rates alone in Gb/s, local flows) of one step's network flows, all started together");
 
   m.def(
       "simulate_protocol",

@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "common/random.hpp"
 #include "numpy_util.hpp"
+#include "workload/patterns.hpp"
 #include "workload/schedule.hpp"
 
 namespace daqnet::bindings {
@@ -52,6 +53,11 @@ void bind_workload(nb::module_& m) {
         return explicit_steps(ranks, std::move(out), std::move(what));
       },
       nb::arg("ranks"), nb::arg("steps"), nb::arg("what"), "A schedule from a list of (n, 2) int32 rank arrays");
+  m.def("task_grid", &task_grid, nb::arg("tasks"), nb::arg("dims"),
+        "The most nearly square grid of that many tasks, largest size first");
+  m.def("stencil", &stencil, nb::arg("dims"), "A (2d+1)-point periodic stencil, one step");
+  m.def("multicast", &multicast, nb::arg("ranks"), nb::arg("targets"), nb::arg("seed"));
+  m.def("bisection", &bisection, nb::arg("ranks"), nb::arg("rounds"), nb::arg("seed"));
   m.def(
       "random_permutation", [](int32_t n, uint64_t seed) { return to_numpy(random_permutation(n, seed)); },
       nb::arg("n"), nb::arg("seed"), "Seeded permutation of 0..n-1, identical on every platform");

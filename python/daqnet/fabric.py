@@ -20,13 +20,26 @@ from . import _core
 from .errors import DaqnetError
 from .io.hostlist import read_hostnames
 
-__all__ = ["KINDS", "NAMINGS", "Fabric", "fat_tree", "from_ibnetdiscover", "graph", "parse_taper"]
+__all__ = [
+    "KINDS",
+    "NAMINGS",
+    "Fabric",
+    "dragonfly",
+    "fat_tree",
+    "from_ibnetdiscover",
+    "graph",
+    "parse_taper",
+    "percs",
+]
 
 #: Fabric families a scenario can name (fabric.kind).
 KINDS: dict[str, str] = {
     "fat-tree": "a k-ary fat tree of 2 or 3 levels built from radix and host count",
     "ibnetdiscover": "the cabling ibnetdiscover reported (or an ibsim net file), from fabric.file",
     "slurm-topology": "switches and nodes of a Slurm topology.conf (tree plugin), from fabric.file",
+    "percs": "an IBM PERCS-like two-level direct network: supernodes of drawers of nodes, "
+    "each node with its hub (LL, LR and D links)",
+    "dragonfly": "a dragonfly of g groups of a routers, p hosts and h global ports per router",
 }
 
 #: Host naming schemes: how hostnames relate to the cabling order.
@@ -41,10 +54,14 @@ NAMINGS: dict[str, str] = {
 class Fabric:
     """Hosts, switches and directed links, addressable by name and number."""
 
-    def __init__(self, core: _core.fabric.Fabric):
+    def __init__(self, core: _core.fabric.Fabric, units: dict[str, int] | None = None):
         self._core = core
         self._names = core.node_names()
         self._index = {n: i for i, n in enumerate(self._names)}
+        #: Nested host groups of a direct network, smallest first, as consecutive hosts:
+        #: {"drawer": 8, "supernode": 32} on PERCS ({"router": p, "group": a·p} on a
+        #: dragonfly). The job mappings block and shuffle by them.
+        self.units: dict[str, int] = dict(units or {})
 
     # -- sizes -------------------------------------------------------------------------
     @property
@@ -265,6 +282,54 @@ def fat_tree(
             raise DaqnetError('fabric.naming = "file" needs fabric.naming_file')
         core.rename_hosts(_read_names(naming_file, hosts, "fabric.naming_file"))
     return Fabric(core)
+
+
+def percs(
+    supernodes: int,
+    drawers_per_supernode: int = 4,
+    nodes_per_drawer: int = 8,
+    d_links_per_pair: int = 1,
+    ll_gbps: float = 192.0,
+    lr_gbps: float = 40.0,
+    d_gbps: float = 80.0,
+    host_gbps: float = 1536.0,
+    latency_seconds: float = 100e-9,
+) -> Fabric:
+    """An IBM PERCS-like network: every node with its hub; LL links all-to-all in a drawer,
+    LR links between the drawers of a supernode, ``d_links_per_pair`` D links between every
+    two supernodes, dealt round-robin over the hubs (docs/direct-networks.md). Defaults are
+    the public PERCS rates: LL 24 GB/s, LR 5 GB/s, D 10 GB/s, host ↔ hub 192 GB/s."""
+    core = _core.fabric.build_percs(
+        supernodes,
+        drawers_per_supernode,
+        nodes_per_drawer,
+        d_links_per_pair,
+        ll_gbps,
+        lr_gbps,
+        d_gbps,
+        host_gbps,
+        latency_seconds,
+    )
+    per_sn = drawers_per_supernode * nodes_per_drawer
+    return Fabric(core, {"drawer": nodes_per_drawer, "supernode": per_sn})
+
+
+def dragonfly(
+    p: int,
+    a: int,
+    h: int,
+    g: int,
+    local_gbps: float = 100.0,
+    global_gbps: float = 100.0,
+    host_gbps: float = 100.0,
+    latency_seconds: float = 100e-9,
+) -> Fabric:
+    """A dragonfly (Kim et al., ISCA 2008) with the consecutive global-link arrangement
+    (docs/direct-networks.md): g groups of a routers, p hosts and h global ports each."""
+    core = _core.fabric.build_dragonfly(
+        p, a, h, g, local_gbps, global_gbps, host_gbps, latency_seconds
+    )
+    return Fabric(core, {"router": p, "group": a * p})
 
 
 def _levels_from_cables(

@@ -4,6 +4,11 @@ Orders: ``topology`` (cabling order), ``hostname`` (sorted hostnames, numbers co
 numbers, as Slurm orders a node list), ``random`` (seeded), ``file`` (hostnames listed one
 per line, e.g. the output of ``scontrol show hostnames``, or a Slurm hostlist expression).
 
+With several tasks per node (``workload.tasks_per_node``), ranks are tasks: the orders above
+give each chosen host that many consecutive ranks, and the job mappings of
+:mod:`daqnet.mapping` (``default``, ``blocked-node``, ``blocked-drawer``, ...) deal the task
+grid to every host of a direct network.
+
 A hostlist expression (``hosts = "node[001-064]"``) chooses the node set: with order
 ``file`` the ranks follow the expression's order; with the other orders, that order is
 applied to the chosen hosts (as Slurm hands an allocation's nodes out in hostname order).
@@ -20,8 +25,10 @@ from . import _core
 from .errors import DaqnetError
 from .fabric import Fabric
 from .io.hostlist import expand, read_hostnames
+from .mapping import MAPPINGS, map_tasks
 
 __all__ = [
+    "MAPPINGS",
     "ORDERS",
     "Placement",
     "build",
@@ -37,16 +44,19 @@ ORDERS: dict[str, str] = {
     "hostname": "ranks in sorted hostname order (numbers compared as numbers), as Slurm does",
     "random": "ranks on hosts in a seeded random order",
     "file": "rank i on the host named on the i-th line of a file",
+    **MAPPINGS,
 }
 
 
 class Placement:
     """Rank → host id, over a fabric."""
 
-    def __init__(self, fabric: Fabric, hosts: np.ndarray, order: str):
+    def __init__(self, fabric: Fabric, hosts: np.ndarray, order: str, tasks_per_node: int = 1):
         self.fabric = fabric
         self.hosts = np.ascontiguousarray(hosts, dtype=np.int32)
         self.order = order
+        #: ranks (tasks) per host: 1, or workload.tasks_per_node
+        self.tasks_per_node = tasks_per_node
 
     @property
     def ranks(self) -> int:
@@ -57,7 +67,20 @@ class Placement:
         return [names[h] for h in self.hosts]
 
     def describe(self) -> str:
+        if self.tasks_per_node > 1:
+            return (
+                f"{self.order} mapping, {self.ranks} tasks ({self.tasks_per_node} per node) "
+                f"on {self.ranks // self.tasks_per_node} of {self.fabric.num_hosts} hosts"
+            )
         return f"{self.order} order, {self.ranks} ranks on {self.fabric.num_hosts} hosts"
+
+    def with_tasks(self, tasks_per_node: int) -> Placement:
+        """The same hosts in the same order, each running `tasks_per_node` consecutive ranks."""
+        if tasks_per_node == 1:
+            return self
+        return Placement(
+            self.fabric, np.repeat(self.hosts, tasks_per_node), self.order, tasks_per_node
+        )
 
     def __repr__(self) -> str:
         return f"<daqnet.Placement {self.describe()}>"
@@ -149,8 +172,33 @@ def build(
     seed: int = 0,
     file: str | Path | None = None,
     hosts: str | None = None,
+    tasks_per_node: int = 1,
+    grid: list[int] | None = None,
 ) -> Placement:
-    """The placement named in a scenario's [placement] section."""
+    """The placement named in a scenario's [placement] section; with `tasks_per_node` > 1
+    every host runs that many ranks (tasks). `grid` is the workload's task grid, which the
+    blocked mappings cut into blocks (default: one dimension)."""
+    if order in MAPPINGS:
+        if ranks is not None or hosts is not None or file is not None:
+            raise DaqnetError(
+                f"placement.order = {order!r} maps tasks onto every host of the fabric: "
+                "remove placement.ranks, placement.hosts and placement.file"
+            )
+        dims = grid or [fabric.num_hosts * tasks_per_node]
+        return Placement(
+            fabric, map_tasks(fabric, order, tasks_per_node, dims, seed), order, tasks_per_node
+        )
+    return _hosts(fabric, order, ranks, seed, file, hosts).with_tasks(tasks_per_node)
+
+
+def _hosts(
+    fabric: Fabric,
+    order: str,
+    ranks: int | None,
+    seed: int,
+    file: str | Path | None,
+    hosts: str | None,
+) -> Placement:
     if hosts is not None:
         if file is not None:
             raise DaqnetError("placement.hosts and placement.file both given: choose one")

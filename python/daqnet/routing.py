@@ -32,6 +32,7 @@ __all__ = [
     "from_lft_dump",
     "from_paths",
     "from_ports",
+    "group",
     "minhop",
     "random",
 ]
@@ -44,6 +45,9 @@ ENGINES: dict[str, str] = {
     "minhop": "fewest hops on any graph, least-used port first (as OpenSM's minhop balances)",
     "table": "forwarding tables read from a plain-text file (docs/routing-table.md)",
     "lft-dump": "the subnet manager's tables: opensm-lfts.dump, or ibroute/dump_lfts output",
+    "direct": "PERCS / dragonfly minimal routing: at most local-global-local between switches",
+    "indirect": "PERCS / dragonfly Valiant routing: through a random intermediate group, "
+    "drawn per flow (seeded)",
 }
 
 
@@ -213,14 +217,30 @@ def from_paths(
     return Routing(fabric, core)
 
 
+def group(fabric: Fabric, how: str = "direct", spread: bool = False, seed: int = 0) -> Routing:
+    """Direct (minimal) or indirect (Valiant) routing on a PERCS or dragonfly network.
+
+    ``spread`` splits a flow evenly over the parallel global links of a pair of groups
+    (striping, with extra local hops); otherwise direct routing takes one with the fewest
+    local hops (a seeded hash of the host pair breaks ties) and indirect routing draws one,
+    and the intermediate group, per flow."""
+    try:
+        return Routing(fabric, _core.routing.group_routing(fabric._core, how, spread, seed))
+    except ValueError as err:
+        raise DaqnetError(str(err)) from None
+
+
 def build(
     fabric: Fabric,
     engine: str = "dmodk",
     seed: int = 0,
     file: str | Path | None = None,
     subnet_file: str | Path | None = None,
+    spread: bool = False,
 ) -> Routing:
     """The engine named in a scenario's [routing] section."""
+    if engine in ("direct", "indirect"):
+        return group(fabric, engine, spread, seed)
     if engine == "dmodk":
         return dmodk(fabric)
     if engine == "random":

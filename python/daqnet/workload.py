@@ -15,17 +15,25 @@ __all__ = [
     "SCHEDULES",
     "Workload",
     "all_to_all",
+    "bisection",
     "build",
     "event_building",
     "from_steps",
     "from_steps_file",
+    "grid",
+    "multicast",
     "shifts",
+    "stencil",
 ]
 
 KINDS: dict[str, str] = {
     "event-building": "every rank sends a fragment to every other rank, in the order of 'schedule'",
     "shift": "one step per entry of 'shifts': rank i sends to rank (i + k) mod N",
     "all-to-all": "every ordered pair of ranks in one step",
+    "stencil2d": "one iteration of a periodic 2-D five-point stencil on the task grid",
+    "stencil4d": "one iteration of a periodic 4-D nine-point stencil on the task grid",
+    "multicast": "every task sends to 'targets' distinct random others (seeded), one step",
+    "bisection": "'rounds' random bisections, one per step: pairs exchange both ways",
     "steps": "the steps listed in 'file', one line per step of SRC>DST flows (daqnet repair writes them)",
 }
 
@@ -90,6 +98,39 @@ def all_to_all(ranks: int) -> Workload:
     return Workload(_core.workload.all_at_once(ranks), "all-to-all")
 
 
+#: Dimensions of the task grid of each pattern (ranks are numbered row-major over it).
+GRID_DIMS = {"stencil2d": 2, "stencil4d": 4}
+
+
+def grid(kind: str, tasks: int) -> list[int]:
+    """The task grid of a workload kind: as square as `tasks` allows (256 × 256 for 65,536
+    tasks in 2-D, 16 × 16 × 16 × 16 in 4-D); one dimension for the other kinds."""
+    return list(_core.workload.task_grid(tasks, GRID_DIMS.get(kind, 1)))
+
+
+def stencil(dims: Sequence[int]) -> Workload:
+    """A (2d+1)-point stencil on a periodic grid: every task sends to its 2d neighbours."""
+    try:
+        core = _core.workload.stencil([int(d) for d in dims])
+    except ValueError as err:
+        raise DaqnetError(str(err)) from None
+    return Workload(core, f"stencil{len(dims)}d")
+
+
+def multicast(ranks: int, targets: int = 14, seed: int = 0) -> Workload:
+    try:
+        return Workload(_core.workload.multicast(ranks, targets, seed), "multicast")
+    except ValueError as err:
+        raise DaqnetError(str(err)) from None
+
+
+def bisection(ranks: int, rounds: int = 1, seed: int = 0) -> Workload:
+    try:
+        return Workload(_core.workload.bisection(ranks, rounds, seed), "bisection")
+    except ValueError as err:
+        raise DaqnetError(str(err)) from None
+
+
 def from_steps(ranks: int, steps: Sequence[np.ndarray], what: str = "") -> Workload:
     """A workload of explicit steps, each an (n, 2) array of (source rank, destination rank)."""
     arrays = [np.ascontiguousarray(s, dtype=np.int32).reshape(-1, 2) for s in steps]
@@ -117,8 +158,16 @@ def build(
     seed: int = 0,
     shift_list: Sequence[int] = (1,),
     file: str | Path | None = None,
+    targets: int = 14,
+    rounds: int = 1,
 ) -> Workload:
     """The workload named in a scenario's [workload] section."""
+    if kind in GRID_DIMS:
+        return stencil(grid(kind, ranks))
+    if kind == "multicast":
+        return multicast(ranks, targets, seed)
+    if kind == "bisection":
+        return bisection(ranks, rounds, seed)
     if kind == "steps":
         if file is None:
             raise DaqnetError("workload.kind = 'steps' needs workload.file (a steps file)")

@@ -46,7 +46,7 @@ def run_repair(args: argparse.Namespace) -> int:
         raise DaqnetError("--pool and --ranks belong to --what node-set")
     scenario = load(args.scenario, args.overrides, "repair")
     fabric, routing, placement, workload = scenario.build()
-    message = scenario["simulate"]["message_bytes"]
+    message = scenario.message_bytes()
     progress = Progress(f"repair {args.what}", args.progress, unit="move")
     judge = Judge(routing, network_model(scenario, routing), message)
     names = fabric.host_names

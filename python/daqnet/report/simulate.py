@@ -10,6 +10,32 @@ from .format import duration
 __all__ = ["simulate_summary"]
 
 
+def link_load_table(rows: list[Mapping[str, Any]]) -> list[str]:
+    """Bytes per link, class by class (host links, LL/LR/D, local/global, tree stages)."""
+    if not rows:
+        return []
+    out = [
+        "",
+        f"  {'link class':<14}{'links':>8}{'used':>8}{'mean':>11}{'median':>11}{'p99':>11}"
+        f"{'max':>11}{'busiest for':>13}",
+    ]
+    for row in rows:
+        out.append(
+            f"  {row['class']:<14}{row['links']:>8,}{row['used']:>8.1%}"
+            f"{size(row['mean_bytes']):>11}{size(row['median_bytes']):>11}"
+            f"{size(row['p99_bytes']):>11}{size(row['max_bytes']):>11}"
+            f"{duration(row['max_busy_seconds']):>13}"
+        )
+    return out
+
+
+def size(b: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if b >= scale:
+            return f"{b / scale:.1f} {unit}"
+    return f"{b:.0f} B"
+
+
 def simulate_summary(r: Mapping[str, Any]) -> str:
     lines = [
         f"daqnet simulate — {r['scenario']} ({r['mode']} mode)",
@@ -35,6 +61,14 @@ def simulate_summary(r: Mapping[str, Any]) -> str:
                 "  worst      "
                 + ", ".join(f"step {s['step']}: ×{s['slowdown']:.2f}" for s in worst)
             )
+        ebb = r.get("effective_bisection")
+        if ebb and ebb["gbps"] is not None:
+            lines.append(
+                f"  bisection  effective bisection bandwidth {ebb['gbps']:.2f} Gb/s per flow, "
+                f"{ebb['fraction']:.1%} of the flows' own rate (mean over {ebb['rounds']} "
+                f"random bisections; slowest flow {ebb['min_flow_gbps']:.2f} Gb/s)"
+            )
+        lines += link_load_table(r.get("link_loads", []))
         done = f"{r['steps_done']:,} of {r['steps_total']:,} steps"
     else:
         lat = r["latency_seconds"]

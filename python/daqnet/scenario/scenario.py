@@ -22,7 +22,7 @@ from .. import placement as _placement
 from .. import routing as _routing
 from .. import workload as _workload
 from ..errors import DaqnetError
-from ..fabric import Fabric, fat_tree, from_ibnetdiscover
+from ..fabric import Fabric, dragonfly, fat_tree, from_ibnetdiscover, percs
 from ..io.files import read_text
 from ..io.slurm_topology import read_slurm_topology
 from .overrides import parse_set
@@ -127,7 +127,13 @@ class Scenario:
             raise DaqnetError(
                 f"{self.source}: missing required key 'fabric.hosts' ({SCHEMA['fabric']['hosts'].doc})"
             )
-        if fab["kind"] != "fat-tree" and fab["file"] is None:
+        required = {"percs": ("supernodes",), "dragonfly": ("p", "a", "h")}
+        for key in required.get(fab["kind"], ()):
+            if fab[key] is None:
+                raise DaqnetError(
+                    f"{self.source}: missing required key 'fabric.{key}' ({SCHEMA['fabric'][key].doc})"
+                )
+        if fab["kind"] in ("ibnetdiscover", "slurm-topology") and fab["file"] is None:
             raise DaqnetError(
                 f"{self.source}: fabric.kind = {fab['kind']!r} needs fabric.file (the topology to import)"
             )
@@ -219,9 +225,45 @@ class Scenario:
                 msg if msg.startswith(self.source) else f"{self.source}: {msg}"
             ) from None
 
+    def tasks_per_node(self) -> int:
+        """workload.tasks_per_node, or its default: 32 on PERCS (a QCM's cores), else 1."""
+        given = self["workload"]["tasks_per_node"]
+        if given is not None:
+            return int(given)
+        return 32 if self["fabric"]["kind"] == "percs" else 1
+
+    def message_bytes(self) -> float:
+        """Bytes of every message: workload.message_bytes, else simulate.message_bytes."""
+        given = self["workload"]["message_bytes"]
+        return float(given if given is not None else self["simulate"]["message_bytes"])
+
     def build_fabric(self) -> Fabric:
         f = self["fabric"]
         with self._named_errors():
+            if f["kind"] == "percs":
+                return percs(
+                    f["supernodes"],
+                    f["drawers_per_supernode"],
+                    f["nodes_per_drawer"],
+                    f["d_links_per_pair"],
+                    f["ll_gbps"],
+                    f["lr_gbps"],
+                    f["d_gbps"],
+                    1536.0 if f["host_gbps"] is None else f["host_gbps"],
+                    f["latency_seconds"],
+                )
+            if f["kind"] == "dragonfly":
+                link = f["link_gbps"]
+                return dragonfly(
+                    f["p"],
+                    f["a"],
+                    f["h"],
+                    f["a"] * f["h"] + 1 if f["g"] is None else f["g"],
+                    link if f["local_gbps"] is None else f["local_gbps"],
+                    link if f["global_gbps"] is None else f["global_gbps"],
+                    link if f["host_gbps"] is None else f["host_gbps"],
+                    f["latency_seconds"],
+                )
             if f["kind"] == "ibnetdiscover":
                 return from_ibnetdiscover(f["file"], f["link_gbps"], f["latency_seconds"])
             if f["kind"] == "slurm-topology":
@@ -244,20 +286,36 @@ class Scenario:
     def build_routing(self, fabric: Fabric) -> _routing.Routing:
         r = self["routing"]
         with self._named_errors():
-            return _routing.build(fabric, r["engine"], r["seed"], r["file"], r["subnet_file"])
+            return _routing.build(
+                fabric, r["engine"], r["seed"], r["file"], r["subnet_file"], r["spread"]
+            )
 
     def build_placement(self, fabric: Fabric) -> _placement.Placement:
         p = self["placement"]
+        tasks = self.tasks_per_node()
+        kind = self["workload"]["kind"]
         with self._named_errors():
+            grid = (
+                _workload.grid(kind, fabric.num_hosts * tasks)
+                if p["order"] in _placement.MAPPINGS
+                else None
+            )
             return _placement.build(
-                fabric, p["order"], p["ranks"], p["seed"], p["file"], p["hosts"]
+                fabric, p["order"], p["ranks"], p["seed"], p["file"], p["hosts"], tasks, grid
             )
 
     def build_workload(self, ranks: int) -> _workload.Workload:
         w = self["workload"]
         with self._named_errors():
             return _workload.build(
-                ranks, w["kind"], w["schedule"], w["seed"], w["shifts"], w["file"]
+                ranks,
+                w["kind"],
+                w["schedule"],
+                w["seed"],
+                w["shifts"],
+                w["file"],
+                w["targets"],
+                w["rounds"],
             )
 
     def build(self) -> tuple[Fabric, _routing.Routing, _placement.Placement, _workload.Workload]:

@@ -53,17 +53,43 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "naming_seed": Key("seed", 0, "seed of the shuffled naming"),
         "naming_file": Key("path", None, "hostnames in cabling order, one per line"),
         "host_prefix": Key("str", "node", "hostname prefix"),
+        # Two-level direct networks (docs/direct-networks.md).
+        "supernodes": Key("int", None, "kind percs: supernodes (required)", minimum=1),
+        "drawers_per_supernode": Key("int", 4, "kind percs: drawers per supernode", minimum=1),
+        "nodes_per_drawer": Key("int", 8, "kind percs: nodes (hubs) per drawer", minimum=1),
+        "ll_gbps": Key("float", 192.0, "kind percs: LL link rate (24 GB/s)", minimum=0),
+        "lr_gbps": Key("float", 40.0, "kind percs: LR link rate (5 GB/s)", minimum=0),
+        "d_gbps": Key("float", 80.0, "kind percs: D link rate (10 GB/s)", minimum=0),
+        "d_links_per_pair": Key("int", 1, "kind percs: D links per pair of supernodes", minimum=1),
+        "host_gbps": Key(
+            "float",
+            None,
+            "kinds percs, dragonfly: host ↔ switch rate (default percs 1536 = 192 GB/s; "
+            "dragonfly link_gbps)",
+            minimum=0,
+        ),
+        "p": Key("int", None, "kind dragonfly: hosts per router (required)", minimum=1),
+        "a": Key("int", None, "kind dragonfly: routers per group (required)", minimum=1),
+        "h": Key("int", None, "kind dragonfly: global ports per router (required)", minimum=0),
+        "g": Key("int", None, "kind dragonfly: groups (default a·h + 1, the largest)", minimum=1),
+        "local_gbps": Key("float", None, "kind dragonfly: local link rate (default link_gbps)"),
+        "global_gbps": Key("float", None, "kind dragonfly: global link rate (default link_gbps)"),
     },
     "routing": {
         "engine": Key("str", "dmodk", "routing engine", tuple(_routing.ENGINES)),
-        "seed": Key("seed", 0, "seed of the random engine"),
+        "seed": Key("seed", 0, "seed of the random and indirect engines"),
+        "spread": Key(
+            "bool", False, "direct, indirect: split a flow over parallel global (D) links"
+        ),
         "file": Key("path", None, "forwarding tables for engines 'table' and 'lft-dump'"),
         "subnet_file": Key(
             "path", None, "engine 'lft-dump': opensm-subnet.lst naming each LID's node"
         ),
     },
     "placement": {
-        "order": Key("str", "topology", "rank order", tuple(_placement.ORDERS)),
+        "order": Key(
+            "str", "topology", "rank order, or job mapping of tasks", tuple(_placement.ORDERS)
+        ),
         "ranks": Key("int", None, "ranks to place (default: all hosts, or all listed in file)"),
         "seed": Key("seed", 0, "seed of the random order"),
         "file": Key("path", None, "hostnames, one per line, for order 'file'"),
@@ -79,6 +105,14 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "seed": Key("seed", 0, "seed of the random schedule"),
         "shifts": Key("int_list", [1], "shifts for kind 'shift'"),
         "file": Key("path", None, "kind 'steps': one step per line of SRC>DST flows"),
+        "tasks_per_node": Key(
+            "int", None, "MPI tasks per host (default 32 on percs, else 1)", minimum=1
+        ),
+        "message_bytes": Key(
+            "float", None, "bytes of every message (default simulate.message_bytes)", minimum=1
+        ),
+        "targets": Key("int", 14, "kind multicast: targets per task", minimum=1),
+        "rounds": Key("int", 1, "kind bisection: random bisections (steps)", minimum=1),
     },
     # The real event builder (daqnet bench): built from the core's table of run.cfg keys,
     # below, plus the keys of the launch itself; see docs/bench.md.

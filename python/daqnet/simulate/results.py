@@ -41,19 +41,26 @@ class StepsResult(Result):
     config: dict[str, Any]  #: the effective scenario (file, --set items, every key's value)
     mode: str  #: "steps"
     workload: str
-    ranks: int
+    ranks: int  #: ranks (tasks)
+    hosts: int  #: hosts that run them
+    tasks_per_node: int
     message_bytes: float  #: bytes of every flow
     steps_total: int
     steps_done: int
     total_seconds: float  #: all steps done
     ideal_seconds: float | None  #: the same on a contention-free fabric (None: not run)
     slowdown: float | None  #: total_seconds / ideal_seconds
-    gbps_per_host: float | None  #: bytes each rank sends over the network, in Gb/s
+    gbps_per_host: float | None  #: bytes each host sends over the network, in Gb/s
     ideal_gbps_per_host: float | None
     interrupted: bool
     solver: SolverStats
     #: per step (counted from 1): step, seconds, ideal_seconds, slowdown, flows, min_flow_gbps
     steps: list[Row] = field(default_factory=list)
+    #: per link class over the steps done: links, used, mean/median/p99/max/total bytes,
+    #: max_busy_seconds (analysis.link_loads.class_loads)
+    link_loads: list[Row] = field(default_factory=list)
+    #: workload kind bisection: the effective bisection bandwidth (None otherwise)
+    effective_bisection: dict[str, Any] | None = None
 
 
 @dataclass

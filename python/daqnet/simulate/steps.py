@@ -4,10 +4,16 @@ fabric (docs/simulate.md)."""
 from __future__ import annotations
 
 import math
+from typing import Any
+
+import numpy as np
 
 from .. import _core
+from ..analysis.link_loads import class_loads, link_bytes
 from ..errors import DaqnetError
+from ..placement import Placement
 from ..scenario import Scenario
+from ..workload import Workload
 from .model import Progress, Stages, context, network_model, report
 from .results import SolverStats, StepsResult
 
@@ -20,7 +26,7 @@ def simulate_steps(
     """Every step of ``[workload]``: its duration with fair sharing and on an ideal fabric."""
     fabric, routing, placement, workload = stages or scenario.build()
     model = network_model(scenario, routing)
-    message = scenario["simulate"]["message_bytes"]
+    message = scenario.message_bytes()
     with_ideal = scenario["simulate"]["ideal"]
     try:
         r = _core.simulate.simulate_steps(
@@ -30,7 +36,15 @@ def simulate_steps(
         raise DaqnetError(f"{scenario.source}: {err}") from None
     total, ideal = r.total_seconds, r.ideal_total_seconds
     ranks = workload.ranks
-    per_host = r.bytes / ranks if ranks else 0.0
+    hosts = len(np.unique(placement.hosts[:ranks]))
+    per_host = r.bytes / hosts if hosts else 0.0
+    done = len(r.step)
+    loads = class_loads(fabric, link_bytes(routing, placement, workload, message, done))
+    ebb = (
+        effective_bisection(model, placement, workload, done)
+        if workload.kind == "bisection" and done
+        else None
+    )
 
     def ratio(a: float, b: float) -> float | None:
         return None if not with_ideal else (a / b if b > 0 else 1.0)
@@ -58,6 +72,8 @@ def simulate_steps(
         mode="steps",
         workload=workload.describe(),
         ranks=ranks,
+        hosts=hosts,
+        tasks_per_node=placement.tasks_per_node,
         message_bytes=message,
         steps_total=int(r.steps_total),
         steps_done=len(steps),
@@ -69,4 +85,31 @@ def simulate_steps(
         interrupted=bool(r.interrupted),
         solver=SolverStats.of(r.solver),
         steps=steps,
+        link_loads=loads,
+        effective_bisection=ebb,
     )
+
+
+def effective_bisection(
+    model: _core.simulate.NetworkModel, placement: Placement, workload: Workload, rounds: int
+) -> dict[str, Any]:
+    """Effective bisection bandwidth (Hoefler et al. 2008; ORCS, Netgauge ebb): over random
+    bisections (the workload's steps), every pair exchanging at once, the mean of each
+    network flow's max-min rate. Also as a share of each flow's rate alone on the fabric."""
+    means, shares, lowest, local = [], [], math.inf, 0
+    for s in range(rounds):
+        rates, alone, n_local = _core.simulate.step_flow_rates(
+            model, placement.hosts, workload._core, s
+        )
+        local += int(n_local)
+        if len(rates):
+            means.append(float(rates.mean()))
+            shares.append(float((rates / alone).mean()))
+            lowest = min(lowest, float(rates.min()))
+    return {
+        "rounds": rounds,
+        "gbps": float(np.mean(means)) if means else None,
+        "fraction": float(np.mean(shares)) if shares else None,
+        "min_flow_gbps": lowest if means else None,
+        "local_flows": local,
+    }
