@@ -21,9 +21,11 @@ def main(argv: list[str] | None = None) -> int:
     from .conflicts import run_conflicts, run_tables
     from .export import run_export
     from .opensm import run_opensm_command
+    from .plan import run_plan
     from .repair import run_repair
     from .scan import run_scan_command
     from .simulate import run_simulate
+    from .study import run_study
     from .uplinks import run_uplinks
 
     args = parser().parse_args(argv)
@@ -38,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         "simulate": run_simulate,
         "collect": run_collect,
         "scan": run_scan_command,
+        "plan": run_plan,
+        "study": run_study,
     }
     try:
         return handlers[args.command](args)

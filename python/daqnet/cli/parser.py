@@ -278,6 +278,51 @@ def parser() -> argparse.ArgumentParser:
     json_arg(s, "scan.json")
     progress_arg(s)
 
+    pl = sub.add_parser(
+        "plan",
+        help="the fat tree for N hosts: switches, cables, cost, bisection, per taper",
+        description="Plan a fat tree of --radix-port switches for --hosts hosts at --gbps: "
+        "levels, switches per stage, cables per stage (copper and optical), cost from unit "
+        "prices, bisection bandwidth and the host count that fills every leaf, one column per "
+        "--taper. See docs/plan.md.",
+    )
+    pl.add_argument("--hosts", type=_positive_int, required=True, metavar="N")
+    pl.add_argument(
+        "--gbps", type=float, default=100.0, metavar="R", help="link rate (default 100)"
+    )
+    pl.add_argument(
+        "--radix", type=_positive_int, default=36, metavar="K", help="switch ports (default 36)"
+    )
+    pl.add_argument(
+        "--taper",
+        action="append",
+        metavar="A:B",
+        help="leaf down:up ratio, e.g. 2:1 (repeatable: one column each; default 1:1)",
+    )
+    pl.add_argument("--prices", metavar="FILE", help="unit prices (TOML [prices], docs/plan.md)")
+    json_arg(pl)
+
+    st = sub.add_parser(
+        "study",
+        help="design studies: job mapping on direct networks, tapering of fat trees",
+        description="Run a study grid over a scenario with daqnet simulate and write a tidy "
+        "table (study.csv, study.json) and figures into --out. 'mapping': every mapping with "
+        "direct and indirect routing, for the 2-D and 4-D stencils and the multicast; "
+        "'taper': full and tapered fat trees for a stencil, random bisections and an "
+        "all-to-all, with the load per stage. See docs/direct-networks.md.",
+    )
+    st.add_argument("study", choices=["mapping", "taper"])
+    scenario_args(st)
+    st.add_argument("--out", metavar="DIR", help="output directory (default study-KIND-NAME)")
+    st.add_argument(
+        "--taper",
+        action="append",
+        metavar="A:B",
+        help="taper study: leaf ratios to compare (default 1:1 and 2:1)",
+    )
+    json_arg(st, "study.json")
+    progress_arg(st)
+
     g = sub.add_parser(
         "collect",
         help="gather the results of a daqnet-evb run started by hand",

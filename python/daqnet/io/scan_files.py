@@ -28,18 +28,19 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def write_scan_files(doc: Mapping[str, Any], out: Path) -> None:
-    """scan.csv (one row per point, floats to the last digit) and scan.json, atomically."""
+def write_scan_files(doc: Mapping[str, Any], out: Path, stem: str = "scan") -> None:
+    """STEM.csv (one row per point, floats to the last digit) and STEM.json, atomically
+    (scan.* for daqnet scan, study.* for daqnet study)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(doc["columns"])
     for row in doc["rows"]:
         w.writerow([_cell(row.get(c)) for c in doc["columns"]])
     try:
-        write_text_atomic(out / "scan.csv", buf.getvalue())
+        write_text_atomic(out / f"{stem}.csv", buf.getvalue())
         write_text_atomic(
-            out / "scan.json",
+            out / f"{stem}.json",
             json.dumps(doc.to_dict() if isinstance(doc, Result) else dict(doc), indent=1) + "\n",
         )
     except OSError as err:
-        raise DaqnetError(f"{out}: cannot write the scan's files: {err.strerror}") from None
+        raise DaqnetError(f"{out}: cannot write the {stem} files: {err.strerror}") from None

@@ -1,0 +1,38 @@
+"""``daqnet study mapping|taper``."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import EXIT_INTERRUPTED, Progress, emit, note
+
+__all__ = ["run_study"]
+
+
+def run_study(args: argparse.Namespace) -> int:
+    from ..io.scan_files import write_scan_files
+    from ..report.study import plot_study, study_summary
+    from ..study import mapping_study, taper_study
+    from ..study.run import out_dir
+
+    progress = Progress("study", args.progress, "point")
+    try:
+        if args.study == "mapping":
+            doc = mapping_study(args.scenario, args.overrides, progress)
+        else:
+            doc = taper_study(args.scenario, args.overrides, args.taper, progress)
+    finally:
+        progress.close()
+    out = out_dir(args.study, doc.name, args.out)
+    write_scan_files(doc, out, "study")
+    files = [str(out / "study.csv"), str(out / "study.json")]
+    drawn = plot_study(doc.to_dict(), out / "study.png")
+    if drawn:
+        files.append(str(drawn))
+    emit(doc, args.json, lambda d: study_summary(d, files))
+    if doc.interrupted:
+        note(
+            f"interrupted after {doc.points_done} of {doc.points_total} points; the finished rows are written"
+        )
+        return EXIT_INTERRUPTED
+    return 0

@@ -1,0 +1,154 @@
+"""The fabric planner (``daqnet plan``): the fat tree that carries N hosts at a given link
+rate with switches of a given radix, for each taper asked, side by side.
+
+Each candidate is built by the same fat-tree builder the scenarios use (so counts are those
+of the fabric daqnet simulates): a leaf tapered a:b keeps every port in use, k·a/(a+b) hosts
+and k·b/(a+b) up-links (36 ports at 2:1: 24 hosts, 12 up-links, as NCAR trimmed
+Yellowstone's top-of-rack level); two levels while the leaves fit under one spine's ports,
+three above. Cables between a host and its leaf are copper (same rack, ≤ 3 m), cables
+between switches optical, unless a prices file says otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import DaqnetError
+from .fabric import fat_tree, parse_taper
+from .io.files import read_text
+from .result import Result
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["DEFAULT_PRICES", "Plan", "plan", "read_prices"]
+
+#: Unit prices. Cables as reported for the LHCb upgrade (copper ≤ 3 m ~150 CHF, optical
+#: ≤ 100 m ~500 CHF); the switch price per port is an assumption to override.
+DEFAULT_PRICES: dict[str, Any] = {
+    "currency": "CHF",
+    "switch_port": 400.0,
+    "copper_cable": 150.0,
+    "optical_cable": 500.0,
+    "copper_stages": ["host->leaf"],
+}
+
+
+@dataclass
+class Plan(Result):
+    """One candidate fat tree per taper (``daqnet plan --json``)."""
+
+    hosts: int
+    gbps: float
+    radix: int
+    prices: dict[str, Any]
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+
+
+def read_prices(path: str | Path) -> dict[str, Any]:
+    """Unit prices from a TOML file ([prices] with any of DEFAULT_PRICES' keys)."""
+    try:
+        data = tomllib.loads(read_text(Path(path), "prices"))
+    except tomllib.TOMLDecodeError as err:
+        raise DaqnetError(f"{path}: not valid TOML: {err}") from None
+    given = data.get("prices")
+    if not isinstance(given, dict) or set(data) - {"prices"}:
+        raise DaqnetError(f"{path}: expected one [prices] table")
+    prices = dict(DEFAULT_PRICES)
+    for key, value in given.items():
+        if key not in DEFAULT_PRICES:
+            raise DaqnetError(
+                f"{path}: unknown key 'prices.{key}' (known: {', '.join(DEFAULT_PRICES)})"
+            )
+        want = type(DEFAULT_PRICES[key])
+        ok = (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+            if want is float
+            else isinstance(value, want)
+        )
+        if not ok:
+            raise DaqnetError(f"{path}: prices.{key} = {value!r}: expected {want.__name__}")
+        prices[key] = float(value) if want is float else value
+    return prices
+
+
+def _candidate(
+    hosts: int, gbps: float, radix: int, taper: str, prices: dict[str, Any]
+) -> dict[str, Any]:
+    ((a, b),) = parse_taper(taper, 2, "--taper")
+    if a < 1 or b < 1:
+        raise DaqnetError(f"--taper {taper}: both terms must be at least 1")
+    if (radix * a) % (a + b) != 0:
+        raise DaqnetError(
+            f"--taper {taper}: {radix}-port leaves cannot split {a}:{b} "
+            f"(radix × {a} / {a + b} is not whole)"
+        )
+    per_leaf = radix * a // (a + b)
+    leaves = math.ceil(hosts / per_leaf)
+    levels = 2 if leaves <= radix else 3
+    fab = fat_tree(
+        radix=radix,
+        hosts=hosts,
+        levels=levels,
+        taper=[taper] if levels == 2 else [taper, "1:1"],
+        hosts_per_leaf=per_leaf,
+        link_gbps=gbps,
+    )
+    level = fab.nodes()["level"]
+    switches = {fab.level_name(lv): int((level == lv).sum()) for lv in range(1, fab.levels + 1)}
+    classes = fab.link_classes()
+    up = [f"{fab.level_name(lv)}->{fab.level_name(lv + 1)}" for lv in range(0, fab.levels)]
+    up[0] = "host->leaf"
+    cables = {stage: classes.count(stage) for stage in up}
+    copper = sum(n for s, n in cables.items() if s in prices["copper_stages"])
+    optical = sum(cables.values()) - copper
+    ports = int(fab.nodes()["ports"][level >= 1].sum())
+    cost = (
+        ports * prices["switch_port"]
+        + copper * prices["copper_cable"]
+        + optical * prices["optical_cable"]
+    )
+    # Bisection: half the hosts against the other half, limited by the up-links of each
+    # level (half of them serve each half); the hosts' own links bound it too.
+    narrowest = min(cables.values())
+    return {
+        "taper": taper,
+        "levels": fab.levels,
+        "hosts_per_leaf": per_leaf,
+        "uplinks_per_leaf": radix - per_leaf,
+        "full_leaf_hosts": leaves * per_leaf,
+        "switches": switches,
+        "switches_total": sum(switches.values()),
+        "switch_ports": ports,
+        "cables": {**cables, "copper": copper, "optical": optical},
+        "cost": cost,
+        "cost_per_host": cost / hosts,
+        "bisection_gbps": narrowest * gbps / 2,
+        "bisection_fraction": narrowest / hosts,
+    }
+
+
+def plan(
+    hosts: int,
+    gbps: float,
+    radix: int,
+    tapers: list[str] | None = None,
+    prices: dict[str, Any] | None = None,
+) -> Plan:
+    """The candidates for `hosts` hosts, one per taper ("1:1" when none is given)."""
+    if hosts < 2:
+        raise DaqnetError(f"--hosts {hosts}: at least 2 hosts")
+    if not (gbps > 0 and math.isfinite(gbps)):
+        raise DaqnetError(f"--gbps {gbps}: must be a finite rate > 0")
+    prices = prices or dict(DEFAULT_PRICES)
+    try:
+        rows = [_candidate(hosts, gbps, radix, t, prices) for t in tapers or ["1:1"]]
+    except ValueError as err:
+        raise DaqnetError(str(err)) from None
+    return Plan(hosts=hosts, gbps=gbps, radix=radix, prices=prices, candidates=rows)

@@ -1,0 +1,72 @@
+"""The terminal table of ``daqnet plan``: one column per taper."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["plan_summary"]
+
+
+def plan_summary(r: Mapping[str, Any]) -> str:
+    rows = r["candidates"]
+    cur = r["prices"]["currency"]
+    stages = sorted({s for c in rows for s in c["cables"] if "->" in s}, key=_stage_order)
+    levels = sorted({lv for c in rows for lv in c["switches"]}, key=_level_order)
+    lines = [
+        f"daqnet plan — {r['hosts']:,} hosts at {r['gbps']:g} Gb/s on {r['radix']}-port switches",
+        "",
+        f"  {'taper':<28}" + "".join(f"{c['taper']:>14}" for c in rows),
+    ]
+
+    def line(label: str, values: list[str]) -> None:
+        lines.append(f"  {label:<28}" + "".join(f"{v:>14}" for v in values))
+
+    line("levels", [str(c["levels"]) for c in rows])
+    line(
+        "hosts / up-links per leaf",
+        [f"{c['hosts_per_leaf']} / {c['uplinks_per_leaf']}" for c in rows],
+    )
+    line("hosts that fill every leaf", [f"{c['full_leaf_hosts']:,}" for c in rows])
+    for lv in levels:
+        line(f"{lv} switches", [f"{c['switches'].get(lv, 0):,}" for c in rows])
+    line("switches in all", [f"{c['switches_total']:,}" for c in rows])
+    for s in stages:
+        line(f"cables {s}", [f"{c['cables'].get(s, 0):,}" for c in rows])
+    line(
+        "  of which copper / optical",
+        [f"{c['cables']['copper']:,} / {c['cables']['optical']:,}" for c in rows],
+    )
+    line("bisection (Gb/s)", [f"{c['bisection_gbps']:,.0f}" for c in rows])
+    line("  of full bisection", [f"{c['bisection_fraction']:.0%}" for c in rows])
+    line(f"cost ({cur})", [f"{c['cost']:,.0f}" for c in rows])
+    line(f"cost per host ({cur})", [f"{c['cost_per_host']:,.0f}" for c in rows])
+    p = r["prices"]
+    lines += [
+        "",
+        f"  prices: {p['switch_port']:g} {cur} per switch port, {p['copper_cable']:g} per copper cable "
+        f"({', '.join(p['copper_stages'])}), {p['optical_cable']:g} per optical cable (--prices FILE to change)",
+    ]
+    if r["hosts"] < max(c["full_leaf_hosts"] for c in rows):
+        lines.append(
+            "  a partly filled leaf breaks the symmetry that keeps shift patterns conflict-free: "
+            "consider the 'hosts that fill every leaf'"
+        )
+    return "\n".join(lines)
+
+
+def _stage_order(stage: str) -> int:
+    return (
+        ["host->leaf", "leaf->spine", "spine->core"].index(stage)
+        if stage
+        in (
+            "host->leaf",
+            "leaf->spine",
+            "spine->core",
+        )
+        else 9
+    )
+
+
+def _level_order(level: str) -> int:
+    return {"leaf": 0, "spine": 1, "core": 2}.get(level, 9)

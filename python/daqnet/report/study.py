@@ -1,0 +1,132 @@
+"""The summary table and the figure of ``daqnet study``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..io.files import save_figure
+
+__all__ = ["plot_study", "study_summary"]
+
+
+def study_summary(r: Mapping[str, Any], files: list[str]) -> str:
+    lines = [f"daqnet study {r['study']} — {r['scenario']}", ""]
+    if r["study"] == "mapping":
+        lines.append(
+            f"  {'pattern':<11}{'routing':<10}{'mapping':<19}{'time':>11}{'ideal':>11}{'slowdown':>10}  bottleneck"
+        )
+        for row in r["rows"]:
+            lines.append(
+                f"  {row['pattern']:<11}{row['routing.engine']:<10}{row['placement.order']:<19}"
+                f"{row['total_seconds'] * 1e3:>8.2f} ms{row['ideal_seconds'] * 1e3:>8.2f} ms"
+                f"{row['slowdown']:>10.1f}  {row['bottleneck_class']}"
+            )
+    else:
+        first = next((c for c in r["columns"] if c.startswith("slowdown_vs_")), "")
+        lines.append(
+            f"  {'taper':<7}{'pattern':<12}{'time':>11}{'vs ' + first[12:]:>9}{'switches':>10}"
+            f"{'cost':>13}  bottleneck"
+        )
+        for row in r["rows"]:
+            vs = row.get(first)
+            lines.append(
+                f"  {row['taper']:<7}{row['pattern']:<12}{row['total_seconds'] * 1e3:>8.2f} ms"
+                f"{('×' + format(vs, '.2f')) if vs else '':>9}{row['switches']:>10,}{row['cost']:>13,.0f}"
+                f"  {row['bottleneck_class']}"
+            )
+    lines += ["", *[f"  {f}" for f in r["findings"]]]
+    done = f"{r['points_done']} of {r['points_total']} points"
+    lines += [
+        "",
+        f"  {'INTERRUPTED: ' if r['interrupted'] else ''}{done}; wrote {', '.join(files)}",
+    ]
+    return "\n".join(lines)
+
+
+def plot_study(r: Mapping[str, Any], path: Path) -> Path | None:
+    """Mapping: iteration time per mapping, direct and indirect, one panel per pattern.
+    Taper: slowdown against the full tree per pattern, and mean bytes per stage."""
+    rows = r["rows"]
+    if not rows:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if r["study"] == "mapping":
+        patterns = list(dict.fromkeys(row["pattern"] for row in rows))
+        fig, axes = plt.subplots(
+            1,
+            len(patterns),
+            figsize=(5 * len(patterns), 4.5),
+            squeeze=False,
+            constrained_layout=True,
+        )
+        for ax, pattern in zip(axes[0], patterns, strict=True):
+            mine = [row for row in rows if row["pattern"] == pattern]
+            orders = list(dict.fromkeys(row["placement.order"] for row in mine))
+            for k, engine in enumerate(("direct", "indirect")):
+                t = {
+                    row["placement.order"]: row["total_seconds"] * 1e3
+                    for row in mine
+                    if row["routing.engine"] == engine
+                }
+                ax.bar(
+                    [i + 0.4 * k for i in range(len(orders))],
+                    [t.get(o, 0) for o in orders],
+                    0.4,
+                    label=engine,
+                )
+            ideal = min(row["ideal_seconds"] for row in mine) * 1e3
+            ax.axhline(ideal, color="k", ls="--", lw=0.8, label="contention-free")
+            ax.set_xticks([i + 0.2 for i in range(len(orders))], orders, rotation=35, ha="right")
+            ax.set_yscale("log")
+            ax.set_ylabel("iteration time (ms)")
+            ax.set_title(pattern)
+            ax.legend(fontsize=8)
+    else:
+        tapers = list(dict.fromkeys(row["taper"] for row in rows))
+        patterns = list(dict.fromkeys(row["pattern"] for row in rows))
+        first = next(c for c in r["columns"] if c.startswith("slowdown_vs_"))
+        stages = [c[: -len(":mean_bytes")] for c in r["columns"] if c.endswith(":mean_bytes")]
+        fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.5), constrained_layout=True)
+        width = 0.8 / len(tapers)
+        for k, t in enumerate(tapers):
+            v = {row["pattern"]: row.get(first) or 0 for row in rows if row["taper"] == t}
+            ax.bar(
+                [i + k * width for i in range(len(patterns))],
+                [v.get(p, 0) for p in patterns],
+                width,
+                label=t,
+            )
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(patterns))], patterns)
+        ax.set_ylabel(f"time against {first[12:]}")
+        ax.legend(title="taper")
+        labels = [f"{t}\n{p}" for t in tapers for p in patterns]
+        bottom = [0.0] * len(labels)
+        for s in stages:
+            vals = [
+                next(
+                    (
+                        row.get(f"{s}:mean_bytes") or 0
+                        for row in rows
+                        if row["taper"] == t and row["pattern"] == p
+                    ),
+                    0,
+                )
+                / 1e6
+                for t in tapers
+                for p in patterns
+            ]
+            bx.bar(range(len(labels)), vals, 0.7, bottom=bottom, label=s)
+            bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+        bx.set_xticks(range(len(labels)), labels, fontsize=7)
+        bx.set_ylabel("mean MB per link, stacked by stage")
+        bx.legend(fontsize=7)
+    fig.suptitle(f"{r['name']}: study {r['study']}")
+    save_figure(fig, path, 120)
+    plt.close(fig)
+    return path

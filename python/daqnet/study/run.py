@@ -1,0 +1,231 @@
+"""The study grids: points built like a scan's (every point's scenario loaded and checked
+before anything runs), run one after the other, rows kept when Ctrl-C stops the study."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import DaqnetError
+from ..fabric import parse_taper
+from ..plan import DEFAULT_PRICES, _candidate
+from ..scan.plan import Point, make_plan
+from ..scenario import Scenario
+from ..simulate import simulate_steps
+from .result import StudyResult
+
+__all__ = ["mapping_study", "taper_study"]
+
+MiB = 1 << 20
+#: pattern → (workload keys): the SC'11 grid's patterns and message sizes.
+MAPPING_PATTERNS: dict[str, list[str]] = {
+    "stencil2d": ["workload.kind=stencil2d", f"workload.message_bytes={2 * MiB}"],
+    "stencil4d": ["workload.kind=stencil4d", f"workload.message_bytes={2 * MiB}"],
+    "multicast": [
+        "workload.kind=multicast",
+        "workload.targets=14",
+        f"workload.message_bytes={MiB}",
+    ],
+}
+MAPPING_VARY = [
+    "routing.engine=direct,indirect",
+    "placement.order=default,blocked-node,blocked-drawer,blocked-supernode,random-node,random-drawer",
+]
+TAPER_PATTERNS: dict[str, list[str]] = {
+    "stencil2d": ["workload.kind=stencil2d", "placement.order=default"],
+    "bisection": ["workload.kind=bisection", "workload.rounds=4", "placement.order=default"],
+    "all-to-all": ["workload.kind=all-to-all", "placement.order=default"],
+}
+
+Progress = Callable[[int, int], object] | None
+
+
+def _points(
+    path: str, overrides: list[str], groups: dict[str, list[str]], vary: list[str]
+) -> list[tuple[str, Point]]:
+    out = []
+    for label, sets in groups.items():
+        plan = make_plan(path, vary, [*overrides, *sets], "total_seconds")
+        out += [(label, p) for p in plan.points]
+    return out
+
+
+def _row(label: str, key: str, point: Point) -> dict[str, Any]:
+    r = simulate_steps(point.scenario)
+    if r.interrupted:
+        raise KeyboardInterrupt
+    row: dict[str, Any] = {key: label}
+    row.update(
+        {a.split("=")[0]: v for a, v in zip(point.label.split(", "), point.values, strict=True)}
+    )
+    row.update(
+        total_seconds=r.total_seconds,
+        ideal_seconds=r.ideal_seconds,
+        slowdown=r.slowdown,
+        gbps_per_host=r.gbps_per_host,
+    )
+    busiest = max(r.link_loads, key=lambda c: c["max_busy_seconds"], default=None)
+    row["bottleneck_class"] = busiest["class"] if busiest else None
+    for c in r.link_loads:
+        row[f"{c['class']}:max_bytes"] = c["max_bytes"]
+        row[f"{c['class']}:mean_bytes"] = c["mean_bytes"]
+    if r.effective_bisection:
+        row["ebb_fraction"] = r.effective_bisection["fraction"]
+    return row
+
+
+def _run(
+    study: str,
+    path: str,
+    overrides: list[str],
+    points: list[tuple[str, Point]],
+    key: str,
+    progress: Progress,
+    extra: Callable[[dict[str, Any]], None] = lambda row: None,
+) -> tuple[StudyResult, list[dict[str, Any]]]:
+    base = Scenario.load(path, overrides)
+    rows: list[dict[str, Any]] = []
+    interrupted = False
+    try:
+        for i, (label, point) in enumerate(points):
+            if progress:
+                progress(i, len(points))
+            row = _row(label, key, point)
+            extra(row)
+            rows.append(row)
+        if progress:
+            progress(len(points), len(points))
+    except KeyboardInterrupt:
+        interrupted = True
+    columns: list[str] = []
+    for row in rows:
+        columns += [c for c in row if c not in columns]
+    doc = StudyResult(
+        study=study,
+        scenario=path,
+        name=base.name,
+        config=base.effective(),
+        points_total=len(points),
+        points_done=len(rows),
+        interrupted=interrupted,
+        columns=columns,
+        rows=rows,
+    )
+    return doc, rows
+
+
+def mapping_study(path: str, overrides: list[str] = (), progress: Progress = None) -> StudyResult:  # type: ignore[assignment]
+    """Every mapping × {direct, indirect} × {2-D stencil, 4-D stencil, multicast}."""
+    overrides = list(overrides)
+    kind = Scenario.load(path, overrides)["fabric"]["kind"]
+    if kind not in ("percs", "dragonfly"):
+        raise DaqnetError(
+            f"{path}: study mapping needs a direct network (fabric.kind = percs or dragonfly), not {kind!r}"
+        )
+    points = _points(path, overrides, MAPPING_PATTERNS, MAPPING_VARY)
+    doc, rows = _run("mapping", path, overrides, points, "pattern", progress)
+    for pattern in MAPPING_PATTERNS:
+        mine = [r for r in rows if r["pattern"] == pattern]
+        if not mine:
+            continue
+        best = min(mine, key=lambda r: r["total_seconds"])
+        worst = max(mine, key=lambda r: r["total_seconds"])
+        default = next(
+            (
+                r
+                for r in mine
+                if r["placement.order"] == "default" and r["routing.engine"] == "direct"
+            ),
+            None,
+        )
+        text = (
+            f"{pattern}: best {best['placement.order']} with {best['routing.engine']} routing "
+            f"({best['total_seconds'] * 1e3:.2f} ms, bottleneck {best['bottleneck_class']}); worst "
+            f"{worst['placement.order']} with {worst['routing.engine']} "
+            f"({worst['total_seconds'] * 1e3:.2f} ms, bottleneck {worst['bottleneck_class']})"
+        )
+        if default:
+            text += (
+                f"; default+direct {default['total_seconds'] / best['total_seconds']:.1f}× the best"
+            )
+        doc.findings.append(text)
+    return doc
+
+
+def taper_study(
+    path: str,
+    overrides: list[str] = (),  # type: ignore[assignment]
+    tapers: list[str] | None = None,
+    progress: Progress = None,
+) -> StudyResult:
+    """Full and tapered trees × {stencil, random bisections, all-to-all}: slowdown against
+    the first taper, per-stage loads, switches and cables from the planner."""
+    overrides = list(overrides)
+    base = Scenario.load(path, overrides)
+    f = base["fabric"]
+    if f["kind"] != "fat-tree":
+        raise DaqnetError(f"{path}: study taper needs fabric.kind = fat-tree, not {f['kind']!r}")
+    tapers = tapers or ["1:1", "2:1"]
+    radix, hosts = f["radix"], f["hosts"]
+    groups: dict[str, list[str]] = {}
+    for t in tapers:
+        ((a, b),) = parse_taper(t, 2, "--taper")
+        if a < 1 or b < 1 or (radix * a) % (a + b):
+            raise DaqnetError(f"--taper {t}: {radix}-port leaves cannot split {a}:{b}")
+        for pattern, sets in TAPER_PATTERNS.items():
+            taper_list = f'["{t}"]' if f["levels"] == 2 else f'["{t}","1:1"]'
+            groups[f"{t}|{pattern}"] = [
+                *sets,
+                f"fabric.taper={taper_list}",
+                f"fabric.hosts_per_leaf={radix * a // (a + b)}",
+            ]
+    points = [(label, p) for label, sets in groups.items() for p in _single(path, overrides, sets)]
+    costs = {t: _candidate(hosts, f["link_gbps"], radix, t, dict(DEFAULT_PRICES)) for t in tapers}
+
+    def extra(row: dict[str, Any]) -> None:
+        taper, _, pattern = row.pop("taper").partition("|")
+        row["taper"], row["pattern"] = taper, pattern
+        c = costs[taper]
+        row["switches"] = c["switches_total"]
+        row["switch_cables"] = c["cables"]["optical"]
+        row["cost"] = c["cost"]
+
+    doc, rows = _run("taper", path, overrides, points, "taper", progress, extra)
+    first = tapers[0]
+    for row in rows:
+        ref = next(
+            (r for r in rows if r["taper"] == first and r["pattern"] == row["pattern"]), None
+        )
+        row[f"slowdown_vs_{first}"] = row["total_seconds"] / ref["total_seconds"] if ref else None
+    doc.columns = [*doc.columns, f"slowdown_vs_{first}"]
+    for t in tapers[1:]:
+        c0, c1 = costs[first], costs[t]
+        parts = [
+            f"{r['pattern']} ×{r[f'slowdown_vs_{first}']:.2f}"
+            for r in rows
+            if r["taper"] == t and r[f"slowdown_vs_{first}"] is not None
+        ]
+        doc.findings.append(
+            f"{t} against {first}: {', '.join(parts)} as long; "
+            f"{1 - c1['switches_total'] / c0['switches_total']:.0%} fewer switches, "
+            f"{1 - c1['cables']['optical'] / max(1, c0['cables']['optical']):.0%} fewer switch-to-switch cables, "
+            f"bisection {c1['bisection_fraction']:.0%} of full"
+        )
+    return doc
+
+
+def _single(path: str, overrides: list[str], sets: list[str]) -> list[Point]:
+    # A scan plan needs one --vary: vary the workload kind over its one value.
+    kind = next(s for s in sets if s.startswith("workload.kind="))
+    rest = [s for s in sets if s != kind]
+    return make_plan(path, [kind], [*overrides, *rest], "total_seconds").points
+
+
+def out_dir(study: str, name: str, out: str | None) -> Path:
+    d = Path(out) if out else Path(f"study-{study}-{name}")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise DaqnetError(f"{d}: cannot create the output directory: {err.strerror}") from None
+    return d
