@@ -92,14 +92,21 @@ def _candidate(
     per_leaf = radix * a // (a + b)
     leaves = math.ceil(hosts / per_leaf)
     levels = 2 if leaves <= radix else 3
-    fab = fat_tree(
-        radix=radix,
-        hosts=hosts,
-        levels=levels,
-        taper=[taper] if levels == 2 else [taper, "1:1"],
-        hosts_per_leaf=per_leaf,
-        link_gbps=gbps,
-    )
+    try:
+        fab = fat_tree(
+            radix=radix,
+            hosts=hosts,
+            levels=levels,
+            taper=[taper] if levels == 2 else [taper, "1:1"],
+            hosts_per_leaf=per_leaf,
+            link_gbps=gbps,
+        )
+    except (DaqnetError, ValueError) as err:
+        # The builder names scenario keys; here they are command-line options.
+        text = (
+            str(err).replace("fabric.hosts = ", "--hosts ").replace("fabric.radix = ", "--radix ")
+        )
+        raise DaqnetError(f"--taper {taper}: {text}") from None
     level = fab.nodes()["level"]
     switches = {fab.level_name(lv): int((level == lv).sum()) for lv in range(1, fab.levels + 1)}
     classes = fab.link_classes()

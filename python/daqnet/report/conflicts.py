@@ -22,7 +22,9 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
         where = sw[0] if len(sw) == 1 else f"the pod of {sw[0]}..{sw[-1]}"
         return f"{where} holds {p['hosts']}/{p['capacity']} hosts"
 
-    if f.xgft is None:  # imported or hand-built: how the hosts spread over the leaves
+    if f.units:  # a direct network: its builder's description says it all
+        leaf_note = ", ".join(f"{n} hosts per {u}" for u, n in f.units.items())
+    elif f.xgft is None:  # imported or hand-built: how the hosts spread over the leaves
         per_leaf = list(f.hosts_per_switch().values())
         lo, hi = min(per_leaf), max(per_leaf)
         leaf_note = f"{len(per_leaf)} leaves with {lo if lo == hi else f'{lo}-{hi}'} hosts each"

@@ -105,26 +105,23 @@ def plot_study(r: Mapping[str, Any], path: Path) -> Path | None:
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(patterns))], patterns)
         ax.set_ylabel(f"time against {first[12:]}")
         ax.legend(title="taper")
+        # Per-link load of every switch stage relative to a host link's: where the bytes
+        # go when up-links are trimmed.
         labels = [f"{t}\n{p}" for t in tapers for p in patterns]
-        bottom = [0.0] * len(labels)
-        for s in stages:
-            vals = [
-                next(
-                    (
-                        row.get(f"{s}:mean_bytes") or 0
-                        for row in rows
-                        if row["taper"] == t and row["pattern"] == p
-                    ),
-                    0,
-                )
-                / 1e6
-                for t in tapers
-                for p in patterns
-            ]
-            bx.bar(range(len(labels)), vals, 0.7, bottom=bottom, label=s)
-            bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
-        bx.set_xticks(range(len(labels)), labels, fontsize=7)
-        bx.set_ylabel("mean MB per link, stacked by stage")
+        inner = [st for st in stages if not st.startswith("host->") and not st.endswith("->host")]
+        width2 = 0.8 / max(1, len(inner))
+        for k, st in enumerate(inner):
+            vals = []
+            for t in tapers:
+                for p in patterns:
+                    row: Mapping[str, Any] = next(
+                        (x for x in rows if x["taper"] == t and x["pattern"] == p), {}
+                    )
+                    host = row.get("host->leaf:mean_bytes") or 0
+                    vals.append((row.get(f"{st}:mean_bytes") or 0) / host if host else 0)
+            bx.bar([i + k * width2 for i in range(len(labels))], vals, width2, label=st)
+        bx.set_xticks([i + 0.4 - width2 / 2 for i in range(len(labels))], labels, fontsize=7)
+        bx.set_ylabel("mean bytes per link, relative to a host link")
         bx.legend(fontsize=7)
     fig.suptitle(f"{r['name']}: study {r['study']}")
     save_figure(fig, path, 120)

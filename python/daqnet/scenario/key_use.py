@@ -112,14 +112,30 @@ def _by_command(command: str, scenario: Scenario, section: str, key: str) -> boo
     return False
 
 
+#: Keys read only for some values of another key (several values; see also _by_value).
+_PERCS = ("supernodes", "drawers_per_supernode", "nodes_per_drawer", "ll_gbps", "lr_gbps")
+_ONLY_FOR: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...]]] = {
+    ("fabric", (*_PERCS, "d_gbps", "d_links_per_pair")): ("fabric.kind", ("percs",)),
+    ("fabric", ("p", "a", "h", "g", "local_gbps", "global_gbps")): ("fabric.kind", ("dragonfly",)),
+    ("fabric", ("host_gbps",)): ("fabric.kind", ("percs", "dragonfly")),
+    ("fabric", ("radix", "hosts", "levels", "taper", "hosts_per_leaf", "spine_radix")): (
+        "fabric.kind",
+        ("fat-tree",),
+    ),
+    ("routing", ("seed",)): ("routing.engine", ("random", "direct", "indirect")),
+    ("routing", ("spread",)): ("routing.engine", ("direct", "indirect")),
+    ("placement", ("seed",)): ("placement.order", ("random", "random-node", "random-drawer")),
+    ("workload", ("targets",)): ("workload.kind", ("multicast",)),
+    ("workload", ("rounds",)): ("workload.kind", ("bisection",)),
+}
+
+
 def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str | None:
     """Keys that only matter for some value of another key: the reason, or None."""
     v = scenario.values
     cond = {
-        ("routing", "seed"): ("routing.engine", "random"),
         ("routing", "file"): ("routing.engine", "table' or 'lft-dump"),
         ("routing", "subnet_file"): ("routing.engine", "lft-dump"),
-        ("placement", "seed"): ("placement.order", "random"),
         ("placement", "file"): ("placement.order", "file"),
         ("fabric", "naming_seed"): ("fabric.naming", "shuffled"),
         ("fabric", "naming_file"): ("fabric.naming", "file"),
@@ -135,6 +151,13 @@ def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str |
         ("bench", "receivers"): ("bench.mode", "time-frames"),
         ("bench", "barrier"): ("bench.mode", "time-frames"),
     }.get((section, key))
+    for (sec, names), (other, values) in _ONLY_FOR.items():
+        if section == sec and key in names:
+            s, k = other.split(".")
+            if v[s][k] not in values:
+                listed = "' or '".join(values)
+                return f"it is read only when {other} is '{listed}' (here '{v[s][k]}')"
+            return None
     if cond is not None:
         other, wanted = cond
         s, k = other.split(".")
@@ -146,6 +169,8 @@ def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str |
             if have == "fixed":
                 return f"it is read only when {other} is 'normal' or 'lognormal' (here '{have}')"
         elif key == "seed" and section == "workload":
+            if v["workload"]["kind"] in ("multicast", "bisection"):
+                return None
             if v["workload"]["kind"] != "event-building" or have != "random":
                 return f"it is read only when {other} is 'random' (here '{have}')"
         elif have != wanted:

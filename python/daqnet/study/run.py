@@ -198,7 +198,16 @@ def taper_study(
             (r for r in rows if r["taper"] == first and r["pattern"] == row["pattern"]), None
         )
         row[f"slowdown_vs_{first}"] = row["total_seconds"] / ref["total_seconds"] if ref else None
-    doc.columns = [*doc.columns, f"slowdown_vs_{first}"]
+    head = ["taper", "pattern", f"slowdown_vs_{first}"]
+    doc.columns = head + [c for c in doc.columns if c not in head and c != "workload.kind"]
+    for row in rows:
+        row.pop("workload.kind", None)
+    ebb = {r["taper"]: r["ebb_fraction"] for r in rows if r.get("ebb_fraction") is not None}
+    if ebb:
+        doc.findings.append(
+            "effective bisection bandwidth (mean max-min rate of random bisections, as a share "
+            "of a flow's rate alone): " + ", ".join(f"{t} {v:.0%}" for t, v in ebb.items())
+        )
     for t in tapers[1:]:
         c0, c1 = costs[first], costs[t]
         parts = [
