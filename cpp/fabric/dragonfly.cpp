@@ -55,18 +55,19 @@ Fabric build_dragonfly(const DragonflySpec& spec) {
       for (int64_t s = r + 1; s < a; ++s)
         f.connect(router(grp, r), port(p + s), router(grp, s), port(p + 1 + r), spec.local_gbps, lat, local, local);
   // Global: the consecutive arrangement documented in dragonfly.hpp.
-  if (g > 1) {
-    const int64_t parallel = (a * h) / (g - 1);
+  const int64_t others = g - 1;  // groups each group is cabled to
+  if (others > 0 && h > 0) {     // h = 0 allows only g = 1
+    const int64_t parallel = (a * h) / others;
     for (int64_t i = 0; i < g; ++i)
-      for (int64_t k = 0; k < parallel * (g - 1); ++k) {
-        const int64_t q = k % (g - 1), copy = k / (g - 1);
-        const int64_t j = q < i ? q : q + 1;
-        if (j < i) continue;  // cabled from the lower group
-        const int64_t q2 = i < j ? i : i - 1;
-        const int64_t k2 = q2 + copy * (g - 1);
-        f.connect(router(i, k / h), port(p + a + k % h), router(j, k2 / h), port(p + a + k2 % h), spec.global_gbps, lat,
-                  global, global);
-      }
+      for (int64_t copy = 0; copy < parallel; ++copy)
+        for (int64_t q = 0; q < others; ++q) {  // port k = q + copy·(g−1)
+          const int64_t j = q < i ? q : q + 1;
+          if (j < i) continue;  // cabled from the lower group
+          const int64_t k = q + copy * others;
+          const int64_t k2 = (i < j ? i : i - 1) + copy * others;
+          f.connect(router(i, k / h), port(p + a + k % h), router(j, k2 / h), port(p + a + k2 % h), spec.global_gbps,
+                    lat, global, global);
+        }
   }
   f.set_description("dragonfly: p=" + std::to_string(p) + " a=" + std::to_string(a) + " h=" + std::to_string(h) +
                     " g=" + std::to_string(g) + ", " + std::to_string(hosts) + " hosts on " + std::to_string(routers) +

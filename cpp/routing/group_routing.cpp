@@ -111,7 +111,7 @@ public:
         }
         ties += h == fewest ? 1 : 0;
       }
-      size_t pick = key % ties;
+      size_t pick = key % std::max<size_t>(ties, 1);  // ties ≥ 1: every pair of groups has a link
       for (LinkId l : first)
         if (hops(l) == fewest && pick-- == 0) {
           emit(src, dst, std::span<const LinkId>(&l, 1), 1.0, out);

@@ -137,8 +137,9 @@ std::unique_ptr<Schedule> bisection(int32_t ranks, int32_t rounds, uint64_t seed
     const int32_t half = ranks / 2;
     out.reserve(static_cast<size_t>(ranks));
     for (int32_t i = 0; i < half; ++i) {
-      out.push_back({perm[static_cast<size_t>(i)], perm[static_cast<size_t>(i + half)]});
-      out.push_back({perm[static_cast<size_t>(i + half)], perm[static_cast<size_t>(i)]});
+      const auto x = static_cast<size_t>(i), y = static_cast<size_t>(i) + static_cast<size_t>(half);
+      out.push_back({perm[x], perm[y]});
+      out.push_back({perm[y], perm[x]});
     }
   };
   return std::make_unique<Steps>(ranks, rounds,
