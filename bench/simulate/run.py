@@ -85,14 +85,22 @@ def protocol_scenario(hosts: int, events: int):
     )
 
 
-def protocol(hosts: int, events: int, baseline_hosts: int, baseline_events: int) -> None:
+def protocol(
+    hosts: int, events: int, baseline_hosts: int, baseline_events: int, target: bool
+) -> None:
     t = time.perf_counter()
     r = simulate_protocol(protocol_scenario(hosts, events))
     secs = time.perf_counter() - t
+    # The target is for 540 hosts x 1,000 events only: say met / NOT met for that case alone.
+    verdict = (
+        f" (target < {TARGET_PROTOCOL_SECONDS:.0f} s: "
+        f"{'met' if secs < TARGET_PROTOCOL_SECONDS else 'NOT met'})"
+        if target
+        else ""
+    )
     print(
         f"  {hosts} hosts x {events} events: {secs:.2f} s wall, {r['gbps_per_host']:.2f} Gb/s per node, "
-        f"{r['flows']['network']:,} flows (target < {TARGET_PROTOCOL_SECONDS:.0f} s: "
-        f"{'met' if secs < TARGET_PROTOCOL_SECONDS else 'NOT met'})"
+        f"{r['flows']['network']:,} flows{verdict}"
     )
     # The full re-solve grows with the square of the flows under way: a smaller fabric.
     sc = protocol_scenario(baseline_hosts, baseline_events)
@@ -120,6 +128,10 @@ def main() -> int:
     args = ap.parse_args()
     reason = simgrid_ref.unavailable_reason()
     if args.check:
+        if reason and os.environ.get("DAQNET_REQUIRE_ALL_TESTS") == "1":
+            # CI installs SimGrid: a check that silently skips it would pass untested.
+            print(f"SimGrid is required (DAQNET_REQUIRE_ALL_TESTS=1) but unavailable: {reason}")
+            return 1
         if reason:
             print(f"SimGrid part skipped: {reason}")
         else:
@@ -127,7 +139,7 @@ def main() -> int:
             compare_steps(
                 steps_scenario(64, 16, "shuffled", "hostname"), "64 hosts, hostname order"
             )
-        protocol(32, 50, 32, 20)
+        protocol(32, 50, 32, 20, target=False)
         print("ok")
         return 0
     if reason:
@@ -139,7 +151,7 @@ def main() -> int:
     print(f"  target >= {TARGET_RATIO:.0f}x: {'met' if sg / daq >= TARGET_RATIO else 'NOT met'}")
     compare_steps(steps_scenario(512, 32, "shuffled", "hostname"), "hostname order (contention)")
     print("event-builder protocol, radix-36 two-level tree, 2 credits, 8 in flight:")
-    protocol(540, 1000, 144, 300)
+    protocol(540, 1000, 144, 300, target=True)
     print("ok")
     return 0
 
