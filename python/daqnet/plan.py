@@ -27,7 +27,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["DEFAULT_PRICES", "Plan", "plan", "read_prices"]
+__all__ = ["DEFAULT_PRICES", "Plan", "candidate", "hosts_per_leaf", "plan", "read_prices"]
 
 #: Unit prices. Cables as reported for the LHCb upgrade (copper ≤ 3 m ~150 CHF, optical
 #: ≤ 100 m ~500 CHF); the switch price per port is an assumption to override.
@@ -78,9 +78,8 @@ def read_prices(path: str | Path) -> dict[str, Any]:
     return prices
 
 
-def _candidate(
-    hosts: int, gbps: float, radix: int, taper: str, prices: dict[str, Any]
-) -> dict[str, Any]:
+def hosts_per_leaf(radix: int, taper: str) -> int:
+    """Hosts of a `radix`-port leaf tapered "a:b" with every port in use: radix·a/(a+b)."""
     ((a, b),) = parse_taper(taper, 2, "--taper")
     if a < 1 or b < 1:
         raise DaqnetError(f"--taper {taper}: both terms must be at least 1")
@@ -89,7 +88,14 @@ def _candidate(
             f"--taper {taper}: {radix}-port leaves cannot split {a}:{b} "
             f"(radix × {a} / {a + b} is not whole)"
         )
-    per_leaf = radix * a // (a + b)
+    return radix * a // (a + b)
+
+
+def candidate(
+    hosts: int, gbps: float, radix: int, taper: str, prices: dict[str, Any]
+) -> dict[str, Any]:
+    """One planned fat tree (a row of Plan.candidates)."""
+    per_leaf = hosts_per_leaf(radix, taper)
     leaves = math.ceil(hosts / per_leaf)
     levels = 2 if leaves <= radix else 3
     try:
@@ -155,7 +161,7 @@ def plan(
         raise DaqnetError(f"--gbps {gbps}: must be a finite rate > 0")
     prices = prices or dict(DEFAULT_PRICES)
     try:
-        rows = [_candidate(hosts, gbps, radix, t, prices) for t in tapers or ["1:1"]]
+        rows = [candidate(hosts, gbps, radix, t, prices) for t in tapers or ["1:1"]]
     except ValueError as err:
         raise DaqnetError(str(err)) from None
     return Plan(hosts=hosts, gbps=gbps, radix=radix, prices=prices, candidates=rows)

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DaqnetError
-from ..fabric import parse_taper
-from ..plan import DEFAULT_PRICES, _candidate
+from ..plan import DEFAULT_PRICES, candidate, hosts_per_leaf
 from ..scan.plan import Point, make_plan
 from ..scenario import Scenario
 from ..simulate import simulate_steps
@@ -170,18 +169,16 @@ def taper_study(
     radix, hosts = f["radix"], f["hosts"]
     groups: dict[str, list[str]] = {}
     for t in tapers:
-        ((a, b),) = parse_taper(t, 2, "--taper")
-        if a < 1 or b < 1 or (radix * a) % (a + b):
-            raise DaqnetError(f"--taper {t}: {radix}-port leaves cannot split {a}:{b}")
+        per_leaf = hosts_per_leaf(radix, t)
         for pattern, sets in TAPER_PATTERNS.items():
             taper_list = f'["{t}"]' if f["levels"] == 2 else f'["{t}","1:1"]'
             groups[f"{t}|{pattern}"] = [
                 *sets,
                 f"fabric.taper={taper_list}",
-                f"fabric.hosts_per_leaf={radix * a // (a + b)}",
+                f"fabric.hosts_per_leaf={per_leaf}",
             ]
     points = [(label, p) for label, sets in groups.items() for p in _single(path, overrides, sets)]
-    costs = {t: _candidate(hosts, f["link_gbps"], radix, t, dict(DEFAULT_PRICES)) for t in tapers}
+    costs = {t: candidate(hosts, f["link_gbps"], radix, t, dict(DEFAULT_PRICES)) for t in tapers}
 
     def extra(row: dict[str, Any]) -> None:
         taper, _, pattern = row.pop("taper").partition("|")
