@@ -195,3 +195,72 @@ def _names(tmp_path, names, fname="names.txt"):
     p = tmp_path / fname
     p.write_text("\n".join(names) + "\n")
     return p
+
+
+def _everything(rep):
+    """Every figure of a report, as plain lists, for exact comparison."""
+    links = rep.links()
+    return (
+        {k: list(v) for k, v in rep.steps().items()},
+        {k: list(v) for k, v in links.items()},
+        [list(h) for h in rep._core.load_histogram()],
+        (rep.total_conflicts, rep.total_link_traversals, rep.total_flows, rep.max_link_load),
+    )
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        (
+            "fat tree, hostname order",
+            lambda: daqnet.fat_tree(radix=8, hosts=100, levels=3),
+            "hostname",
+        ),
+        ("fat tree, random order", lambda: daqnet.fat_tree(radix=12, hosts=70), "random"),
+        ("dragonfly, Valiant", lambda: daqnet.fabric.dragonfly(2, 4, 2, 9), "random"),
+    ],
+)
+@pytest.mark.parametrize("kind", ["barrel", "random", "all-at-once"])
+def test_threads_give_identical_results(case, kind):
+    """The analysis shares steps out over threads; every figure must stay bit-identical."""
+    _, make_fabric, order = case
+    fab = make_fabric()
+    rt = routing.group(fab, "indirect", seed=2) if fab.units else routing.dmodk(fab)
+    pl = placement.build(fab, order, seed=4)
+    wl = workload.event_building(pl.ranks, kind, seed=1)
+    one = _everything(daqnet.conflicts(rt, pl, wl, threads=1))
+    assert one[3][0] > 0  # the cases have conflicts, so the conflict counters are exercised
+    for threads in (2, 3, 7):
+        assert _everything(daqnet.conflicts(rt, pl, wl, threads=threads)) == one
+
+
+def test_threads_stopped_early_keep_a_prefix_of_steps():
+    fab = daqnet.fat_tree(radix=8, hosts=100, levels=3)
+    rt, pl = routing.dmodk(fab), placement.build(fab, "hostname", seed=1)
+    wl = workload.event_building(pl.ranks)
+    full = daqnet.conflicts(rt, pl, wl, threads=1).steps()
+    core, _ = daqnet._core.analysis.analyze_conflicts(
+        rt._core, pl.hosts, wl._core, lambda done, total: False, 0.0, threads=2
+    )
+    steps = core.step_table()
+    done = len(steps["step"])
+    assert core.interrupted and 0 < done < wl.num_steps
+    assert list(steps["step"]) == list(range(done))
+    assert list(steps["conflicts"]) == list(full["conflicts"][:done])
+    assert core.total_conflicts == int(full["conflicts"][:done].sum())
+
+
+def test_switches_with_more_than_255_ports():
+    """Routes of switches with over 255 ports are cached in 16 bits: same loads as brute force."""
+    fab = daqnet.fat_tree(radix=600, hosts=900, levels=2)
+    rt = routing.dmodk(fab)
+    assert (
+        max(len(fab.ports(v)) for v in range(fab.num_hosts, fab.num_hosts + fab.num_switches)) > 256
+    )
+    pl = placement.build(fab, "random", seed=3)
+    wl = workload.shifts(pl.ranks, [1, 299, 450])
+    rep = daqnet.conflicts(rt, pl, wl)
+    per_step, link_flows, _, hops = reference.conflicts(rt, pl.hosts, wl.steps())
+    assert list(rep.steps()["conflicts"]) == [c for c, _, _ in per_step]
+    assert {i: int(v) for i, v in enumerate(rep.links()["flows"]) if v} == dict(link_flows)
+    assert rep.total_link_traversals == hops

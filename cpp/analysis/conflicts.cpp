@@ -2,7 +2,11 @@
 #include "analysis/conflicts.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "analysis/detail/flow_links.hpp"
 #include "common/error.hpp"
@@ -38,59 +42,60 @@ void count_loads(const routing::Routing& routing, std::span<const int32_t> place
   });
 }
 
-// Per-link state of the hot loop (16 bytes): the load in the current step, valid when
-// stamp == the step's epoch so that nothing is reset between steps, and the number of
-// steps that used the link.
+// Per-link state of the hot loop (8 bytes, so that the array of a 27,648-host tree stays
+// near the processor's L2): stamp == the step's epoch once a flow used the link in the
+// current step, so that nothing is reset between steps, and the steps that used the link.
 struct LinkState {
   uint32_t stamp = 0;
-  int32_t load = 0;
-  int64_t used_steps = 0;  // steps with load >= 1
+  uint32_t used_steps = 0;  // steps with load >= 1 (steps are counted in 32 bits anyway)
 };
 
-// Totals that change only on a conflict (load >= 2), kept apart so that the hot array
-// stays small (16 bytes a link).
+// What changes only on a conflict (load >= 2), kept apart: the load in the current step
+// (valid when stamp == the epoch, else 1) and the totals.
 struct LinkConflicts {
   int64_t excess = 0;          // Σ max(0, load - 1)
   int64_t conflict_steps = 0;  // steps with load >= 2
   int32_t max_load = 0;
+  uint32_t stamp = 0;
+  int32_t load = 0;
 };
 
 }  // namespace
 
 namespace {
 
-template <class FlowLinks>
-ConflictResult analyze(const routing::Routing& routing, std::span<const int32_t> placement,
-                       const workload::Schedule& schedule, FlowLinks& flow_links, const Progress& progress,
-                       double progress_period_seconds) {
-  const auto& f = routing.fabric();
-  const size_t L = static_cast<size_t>(f.num_links());
-  std::vector<int32_t> klass(L);
-  const auto classes = static_cast<int32_t>(f.link_class_names().size());
-  for (size_t l = 0; l < L; ++l) klass[l] = f.link(static_cast<LinkId>(l)).link_class;
-
-  ConflictResult r;
-  r.steps_total = schedule.num_steps();
-  r.steps.reserve(static_cast<size_t>(r.steps_total));
+// What one thread gathers over the steps it analyses; merged (sums and maxima, so the
+// result does not depend on how steps were shared out) at the end.
+struct Partial {
+  std::vector<LinkState> state;
+  std::vector<LinkConflicts> cold;
   // at_least[c][k]: (link, step) pairs of class c with load >= k, for k >= 3 (rare);
   // k = 1 and 2 come from the per-link counters at the end.
-  std::vector<std::vector<int64_t>> at_least(static_cast<size_t>(classes));
+  std::vector<std::vector<int64_t>> at_least;
+};
 
-  std::vector<LinkState> state(L);
-  std::vector<LinkConflicts> cold(L);
-  std::vector<Flow> flows;
-  using clock = std::chrono::steady_clock;
-  auto next_report = clock::now() + std::chrono::duration<double>(progress_period_seconds);
-
-  for (int64_t s = 0; s < r.steps_total; ++s) {
+// Analyse steps [first, last) into `steps` (indexed by step) and `acc`. Links are gathered
+// into a buffer first and counted after, so that the walks through the route cache and the
+// scattered updates of the link counters overlap in the processor rather than wait on
+// each other.
+template <class FlowLinks>
+void analyze_range(int64_t first, int64_t last, const std::vector<int32_t>& klass, std::span<const int32_t> placement,
+                   const workload::Schedule& schedule, FlowLinks& flow_links, Partial& acc,
+                   std::vector<StepSummary>& steps, std::vector<Flow>& flows, std::vector<LinkId>& buffer) {
+  constexpr size_t kFlush = 4096;
+  for (int64_t s = first; s < last; ++s) {
     schedule.step(s, flows);
     const auto epoch = static_cast<uint32_t>(s + 1);
     int64_t traversals = 0, distinct = 0;
     int32_t step_max = 0, conflicting = 0;
     // A link already used in this step: a conflict (rare on good schedules, so out of line).
-    auto conflict = [&](LinkId l, LinkState& st) {
-      const int32_t k = ++st.load;
-      LinkConflicts& c = cold[static_cast<size_t>(l)];
+    auto conflict = [&](LinkId l) {
+      LinkConflicts& c = acc.cold[static_cast<size_t>(l)];
+      if (c.stamp != epoch) {
+        c.stamp = epoch;
+        c.load = 1;
+      }
+      const int32_t k = ++c.load;
       ++c.excess;
       if (k == 2) {
         ++c.conflict_steps;
@@ -99,82 +104,171 @@ ConflictResult analyze(const routing::Routing& routing, std::span<const int32_t>
       if (k > c.max_load) c.max_load = k;
       if (k > step_max) step_max = k;
       if (k >= 3) {
-        auto& a = at_least[static_cast<size_t>(klass[static_cast<size_t>(l)])];
+        auto& a = acc.at_least[static_cast<size_t>(klass[static_cast<size_t>(l)])];
         if (a.size() <= static_cast<size_t>(k)) a.resize(static_cast<size_t>(k) + 1, 0);
         ++a[static_cast<size_t>(k)];
       }
     };
     // Raw pointers, so that the compiler keeps them in registers across the stores below.
-    LinkState* const hot = state.data();
+    LinkState* const hot = acc.state.data();
     const int32_t* const place = placement.data();
-    auto visit = [&](LinkId l) {
-      LinkState& st = hot[l];
-      if (st.stamp != epoch) [[likely]] {  // first flow on this link in this step
-        st.stamp = epoch;
-        st.load = 1;
-        ++st.used_steps;
-        ++distinct;
-      } else {
-        conflict(l, st);
+    size_t used = 0;  // links in buffer
+    auto flush = [&] {
+      for (size_t i = 0; i < used; ++i) {
+        const LinkId l = buffer[i];
+        LinkState& st = hot[l];
+        if (st.stamp != epoch) [[likely]] {  // first flow on this link in this step
+          st.stamp = epoch;
+          ++st.used_steps;
+          ++distinct;
+        } else {
+          conflict(l);
+        }
       }
+      traversals += static_cast<int64_t>(used);
+      used = 0;
+    };
+    // Flows are walked in batches (see TableRouting::gather_paths), then counted.
+    constexpr size_t kBatch = 256;
+    int32_t src[kBatch], dst[kBatch];
+    uint64_t key[kBatch];
+    size_t pending = 0;
+    auto walk = [&] {
+      used = flow_links.gather(src, dst, key, pending, buffer, used);
+      pending = 0;
+      if (used >= kFlush) flush();
     };
     for (const Flow& fl : flows) {
       const int32_t a = place[fl.src];
       const int32_t b = place[fl.dst];
       if (a == b) continue;  // ranks on one host: no link
-      traversals += flow_links(a, b, routing::flow_key(s, fl.src, fl.dst), visit);
+      src[pending] = a;
+      dst[pending] = b;
+      if constexpr (FlowLinks::kPerFlow) key[pending] = routing::flow_key(s, fl.src, fl.dst);
+      if (++pending == kBatch) walk();
     }
-    StepSummary st;
+    walk();
+    flush();
+    StepSummary& st = steps[static_cast<size_t>(s)];
     st.step = s;
     st.flows = static_cast<int64_t>(flows.size());
     st.links_used = static_cast<int32_t>(distinct);
     st.conflicting_links = conflicting;
     st.conflicts = traversals - distinct;  // Σ (load - 1) over used links
     st.max_link_load = distinct > 0 ? std::max(step_max, 1) : 0;
-    r.total_link_traversals += traversals;
+  }
+}
+
+ConflictResult analyze(const routing::Routing& routing, std::span<const int32_t> placement,
+                       const workload::Schedule& schedule, const Progress& progress, double progress_period_seconds,
+                       int32_t threads) {
+  const auto& f = routing.fabric();
+  const size_t L = static_cast<size_t>(f.num_links());
+  std::vector<int32_t> klass(L);
+  const auto classes = static_cast<size_t>(f.link_class_names().size());
+  for (size_t l = 0; l < L; ++l) klass[l] = f.link(static_cast<LinkId>(l)).link_class;
+
+  ConflictResult r;
+  r.steps_total = schedule.num_steps();
+  const int64_t total = r.steps_total;
+  if (total >= int64_t{1} << 32) throw Error("analysis: more than 2^32 steps");
+  r.steps.resize(static_cast<size_t>(total));
+  const auto T = static_cast<size_t>(std::clamp<int64_t>(threads, 1, std::max<int64_t>(total, 1)));
+  std::vector<Partial> parts(T);
+
+  // Steps are handed out in chunks, in order; a claimed chunk is always finished, so the
+  // steps done when the user stops form a prefix of the schedule.
+  const int64_t chunk = std::clamp<int64_t>(total / (static_cast<int64_t>(T) * 64), 1, 64);
+  std::atomic<int64_t> next{0}, done{0};
+  std::atomic<bool> stop{false};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  using clock = std::chrono::steady_clock;
+  const auto period =
+      std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(progress_period_seconds));
+  // Worker 0 is the calling thread: it alone reports progress, since only the thread that
+  // called in from Python sees Ctrl-C.
+  auto worker = [&](size_t t) {
+    try {
+      Partial& acc = parts[t];
+      acc.state.assign(L, LinkState{});
+      acc.cold.assign(L, LinkConflicts{});
+      acc.at_least.assign(classes, {});
+      std::vector<Flow> flows;
+      std::vector<LinkId> buffer;
+      auto next_report = clock::now() + period;
+      detail::with_flow_links(routing, [&](auto& links) {
+        while (!stop.load(std::memory_order_relaxed)) {
+          const int64_t first = next.fetch_add(chunk);
+          if (first >= total) break;
+          const int64_t last = std::min(total, first + chunk);
+          analyze_range(first, last, klass, placement, schedule, links, acc, r.steps, flows, buffer);
+          done.fetch_add(last - first);
+          if (t == 0 && progress && clock::now() >= next_report) {
+            next_report = clock::now() + period;
+            if (!progress(done.load(), total)) stop = true;
+          }
+        }
+      });
+    } catch (...) {
+      const std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      stop = true;
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    for (size_t t = 1; t < T; ++t) pool.emplace_back(worker, t);
+    worker(0);
+  }  // joins
+  if (failure) std::rethrow_exception(failure);
+
+  const int64_t steps_done = std::min(total, next.load());
+  r.interrupted = steps_done < total;
+  r.steps.resize(static_cast<size_t>(steps_done));
+  for (const auto& st : r.steps) {
     r.total_flows += st.flows;
     r.total_conflicts += st.conflicts;
+    r.total_link_traversals += st.conflicts + st.links_used;
     r.max_link_load = std::max(r.max_link_load, st.max_link_load);
-    r.steps.push_back(st);
+  }
 
-    if (progress && clock::now() >= next_report) {
-      next_report = clock::now() + std::chrono::duration<double>(progress_period_seconds);
-      if (!progress(s + 1, r.steps_total)) {
-        r.interrupted = s + 1 < r.steps_total;
-        break;
-      }
+  r.link_flows.assign(L, 0);
+  r.link_conflicts.assign(L, 0);
+  r.link_conflict_steps.assign(L, 0);
+  r.link_max_load.assign(L, 0);
+  std::vector<int64_t> links_in(classes, 0), ge1(classes, 0), ge2(classes, 0);
+  std::vector<std::vector<int64_t>> at_least(classes);
+  for (const Partial& p : parts) {
+    for (size_t l = 0; l < L; ++l) {
+      const auto& st = p.state[l];
+      const auto& cf = p.cold[l];
+      r.link_flows[l] += st.used_steps + cf.excess;
+      r.link_conflicts[l] += cf.excess;
+      r.link_conflict_steps[l] += cf.conflict_steps;
+      r.link_max_load[l] = std::max(r.link_max_load[l], st.used_steps > 0 ? std::max(cf.max_load, 1) : 0);
+      const auto c = static_cast<size_t>(klass[l]);
+      ge1[c] += st.used_steps;
+      ge2[c] += cf.conflict_steps;
+    }
+    for (size_t c = 0; c < classes; ++c) {
+      const auto& a = p.at_least[c];
+      if (at_least[c].size() < a.size()) at_least[c].resize(a.size(), 0);
+      for (size_t k = 0; k < a.size(); ++k) at_least[c][k] += a[k];
     }
   }
-
-  const auto done = static_cast<int64_t>(r.steps.size());
-  r.link_flows.resize(L);
-  r.link_conflicts.resize(L);
-  r.link_conflict_steps.resize(L);
-  r.link_max_load.resize(L);
-  std::vector<int64_t> links_in(static_cast<size_t>(classes), 0), ge1(links_in), ge2(links_in);
-  for (size_t l = 0; l < L; ++l) {
-    const auto& st = state[l];
-    const auto& cf = cold[l];
-    r.link_flows[l] = st.used_steps + cf.excess;
-    r.link_conflicts[l] = cf.excess;
-    r.link_conflict_steps[l] = cf.conflict_steps;
-    r.link_max_load[l] = st.used_steps > 0 ? std::max(cf.max_load, 1) : 0;
-    const auto c = static_cast<size_t>(klass[l]);
-    ++links_in[c];
-    ge1[c] += st.used_steps;
-    ge2[c] += cf.conflict_steps;
-  }
+  for (size_t l = 0; l < L; ++l) ++links_in[static_cast<size_t>(klass[l])];
   // Histogram of loads per class from the "load >= k" counts: h[k] = ge[k] - ge[k+1].
-  r.load_histogram.resize(static_cast<size_t>(classes));
-  for (size_t c = 0; c < static_cast<size_t>(classes); ++c) {
-    std::vector<int64_t> ge{links_in[c] * done, ge1[c], ge2[c]};
+  r.load_histogram.resize(classes);
+  for (size_t c = 0; c < classes; ++c) {
+    std::vector<int64_t> ge{links_in[c] * steps_done, ge1[c], ge2[c]};
     for (size_t k = 3; k < at_least[c].size(); ++k) ge.push_back(at_least[c][k]);
     while (ge.size() > 2 && ge.back() == 0) ge.pop_back();
     auto& h = r.load_histogram[c];
     h.resize(ge.size());
     for (size_t k = 0; k < ge.size(); ++k) h[k] = ge[k] - (k + 1 < ge.size() ? ge[k + 1] : 0);
   }
-  if (progress && !r.interrupted) progress(done, r.steps_total);
+  if (progress && !r.interrupted) progress(steps_done, total);
   return r;
 }
 
@@ -182,11 +276,9 @@ ConflictResult analyze(const routing::Routing& routing, std::span<const int32_t>
 
 ConflictResult analyze_conflicts(const routing::Routing& routing, std::span<const int32_t> placement,
                                  const workload::Schedule& schedule, const Progress& progress,
-                                 double progress_period_seconds) {
+                                 double progress_period_seconds, int32_t threads) {
   check_placement(routing, placement, schedule);
-  return detail::with_flow_links(routing, [&](auto& links) {
-    return analyze(routing, placement, schedule, links, progress, progress_period_seconds);
-  });
+  return analyze(routing, placement, schedule, progress, progress_period_seconds, threads);
 }
 
 namespace {

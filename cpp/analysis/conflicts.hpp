@@ -48,12 +48,13 @@ struct ConflictResult {
 
 /// Called now and then with (steps done, steps in total); return false to stop early
 /// (the result then holds the steps done so far, with interrupted = true).
-using Progress = std::function<bool(int64_t, int64_t)>;
+using daqnet::Progress;
 
-/// `placement[r]` is the host (node id) that runs rank r.
+/// `placement[r]` is the host (node id) that runs rank r. Steps are shared out over
+/// `threads` threads; the result is the same, bit for bit, for any number of threads.
 ConflictResult analyze_conflicts(const routing::Routing& routing, std::span<const int32_t> placement,
                                  const workload::Schedule& schedule, const Progress& progress = {},
-                                 double progress_period_seconds = 0.25);
+                                 double progress_period_seconds = 0.25, int32_t threads = 1);
 
 /// Load (flows) of every directed link in one step (0-based).
 std::vector<int32_t> step_loads(const routing::Routing& routing, std::span<const int32_t> placement,

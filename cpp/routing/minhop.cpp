@@ -6,7 +6,7 @@
 
 namespace daqnet::routing {
 
-std::shared_ptr<TableRouting> minhop(const std::shared_ptr<const Fabric>& fabric) {
+std::shared_ptr<TableRouting> minhop(const std::shared_ptr<const Fabric>& fabric, const Progress& progress) {
   const Fabric& f = *fabric;
   auto r = std::make_shared<TableRouting>(fabric, "minhop");
   const int32_t H = f.num_hosts();
@@ -16,7 +16,11 @@ std::shared_ptr<TableRouting> minhop(const std::shared_ptr<const Fabric>& fabric
   std::vector<std::vector<int32_t>> used(static_cast<size_t>(f.num_nodes()));
   for (NodeId s = H; s < f.num_nodes(); ++s) used[static_cast<size_t>(s)].assign(f.node(s).ports.size(), 0);
   std::vector<NodeId> frontier, next;
+  // A destination's breadth-first search and entries cost about a walk per switch.
+  const int64_t per_destination = f.num_switches();
+  ProgressMeter meter(progress, H * per_destination + r->finalize_work(), "route building (minhop)");
   for (NodeId d = 0; d < H; ++d) {
+    meter.advance(per_destination);
     const NodeId leaf = f.host_switch(d);
     if (leaf < 0) throw Error("routing (minhop): host " + f.node(d).name + " is not cabled");
     std::fill(dist.begin(), dist.end(), kFar);
@@ -49,7 +53,7 @@ std::shared_ptr<TableRouting> minhop(const std::shared_ptr<const Fabric>& fabric
       r->set_port(s, d, best);
     }
   }
-  r->finalize();
+  r->finalize(meter);
   return r;
 }
 

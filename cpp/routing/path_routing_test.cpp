@@ -72,7 +72,8 @@ TEST(TableRouting, PathsEqualTheCachedRoute) {
       ASSERT_FALSE(p.empty());
       EXPECT_EQ(p.front(), r->uplink(a));
       EXPECT_EQ(f->link(p.back()).dst, b);
-      auto tail = r->tail(a, b);
+      std::vector<LinkId> tail;
+      r->tail(a, b, tail);
       EXPECT_TRUE(std::equal(p.begin() + 1, p.end(), tail.begin(), tail.end()));
     }
 }

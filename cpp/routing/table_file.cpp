@@ -29,7 +29,8 @@ std::vector<std::string_view> split_words(std::string_view line) {
 
 }  // namespace
 
-std::shared_ptr<TableRouting> read_table_file(const std::shared_ptr<const Fabric>& fabric, const std::string& path) {
+std::shared_ptr<TableRouting> read_table_file(const std::shared_ptr<const Fabric>& fabric, const std::string& path,
+                                              const Progress& progress) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read routing table " + path + ": " + std::strerror(errno));
   if (std::filesystem::is_directory(path)) throw Error("cannot read routing table " + path + ": is a directory");
@@ -89,7 +90,7 @@ std::shared_ptr<TableRouting> read_table_file(const std::shared_ptr<const Fabric
     if (end == text.size()) break;
   }
   if (entries == 0) throw Error(path + ": no forwarding entries in routing table");
-  r->finalize();
+  r->finalize(progress);
   return r;
 }
 

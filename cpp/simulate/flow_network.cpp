@@ -210,6 +210,14 @@ void FlowNetwork::advance(double t, std::vector<uint64_t>& done) {
   }
 }
 
+void FlowNetwork::restart() {
+  if (active_ != 0) throw Error("flow network: restart() with flows still active");
+  settle();  // refresh the levels of the resources the last flows left
+  now_ = 0;
+  free_.clear();
+  for (size_t id = flows_.size(); id-- > 0;) free_.push_back(static_cast<FlowId>(id));  // pops 0 first
+}
+
 void FlowNetwork::finish(FlowId id) {
   Flow& f = flows_[static_cast<size_t>(id)];
   for (size_t k = 0; k < f.res.size(); ++k) {

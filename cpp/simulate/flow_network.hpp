@@ -61,6 +61,11 @@ public:
   };
   const Stats& stats() const { return stats_; }
 
+  /// With no flow active: the clock back to 0 and flow ids handed out from 0 again, so that
+  /// what runs next does not depend, to the last bit, on what ran before (the step
+  /// simulation runs steps on several threads, each network seeing different steps).
+  void restart();
+
   /// Testing aid: recompute every rate from scratch instead of incrementally.
   void set_full_recompute(bool on) { full_ = on; }
 

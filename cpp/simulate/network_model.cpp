@@ -51,19 +51,18 @@ void NetworkModel::add_nic(int32_t a, int32_t b, double& slowest, Routes& out) c
 void NetworkModel::routes(int32_t a, int32_t b, uint64_t flow, bool ideal, Routes& out) const {
   out.clear();
   if (table_ != nullptr) {  // the common case, straight from the route cache: no copy of a path
-    const auto tail = table_->tail(a, b);
     const LinkId first = table_->uplink(a);
     double latency = link_latency_[static_cast<size_t>(first)];
     double slowest = capacity_[static_cast<size_t>(first)];
-    for (LinkId l : tail) {
+    out.res_.push_back(first);
+    LinkId last = first;
+    table_->for_each_tail(a, b, [&](LinkId l) {
       latency += link_latency_[static_cast<size_t>(l)];
       slowest = std::min(slowest, capacity_[static_cast<size_t>(l)]);
-    }
-    out.res_.push_back(first);
-    if (ideal)
-      out.res_.push_back(tail.back());
-    else
-      out.res_.insert(out.res_.end(), tail.begin(), tail.end());
+      if (!ideal) out.res_.push_back(l);
+      last = l;
+    });
+    if (ideal) out.res_.push_back(last);
     add_nic(a, b, slowest, out);
     out.ends_.push_back(static_cast<uint32_t>(out.res_.size()));
     out.weight_.push_back(1.0);
@@ -71,9 +70,11 @@ void NetworkModel::routes(int32_t a, int32_t b, uint64_t flow, bool ideal, Route
     out.bottleneck_.push_back(slowest);
     return;
   }
-  routing_.paths(a, b, flow, scratch_);
-  for (size_t k = 0; k < scratch_.size(); ++k) {
-    const auto path = scratch_.path(k);
+  // One scratch per thread: the step simulation asks for routes from several threads.
+  thread_local routing::PathSet scratch;
+  routing_.paths(a, b, flow, scratch);
+  for (size_t k = 0; k < scratch.size(); ++k) {
+    const auto path = scratch.path(k);
     double latency = 0, slowest = kUnlimited;
     for (LinkId l : path) {
       latency += link_latency_[static_cast<size_t>(l)];
@@ -87,7 +88,7 @@ void NetworkModel::routes(int32_t a, int32_t b, uint64_t flow, bool ideal, Route
     }
     add_nic(a, b, slowest, out);
     out.ends_.push_back(static_cast<uint32_t>(out.res_.size()));
-    out.weight_.push_back(scratch_.weight(k));
+    out.weight_.push_back(scratch.weight(k));
     out.latency_.push_back(latency);
     out.bottleneck_.push_back(slowest);
   }

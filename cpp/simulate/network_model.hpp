@@ -85,9 +85,8 @@ private:
   bool inject_ = false, eject_ = false;
   std::vector<double> capacity_;
   std::vector<double> link_latency_;
-  // Reused: the simulators are single-threaded, and the protocol's commands ask for a
-  // latency millions of times.
-  mutable routing::PathSet scratch_;
+  // Reused by resources(), latency(), bottleneck() and message_seconds(), which the
+  // protocol's commands call millions of times: those are for one thread (routes() is not).
   mutable Routes routes_scratch_;
 };
 

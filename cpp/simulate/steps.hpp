@@ -37,9 +37,11 @@ struct StepResult {
 /// (steps done, steps in total) now and then; return false to stop early.
 using StepProgress = std::function<bool(int64_t, int64_t)>;
 
-/// `ideal` = false skips the contention-free run (ideal times are then NaN).
+/// `ideal` = false skips the contention-free run (ideal times are then NaN). Steps are
+/// shared out over `threads` threads; every figure is the same for any number of them.
 StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> placement,
                           const workload::Schedule& schedule, double message_bytes, bool ideal,
-                          const StepProgress& progress = {}, double progress_period_seconds = 0.25);
+                          const StepProgress& progress = {}, double progress_period_seconds = 0.25,
+                          int32_t threads = 1);
 
 }  // namespace daqnet::simulate

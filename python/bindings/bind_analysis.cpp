@@ -77,20 +77,21 @@ void bind_analysis(nb::module_& m) {
   m.def(
       "analyze_conflicts",
       [](const routing::Routing& routing, IntArray placement, const workload::Schedule& schedule, nb::object progress,
-         double period) {
+         double period, int32_t threads) {
         PyProgress py{progress};
         Progress cb = [&](int64_t done, int64_t total) { return py(done, total); };
         ConflictResult r;
         {
           nb::gil_scoped_release nogil;
-          r = analyze_conflicts(routing, as_span(placement), schedule, cb, period);
+          r = analyze_conflicts(routing, as_span(placement), schedule, cb, period, threads);
         }
         py.rethrow();
         const bool keyboard_interrupt = py.keyboard_interrupt;
         return nb::make_tuple(std::move(r), keyboard_interrupt);
       },
       nb::arg("routing"), nb::arg("placement"), nb::arg("schedule"), nb::arg("progress").none() = nb::none(),
-      nb::arg("period_seconds") = 0.25, "Analyse every step; returns (ConflictResult, interrupted_by_ctrl_c)");
+      nb::arg("period_seconds") = 0.25, nb::arg("threads") = 1,
+      "Analyse every step on `threads` threads; returns (ConflictResult, interrupted_by_ctrl_c)");
 
   m.def(
       "step_loads",

@@ -5,6 +5,7 @@
 
 #include "common/error.hpp"
 #include "numpy_util.hpp"
+#include "progress.hpp"
 #include "routing/lft_dump.hpp"
 #include "routing/routing.hpp"
 
@@ -90,8 +91,19 @@ void bind_routing(nb::module_& m) {
           nb::arg("src_host"), nb::arg("dst_host"), nb::arg("links"), nb::arg("weight") = 1.0)
       .def("finalize", &PathRouting::finalize, nb::arg("all_pairs") = false);
 
-  m.def("dmodk", &dmodk, nb::arg("fabric"));
-  m.def("minhop", &minhop, nb::arg("fabric"));
+  // Route builders take a progress callback (done, total) and honour Ctrl-C.
+  m.def(
+      "dmodk",
+      [](const std::shared_ptr<const Fabric>& f, nb::object progress) {
+        return interruptible(std::move(progress), [&](const Progress& cb) { return dmodk(f, cb); });
+      },
+      nb::arg("fabric"), nb::arg("progress").none() = nb::none());
+  m.def(
+      "minhop",
+      [](const std::shared_ptr<const Fabric>& f, nb::object progress) {
+        return interruptible(std::move(progress), [&](const Progress& cb) { return minhop(f, cb); });
+      },
+      nb::arg("fabric"), nb::arg("progress").none() = nb::none());
   m.def("flow_key", &flow_key, nb::arg("step"), nb::arg("src_rank"), nb::arg("dst_rank"),
         "The key of a flow of a step (0-based) that per-flow engines draw their paths from");
   m.def(
@@ -102,8 +114,18 @@ void bind_routing(nb::module_& m) {
       },
       nb::arg("fabric"), nb::arg("how"), nb::arg("spread") = false, nb::arg("seed") = 0,
       "Direct (minimal) or indirect (Valiant) routing on a two-level direct network");
-  m.def("random_uplinks", &random_uplinks, nb::arg("fabric"), nb::arg("seed"));
-  m.def("read_table_file", &read_table_file, nb::arg("fabric"), nb::arg("path"));
+  m.def(
+      "random_uplinks",
+      [](const std::shared_ptr<const Fabric>& f, uint64_t seed, nb::object progress) {
+        return interruptible(std::move(progress), [&](const Progress& cb) { return random_uplinks(f, seed, cb); });
+      },
+      nb::arg("fabric"), nb::arg("seed"), nb::arg("progress").none() = nb::none());
+  m.def(
+      "read_table_file",
+      [](const std::shared_ptr<const Fabric>& f, const std::string& path, nb::object progress) {
+        return interruptible(std::move(progress), [&](const Progress& cb) { return read_table_file(f, path, cb); });
+      },
+      nb::arg("fabric"), nb::arg("path"), nb::arg("progress").none() = nb::none());
   m.def("write_table_file", &write_table_file, nb::arg("routing"), nb::arg("path"));
   m.def("read_lft_dump", &read_lft_dump, nb::arg("fabric"), nb::arg("path"), nb::arg("subnet_path") = "",
         "Forwarding tables from an opensm-lfts.dump or ibroute/dump_lfts output");

@@ -189,22 +189,22 @@ void bind_simulate(nb::module_& m) {
   m.def(
       "simulate_steps",
       [](const NetworkModel& model, IntArray placement, const workload::Schedule& schedule, double message_bytes,
-         bool ideal, nb::object progress, double period) {
+         bool ideal, nb::object progress, double period, int32_t threads) {
         PyProgress py{progress};
         StepResult r;
         {
           nb::gil_scoped_release nogil;
           r = simulate_steps(
               model, span_of(placement), schedule, message_bytes, ideal, [&](int64_t d, int64_t t) { return py(d, t); },
-              period);
+              period, threads);
         }
         py.rethrow();
         r.interrupted = r.interrupted || py.keyboard_interrupt;  // Ctrl-C in the last step too
         return r;
       },
       nb::arg("model"), nb::arg("placement"), nb::arg("schedule"), nb::arg("message_bytes"), nb::arg("ideal") = true,
-      nb::arg("progress").none() = nb::none(), nb::arg("period_seconds") = 0.25,
-      "Step-synchronous flow-level simulation");
+      nb::arg("progress").none() = nb::none(), nb::arg("period_seconds") = 0.25, nb::arg("threads") = 1,
+      "Step-synchronous flow-level simulation, steps shared out over `threads` threads");
 
   m.def(
       "step_flow_rates",

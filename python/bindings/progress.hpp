@@ -5,6 +5,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
+
+#include "common/progress.hpp"
 
 namespace daqnet::bindings {
 
@@ -36,5 +39,25 @@ struct PyProgress {
     if (failure) throw std::move(*failure);
   }
 };
+
+/// Run f(progress) without the GIL, for a phase that has no partial result to return
+/// (route building): `callback(done, total)` sees its progress, and Ctrl-C, which makes f
+/// throw daqnet::Interrupted, raises KeyboardInterrupt.
+template <class F>
+auto interruptible(nb::object callback, F&& f) {
+  PyProgress py{std::move(callback)};
+  const Progress cb = [&](int64_t done, int64_t total) { return py(done, total); };
+  try {
+    nb::gil_scoped_release nogil;
+    return f(cb);
+  } catch (const Interrupted&) {
+    py.rethrow();
+    if (py.keyboard_interrupt) {
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+      throw nb::python_error();
+    }
+    throw;
+  }
+}
 
 }  // namespace daqnet::bindings

@@ -13,7 +13,7 @@ import contextlib
 import itertools
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,22 @@ ENGINES: dict[str, str] = {
     "indirect": "PERCS / dragonfly Valiant routing: through a random intermediate group, "
     "drawn per flow (seeded)",
 }
+
+
+#: A progress callback of route building: (work done, work in total).
+ProgressFn = Callable[[int, int], object]
+
+
+def _reporter(progress: ProgressFn | None) -> Callable[[int, int], bool] | None:
+    """The core's callback (it must return True to go on); Ctrl-C is honoured without one."""
+    if progress is None:
+        return None
+
+    def report(done: int, total: int) -> bool:
+        progress(done, total)
+        return True
+
+    return report
 
 
 class Routing:
@@ -130,21 +146,23 @@ class Routing:
         return f"<daqnet.Routing {self.engine} over {self.fabric.describe()}>"
 
 
-def dmodk(fabric: Fabric) -> Routing:
-    return Routing(fabric, _core.routing.dmodk(fabric._core))
+def dmodk(fabric: Fabric, progress: ProgressFn | None = None) -> Routing:
+    return Routing(fabric, _core.routing.dmodk(fabric._core, _reporter(progress)))
 
 
-def random(fabric: Fabric, seed: int = 0) -> Routing:
-    return Routing(fabric, _core.routing.random_uplinks(fabric._core, seed))
+def random(fabric: Fabric, seed: int = 0, progress: ProgressFn | None = None) -> Routing:
+    return Routing(fabric, _core.routing.random_uplinks(fabric._core, seed, _reporter(progress)))
 
 
-def minhop(fabric: Fabric) -> Routing:
+def minhop(fabric: Fabric, progress: ProgressFn | None = None) -> Routing:
     """Fewest-hop tables on any graph (imported fabrics, graphs built by hand)."""
-    return Routing(fabric, _core.routing.minhop(fabric._core))
+    return Routing(fabric, _core.routing.minhop(fabric._core, _reporter(progress)))
 
 
-def from_file(fabric: Fabric, path: str | Path) -> Routing:
-    return Routing(fabric, _core.routing.read_table_file(fabric._core, str(path)))
+def from_file(fabric: Fabric, path: str | Path, progress: ProgressFn | None = None) -> Routing:
+    return Routing(
+        fabric, _core.routing.read_table_file(fabric._core, str(path), _reporter(progress))
+    )
 
 
 def from_lft_dump(
@@ -237,20 +255,22 @@ def build(
     file: str | Path | None = None,
     subnet_file: str | Path | None = None,
     spread: bool = False,
+    progress: ProgressFn | None = None,
 ) -> Routing:
-    """The engine named in a scenario's [routing] section."""
+    """The engine named in a scenario's [routing] section. `progress(done, total)` follows
+    the building of forwarding tables (Ctrl-C stops it with KeyboardInterrupt)."""
     if engine in ("direct", "indirect"):
         return group(fabric, engine, spread, seed)
     if engine == "dmodk":
-        return dmodk(fabric)
+        return dmodk(fabric, progress)
     if engine == "random":
-        return random(fabric, seed)
+        return random(fabric, seed, progress)
     if engine == "minhop":
-        return minhop(fabric)
+        return minhop(fabric, progress)
     if engine in ("table", "lft-dump"):
         if file is None:
             raise DaqnetError(f'routing.engine = "{engine}" needs routing.file')
         if engine == "table":
-            return from_file(fabric, file)
+            return from_file(fabric, file, progress)
         return from_lft_dump(fabric, file, subnet_file)
     raise DaqnetError(f"routing.engine = {engine!r}: expected one of {', '.join(ENGINES)}")

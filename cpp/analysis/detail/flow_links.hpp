@@ -17,6 +17,7 @@ using routing::LinkId;
 class PathLinks {
 public:
   explicit PathLinks(const routing::Routing& r) : routing_(r), single_(r.single_path()) {}
+  static constexpr bool kPerFlow = true;  // paths may depend on the flow key
 
   template <class Visit>
   int64_t operator()(int32_t a, int32_t b, uint64_t flow, Visit&& visit) {
@@ -32,6 +33,13 @@ public:
     for (LinkId l : unique_) visit(l);
     return static_cast<int64_t>(unique_.size());
   }
+  /// The links of n flows appended to buf[used..]; returns the new used count.
+  size_t gather(const int32_t* a, const int32_t* b, const uint64_t* flow, size_t n, std::vector<LinkId>& buf,
+                size_t used) {
+    buf.resize(used);
+    for (size_t k = 0; k < n; ++k) (*this)(a[k], b[k], flow[k], [&](LinkId l) { buf.push_back(l); });
+    return buf.size();
+  }
 
 private:
   const routing::Routing& routing_;
@@ -40,32 +48,28 @@ private:
   std::vector<LinkId> unique_;
 };
 
-/// The same for forwarding tables, straight from their route cache (no copy, no call):
-/// the analysis spends most of its time here.
+/// The same for forwarding tables, straight from their route cache (no copy, no virtual
+/// call): the analysis spends most of its time here.
 class TableLinks {
 public:
-  explicit TableLinks(const routing::TableRouting& r)
-      : links_(r.cache_links()),
-        offsets_(r.cache_offsets()),
-        edge_(r.edge_index()),
-        uplink_(r.uplinks()),
-        hosts_(static_cast<size_t>(r.fabric().num_hosts())) {}
+  explicit TableLinks(const routing::TableRouting& r) : routing_(r) {}
+  static constexpr bool kPerFlow = false;
 
   template <class Visit>
   int64_t operator()(int32_t a, int32_t b, uint64_t, Visit&& visit) const {
-    visit(uplink_[a]);
-    const size_t k = static_cast<size_t>(edge_[a]) * hosts_ + static_cast<size_t>(b);
-    const uint32_t first = offsets_[k], last = offsets_[k + 1];
-    for (uint32_t i = first; i < last; ++i) visit(links_[i]);
-    return 1 + static_cast<int64_t>(last - first);
+    visit(routing_.uplink(a));
+    return 1 + static_cast<int64_t>(routing_.for_each_tail(a, b, visit));
+  }
+  /// The links of n flows written to buf[used..] (grown as needed); returns the new used count.
+  size_t gather(const int32_t* a, const int32_t* b, const uint64_t*, size_t n, std::vector<LinkId>& buf,
+                size_t used) const {
+    const size_t room = used + n * static_cast<size_t>(routing_.max_hops());
+    if (buf.size() < room) buf.resize(room);
+    return used + routing_.gather_paths(a, b, n, buf.data() + used);
   }
 
 private:
-  const LinkId* links_;
-  const uint32_t* offsets_;
-  const int32_t* edge_;
-  const LinkId* uplink_;
-  size_t hosts_;
+  const routing::TableRouting& routing_;
 };
 
 /// Call f(walker) with the walker that suits the routing.

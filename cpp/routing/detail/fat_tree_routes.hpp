@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/progress.hpp"
 #include "routing/routing.hpp"
 
 namespace daqnet::routing::detail {
@@ -11,9 +12,12 @@ namespace daqnet::routing::detail {
 /// Fill up/down tables of a generalized fat tree. Down routes are unique (the child whose
 /// subtree holds the destination); `choose_up(switch, level, position, dst, up_ports)`
 /// returns the up index in [0, up_ports) for destinations outside the switch's subtree.
+/// Rows are written in blocks of destinations (every entry of a block has the same kind),
+/// then finalize() checks the routes; progress counts a table entry as a quarter of a route
+/// walk (about what each costs).
 template <class ChooseUp>
 std::shared_ptr<TableRouting> fat_tree_routes(const std::shared_ptr<const Fabric>& fabric, const std::string& engine,
-                                              ChooseUp choose_up) {
+                                              ChooseUp choose_up, const Progress& progress) {
   if (!fabric->xgft())
     throw Error("routing.engine = \"" + engine +
                 "\" needs a fat tree built by daqnet (fabric.kind = \"fat-tree\"); for this fabric use engine "
@@ -21,6 +25,9 @@ std::shared_ptr<TableRouting> fat_tree_routes(const std::shared_ptr<const Fabric
   const auto& s = *fabric->xgft();
   auto r = std::make_shared<TableRouting>(fabric, engine);
   const int32_t H = fabric->num_hosts();
+  const int64_t row_work = std::max<int64_t>(1, H / 4);
+  ProgressMeter meter(progress, fabric->num_switches() * row_work + r->finalize_work(),
+                      "route building (" + engine + ")");
   for (NodeId sw = H; sw < fabric->num_nodes(); ++sw) {
     const auto& n = fabric->node(sw);
     const int32_t l = n.level;
@@ -30,15 +37,17 @@ std::shared_ptr<TableRouting> fat_tree_routes(const std::shared_ptr<const Fabric
     const int32_t m = s.down_ports(l);
     const int32_t w = s.up_ports(l);
     const int64_t subtree = n.position / W;
-    for (NodeId d = 0; d < H; ++d) {
-      if (d / M == subtree) {
-        r->set_port(sw, d, static_cast<int32_t>((d / M_below) % m) + 1);
-      } else {
-        r->set_port(sw, d, m + choose_up(sw, l, n.position, d, w) + 1);
-      }
-    }
+    auto row = r->row(sw);
+    // Destinations below this switch: a block of M hosts, M_below per child.
+    const int64_t lo = std::min<int64_t>(subtree * M, H), hi = std::min<int64_t>(lo + M, H);
+    for (int64_t d = 0; d < lo; ++d)
+      row[static_cast<size_t>(d)] = static_cast<uint16_t>(m + choose_up(sw, l, n.position, NodeId(d), w) + 1);
+    for (int64_t d = lo; d < hi; ++d) row[static_cast<size_t>(d)] = static_cast<uint16_t>((d - lo) / M_below + 1);
+    for (int64_t d = hi; d < H; ++d)
+      row[static_cast<size_t>(d)] = static_cast<uint16_t>(m + choose_up(sw, l, n.position, NodeId(d), w) + 1);
+    meter.advance(row_work);
   }
-  r->finalize();
+  r->finalize(meter);
   return r;
 }
 

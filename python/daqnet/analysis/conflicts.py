@@ -16,6 +16,7 @@ from .. import _core
 from ..errors import DaqnetError
 from ..placement import Placement
 from ..routing import Routing
+from ..threads import resolve_threads
 from ..workload import Workload
 
 __all__ = ["ConflictReport", "conflicts"]
@@ -260,11 +261,14 @@ def conflicts(
     placement: Placement,
     workload: Workload,
     progress: Callable[[int, int], object] | None = None,
+    threads: int | None = None,
 ) -> ConflictReport:
     """Analyse every step of `workload` with ranks placed by `placement` on `routing`'s fabric.
 
     `progress(done, total)` is called about four times a second; Ctrl-C stops the run and
-    returns a report of the steps done (``report.interrupted`` is then True).
+    returns a report of the steps done (``report.interrupted`` is then True). Steps are
+    analysed on `threads` threads (None or 0: every available core); the report does not
+    depend on it.
     """
     if placement.fabric is not routing.fabric:
         raise DaqnetError("placement and routing are over different fabrics")
@@ -279,6 +283,6 @@ def conflicts(
         return True
 
     core, user_stop = _core.analysis.analyze_conflicts(
-        routing._core, placement.hosts, workload._core, report
+        routing._core, placement.hosts, workload._core, report, threads=resolve_threads(threads)
     )
     return ConflictReport(routing, placement, workload, core, user_stop)

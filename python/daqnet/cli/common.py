@@ -42,8 +42,8 @@ class Progress:
     also into a pipe or a log). The core calls it about four times a second.
     """
 
-    def __init__(self, label: str, always: bool = False, unit: str = "step"):
-        self.label, self.unit, self.always = label, unit, always
+    def __init__(self, label: str, always: bool = False, unit: str = "step", scale: bool = False):
+        self.label, self.unit, self.always, self.scale = label, unit, always, scale
         self.enabled = always or sys.stderr.isatty()
         self._bar: Any = None
 
@@ -57,7 +57,7 @@ class Progress:
                 total=total,
                 desc=self.label,
                 unit=self.unit,
-                unit_scale=False,
+                unit_scale=self.scale,  # k/M suffixes for big counts (routes)
                 file=sys.stderr,
                 delay=0 if self.always else 1.0,
                 dynamic_ncols=True,

@@ -21,10 +21,14 @@ def run_conflicts(args: argparse.Namespace) -> int:
     if args.plot is not None:
         check_plot_path(args.plot)
     scenario = load(args.scenario, args.overrides, "conflicts")
-    _fabric, routing, placement, workload = scenario.build()
+    building = Progress("routes", args.progress, unit="route", scale=True)
+    try:
+        _fabric, routing, placement, workload = scenario.build(building)
+    finally:
+        building.close()
     progress = Progress("conflicts", args.progress)
     try:
-        report = conflicts(routing, placement, workload, progress)
+        report = conflicts(routing, placement, workload, progress, threads=args.threads)
     finally:
         progress.close()
     doc = {

@@ -29,6 +29,10 @@ def _positive_int(text: str) -> int:
     return _whole(text, 1)
 
 
+def _threads(text: str) -> int:
+    return _whole(text, 0)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="daqnet", description="Plan, simulate and benchmark event-building networks."
@@ -59,6 +63,16 @@ def parser() -> argparse.ArgumentParser:
             help="always show the progress line on stderr (default: only on a terminal)",
         )
 
+    def threads_arg(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument(
+            "--threads",
+            type=_threads,
+            default=0,
+            metavar="N",
+            help="threads of the C++ core (default 0: every core this process may use); "
+            "results do not depend on it",
+        )
+
     c = sub.add_parser(
         "conflicts",
         help="static conflicts per step: link loads, conflicting links",
@@ -76,6 +90,7 @@ def parser() -> argparse.ArgumentParser:
         "--plot", metavar="FILE", help="write a figure of conflicts per step (png, pdf, svg)"
     )
     progress_arg(c)
+    threads_arg(c)
     c.add_argument(
         "--detail-steps",
         type=_detail_steps,
@@ -234,6 +249,7 @@ def parser() -> argparse.ArgumentParser:
         help="write result.json and the CSV tables (steps, or units, timeseries, links) into DIR",
     )
     progress_arg(m)
+    threads_arg(m)
 
     s = sub.add_parser(
         "scan",

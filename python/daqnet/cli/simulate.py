@@ -16,9 +16,14 @@ def run_simulate(args: argparse.Namespace) -> int:
 
     scenario = load(args.scenario, args.overrides, "simulate")
     unit = "event" if scenario["simulate"]["mode"] == "protocol" else "step"
+    building = Progress("routes", args.progress, unit="route", scale=True)
+    try:
+        stages = scenario.build(building)
+    finally:
+        building.close()
     progress = Progress("simulate", args.progress, unit)
     try:
-        result = simulate(scenario, progress)
+        result = simulate(scenario, progress, stages=stages, threads=args.threads)
     finally:
         progress.close()
     emit(result, args.json, simulate_summary)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import multiprocessing
-import os
 import queue
 import signal
 import sys
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import USER_ERRORS, DaqnetError
+from ..threads import available_cores
 from .collector import Collector, prepare_out
 from .metrics import METRICS
 from .plan import Plan, Point, make_plan
@@ -24,20 +24,13 @@ from .result import ScanResult
 __all__ = ["LocalRunner", "available_cores", "run_local", "run_point", "run_scan"]
 
 
-def available_cores() -> int:
-    """Cores this process may run on (its affinity mask, e.g. under srun or taskset)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def run_point(point: Point) -> dict[str, Any]:
-    """One point's row: the varied values and the mode's metrics (also run in pool workers)."""
+def run_point(point: Point, threads: int = 0) -> dict[str, Any]:
+    """One point's row: the varied values and the mode's metrics (also run in pool workers,
+    one thread each; in this process, on every core)."""
     from ..simulate import simulate
 
     try:
-        r = simulate(point.scenario)
+        r = simulate(point.scenario, threads=threads)
     except USER_ERRORS as err:
         # A plain DaqnetError pickles back from a worker; the core's errors may not.
         raise DaqnetError(f"point {point.index} ({point.label}): {err}") from None
@@ -87,7 +80,7 @@ class LocalRunner:
                     min(jobs, len(points)), mp_context=ctx, initializer=_worker_init
                 )
                 for p in points:
-                    f = self.pool.submit(run_point, p)
+                    f = self.pool.submit(run_point, p, 1)
                     self.pending[f] = p
                     f.add_done_callback(self.finished.put)
             self.todo.clear()

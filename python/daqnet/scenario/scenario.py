@@ -283,11 +283,14 @@ class Scenario:
                 host_prefix=f["host_prefix"],
             )
 
-    def build_routing(self, fabric: Fabric) -> _routing.Routing:
+    def build_routing(
+        self, fabric: Fabric, progress: _routing.ProgressFn | None = None
+    ) -> _routing.Routing:
+        """The [routing] engine over `fabric`; `progress(done, total)` follows table building."""
         r = self["routing"]
         with self._named_errors():
             return _routing.build(
-                fabric, r["engine"], r["seed"], r["file"], r["subnet_file"], r["spread"]
+                fabric, r["engine"], r["seed"], r["file"], r["subnet_file"], r["spread"], progress
             )
 
     def build_placement(self, fabric: Fabric) -> _placement.Placement:
@@ -318,8 +321,11 @@ class Scenario:
                 w["rounds"],
             )
 
-    def build(self) -> tuple[Fabric, _routing.Routing, _placement.Placement, _workload.Workload]:
+    def build(
+        self, progress: _routing.ProgressFn | None = None
+    ) -> tuple[Fabric, _routing.Routing, _placement.Placement, _workload.Workload]:
+        """Fabric, routing, placement and workload; `progress` follows route building."""
         fabric = self.build_fabric()
-        routing = self.build_routing(fabric)
+        routing = self.build_routing(fabric, progress)
         placement = self.build_placement(fabric)
         return fabric, routing, placement, self.build_workload(placement.ranks)

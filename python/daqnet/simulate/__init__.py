@@ -27,13 +27,18 @@ __all__ = [
 
 
 def simulate(
-    scenario: Scenario, progress: Progress = None, stages: Stages | None = None
+    scenario: Scenario,
+    progress: Progress = None,
+    stages: Stages | None = None,
+    threads: int | None = None,
 ) -> StepsResult | ProtocolResult:
     """Run the scenario's ``[simulate] mode``; the result document (see docs/simulate.md).
 
     `stages` replaces the scenario's fabric, routing, placement and workload by ones built
-    from Python (any fabric, any routing); the scenario then gives the other keys.
+    from Python (any fabric, any routing); the scenario then gives the other keys. Steps
+    mode shares steps out over `threads` threads (None or 0: every core); the protocol
+    mode is one event-driven run on one core.
     """
     if scenario["simulate"]["mode"] == "protocol":
         return simulate_protocol(scenario, progress, stages=stages)
-    return simulate_steps(scenario, progress, stages=stages)
+    return simulate_steps(scenario, progress, stages=stages, threads=threads)

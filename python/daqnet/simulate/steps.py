@@ -13,6 +13,7 @@ from ..analysis.link_loads import class_loads, link_bytes
 from ..errors import DaqnetError
 from ..placement import Placement
 from ..scenario import Scenario
+from ..threads import resolve_threads
 from ..workload import Workload
 from .model import Progress, Stages, context, network_model, report
 from .results import SolverStats, StepsResult
@@ -21,16 +22,26 @@ __all__ = ["simulate_steps"]
 
 
 def simulate_steps(
-    scenario: Scenario, progress: Progress = None, stages: Stages | None = None
+    scenario: Scenario,
+    progress: Progress = None,
+    stages: Stages | None = None,
+    threads: int | None = None,
 ) -> StepsResult:
-    """Every step of ``[workload]``: its duration with fair sharing and on an ideal fabric."""
+    """Every step of ``[workload]``: its duration with fair sharing and on an ideal fabric,
+    steps shared out over `threads` threads (None or 0: every core; same result)."""
     fabric, routing, placement, workload = stages or scenario.build()
     model = network_model(scenario, routing)
     message = scenario.message_bytes()
     with_ideal = scenario["simulate"]["ideal"]
     try:
         r = _core.simulate.simulate_steps(
-            model, placement.hosts, workload._core, message, with_ideal, report(progress)
+            model,
+            placement.hosts,
+            workload._core,
+            message,
+            with_ideal,
+            report(progress),
+            threads=resolve_threads(threads),
         )
     except ValueError as err:
         raise DaqnetError(f"{scenario.source}: {err}") from None
