@@ -24,10 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -37,6 +34,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+from provenance import git_commit, machine, maxrss_mib, timed  # noqa: E402
 
 # (label, fat_tree kwargs, placement, daqnet repetitions (after 1 warm-up), numpy repetitions)
 FULL_CASES = [
@@ -160,11 +159,6 @@ class NumpyReference:
 
 
 # -- helpers -----------------------------------------------------------------------------
-def maxrss_mib() -> float:
-    """Peak resident memory of the process so far."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
-
-
 def rss_mib() -> float:
     """Current resident memory (Linux /proc; NaN elsewhere)."""
     try:
@@ -172,17 +166,6 @@ def rss_mib() -> float:
     except (OSError, IndexError, ValueError):
         return float("nan")
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def timed(fn, reps: int, warmup: int = 0) -> tuple[list[float], object]:
-    for _ in range(warmup):
-        fn()
-    times, result = [], None
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t0)
-    return times, result
 
 
 def build(kwargs: dict, order: str):
@@ -310,37 +293,6 @@ def run_case(label, kwargs, order, reps, np_reps, budget: float, timing: bool) -
 
 
 # -- reporting -----------------------------------------------------------------------------
-def machine() -> dict:
-    model = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "nproc": os.cpu_count(),
-        "cpu_model": model,
-    }
-
-
-def git_commit() -> dict:
-    def git(*args):
-        return subprocess.run(
-            ["git", *args], cwd=REPO, capture_output=True, text=True
-        ).stdout.strip()
-
-    return {
-        "commit": git("rev-parse", "HEAD") or "unknown",
-        # uncommitted changes outside this benchmark's own files
-        "dirty": bool(git("status", "--porcelain", "--", ".", ":!bench/conflicts")),
-    }
-
-
 def pin_one_core() -> str:
     """Run on one CPU: daqnet runs with threads=1 and the reference uses no BLAS (threads
     are measured by bench/scaling)."""
@@ -464,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
             "ratio_cached": "numpy_cached_s / daqnet_median_s (both read a route cache built before)",
             "ratio_end_to_end": "numpy_walk_s / (daqnet_routes_from_table_s + daqnet_median_s)",
         },
-        "git": git_commit(),
+        "git": git_commit("bench/conflicts"),
         "machine": machine(),
         "threads": threads,
         "mode": "check" if args.check else "full",

@@ -12,7 +12,8 @@ the scheduler, so every case runs --repeat times (default 3) and the median rati
 Target: the best schedule reaches >= 1.0x the all-to-all.
 
 Part 2 measures daqnet's own TCP transport between one pair of ranks (--baseline p2p, one way,
-1 MiB messages) against iperf3 on loopback (one stream), and the TCP event builder itself.
+1 MiB messages for bench.baseline_seconds) against iperf3 on loopback (one stream, 1 MiB
+writes, as many seconds), and the TCP event builder itself.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 EXAMPLE = REPO / "examples" / "bench-local.toml"
+MESSAGE = 1 << 20  # fragment and message size of every case, and iperf3's write size
 
 
 def daqnet_bench(sets: list[str], baseline: str) -> dict:
@@ -46,8 +48,9 @@ def daqnet_bench(sets: list[str], baseline: str) -> dict:
     return json.loads(p.stdout)
 
 
-def iperf3(seconds: float) -> float | None:
-    """Loopback TCP, one stream, Gb/s received; None when iperf3 is not installed."""
+def iperf3(seconds: int, message_bytes: int) -> float | None:
+    """Loopback TCP, one stream of `message_bytes` writes for `seconds`, Gb/s received;
+    None when iperf3 is not installed."""
     exe = shutil.which("iperf3")
     if not exe:
         return None
@@ -64,7 +67,10 @@ def iperf3(seconds: float) -> float | None:
                     stderr=subprocess.DEVNULL,
                 )
             c = subprocess.run(
-                [exe, "-c", "127.0.0.1", "-p", str(port), "-t", str(seconds), "-J"],
+                [
+                    *(exe, "-c", "127.0.0.1", "-p", str(port), "-J"),
+                    *("-t", str(seconds), "-l", str(message_bytes)),
+                ],
                 capture_output=True,
                 text=True,
             )
@@ -87,10 +93,11 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs per case; the median ratio counts")
     args = ap.parse_args()
     repeat = 1 if args.check else max(1, args.repeat)
-    seconds, warmup, base_s = (0.5, 0.1, 0.2) if args.check else (5.0, 1.0, 3.0)
+    # iperf3 takes whole seconds: the p2p baseline it is compared with runs as long.
+    seconds, warmup, base_s = (0.5, 0.1, 1) if args.check else (5.0, 1.0, 3)
     common = [
         "bench.ranks=4",
-        "bench.fragment_bytes=1048576",
+        f"bench.fragment_bytes={MESSAGE}",
         "bench.checksum=false",
         f"bench.seconds={seconds}",
         f"bench.warmup_seconds={warmup}",
@@ -134,7 +141,7 @@ def main() -> int:
 
     print("\nTCP transport, 2 ranks (one pair), 1 MiB messages, one way")
     tcp = daqnet_bench([*common, "bench.ranks=2", "bench.transport=tcp"], "p2p")
-    ref = iperf3(max(1, int(seconds)) if not args.check else 1)
+    ref = iperf3(base_s, MESSAGE)
     p2p = tcp["baseline"]["throughput_gbps"]
     print(f"  daqnet TCP p2p     {p2p:8.2f} Gb/s")
     print(f"  event builder TCP  {tcp['throughput_gbps']:8.2f} Gb/s (2 ranks, push barrel)")
@@ -144,7 +151,7 @@ def main() -> int:
             print("FAILED: iperf3 missing under DAQNET_REQUIRE_ALL_TESTS=1", file=sys.stderr)
             return 1
     else:
-        print(f"  iperf3 loopback    {ref:8.2f} Gb/s (one stream)")
+        print(f"  iperf3 loopback    {ref:8.2f} Gb/s (one stream, {MESSAGE} B writes, {base_s} s)")
         print(f"  daqnet TCP p2p / iperf3 = {p2p / ref:.2f}x")
     if args.check:
         ok = all(row[2] > 0 and row[3] > 0 for row in rows) and p2p > 0 and (ref is None or ref > 0)

@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """Benchmark: daqnet's flow-level simulation against SimGrid, and the protocol simulation.
 
-    python3 bench/simulate/run.py           # full benchmark
-    python3 bench/simulate/run.py --check   # small cases, results only (CI; 1 on mismatch)
+    python3 bench/simulate/run.py                   # full benchmark
+    python3 bench/simulate/run.py --write-baseline  # ... and write bench/simulate/baseline.json
+    python3 bench/simulate/run.py --check           # small cases, results only (CI; 1 on mismatch)
 
-1. Barrel shift over a 512-host two-level fat tree (16 hosts and 16 up-links per leaf),
-   all 511 steps of 1 MiB, simulated by daqnet and by SimGrid (CM02 max-min sharing,
-   tests/simgrid_ref) in the same run. Step times must agree to 1e-6; the ratio is
-   SimGrid's wall time over daqnet's. Also with shuffled hostnames in hostname order
-   (contention, flows finishing at different times).
+1. Steps mode against SimGrid (CM02 max-min sharing, tests/simgrid_ref) on the same flows
+   in the same run: a barrel shift over a 512-host two-level fat tree (16 hosts and 16
+   up-links per leaf, all 511 steps of 1 MiB), in topology order and with shuffled
+   hostnames in hostname order (contention, flows ending at different times); and 128
+   evenly spread barrel steps over a 4,096-host three-level tree (radix 32). Step times must
+   agree to 1e-6. daqnet runs on one thread and on every core (1 warm-up + --reps runs
+   each), SimGrid --reps times; ratios are SimGrid's median wall time over daqnet's.
 2. The event-builder protocol over 540 hosts, 1,000 events, 2 credits, 8 in flight: wall
-   time on one core, and the speed-up of incremental rate updates over re-solving every
-   rate at every change (the naive baseline, same run, fewer events).
+   time on one core (median of --reps), and the speed-up of incremental rate updates over
+   re-solving every rate at every change (the naive baseline, same run, fewer events).
 """
 
 from __future__ import annotations
@@ -27,50 +30,94 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # numpy's idle BLAS threads 
 import numpy as np
 from daqnet import Scenario
 from daqnet.simulate import simulate_protocol, simulate_steps
+from daqnet.threads import available_cores
 
-REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "bench"))
 import simgrid_ref  # noqa: E402
+from provenance import git_commit, machine, spread, timed, write_json  # noqa: E402
 
 MESSAGE = 2**20
 TARGET_RATIO = 20.0
 TARGET_PROTOCOL_SECONDS = 10.0
 
 
-def steps_scenario(hosts: int, radix: int, naming: str = "cabling", order: str = "topology"):
+def steps_scenario(
+    hosts: int,
+    radix: int,
+    naming: str = "cabling",
+    order: str = "topology",
+    levels: int = 2,
+    shifts: list[int] | None = None,
+):
     # No contention-free run: SimGrid does not do one either, so both do the same work.
+    workload = {"kind": "shift", "shifts": shifts} if shifts else {}
     return Scenario(
         {
-            "fabric": {"radix": radix, "hosts": hosts, "naming": naming, "naming_seed": 1},
+            "fabric": {
+                "radix": radix,
+                "hosts": hosts,
+                "levels": levels,
+                "naming": naming,
+                "naming_seed": 1,
+            },
             "placement": {"order": order},
+            "workload": workload,
             "simulate": {"message_bytes": float(MESSAGE), "ideal": False},
         },
         source=f"<bench {hosts} hosts>",
     )
 
 
-def compare_steps(sc, label: str) -> tuple[float, float]:
-    """(daqnet seconds, SimGrid seconds); exits 1 when a step time differs."""
-    t = time.perf_counter()
-    mine = simulate_steps(sc)
-    daq = time.perf_counter() - t
+def compare_steps(sc, label: str, reps: int = 1, target: bool = False) -> dict:
+    """Time daqnet (one thread, every core) and SimGrid on the same flows; exits 1 when a
+    step time differs."""
+    cores = available_cores()
+    warm = 1 if reps > 1 else 0
+    t1, mine = timed(lambda: simulate_steps(sc, threads=1), reps, warmup=warm)
+    tn, _ = timed(lambda: simulate_steps(sc, threads=cores), reps, warmup=warm)
     fab, _rt, pl, wl = sc.build()
     steps = [[(int(a), int(b)) for a, b in pl.hosts[f] if a != b] for f in wl.steps()]
     x, f = fab.xgft, sc["fabric"]
-    want, wall = simgrid_ref.step_times(
-        x["down"], x["up"], x["hosts"], f["link_gbps"], f["latency_seconds"], steps, MESSAGE
-    )
+    sg_times = []
+    for _ in range(reps):
+        want, wall = simgrid_ref.step_times(
+            x["down"], x["up"], x["hosts"], f["link_gbps"], f["latency_seconds"], steps, MESSAGE
+        )
+        sg_times.append(wall["platform_wall_seconds"] + wall["simulation_wall_seconds"])
     got = np.array([s["seconds"] for s in mine["steps"]])
     err = float(np.max(np.abs(got - want) / np.asarray(want)))
-    sg = wall["platform_wall_seconds"] + wall["simulation_wall_seconds"]
+    d1, dn, sg = spread(t1), spread(tn), spread(sg_times)
+    r1, rn = sg["median"] / d1["median"], sg["median"] / dn["median"]
     print(
-        f"  {label}: {len(steps)} steps, {mine['gbps_per_host']:.1f} Gb/s per host, max step-time difference {err:.1e}\n"
-        f"    daqnet {daq:.3f} s (whole call), SimGrid {sg:.3f} s (platform + engine) -> ratio {sg / daq:.1f}x"
+        f"  {label}: {len(steps)} steps, {sum(map(len, steps)):,} flows, "
+        f"{mine['gbps_per_host']:.1f} Gb/s per host, max step-time difference {err:.1e}\n"
+        f"    daqnet 1 thread {d1['median']:.3f} s ({d1['min']:.3f}-{d1['max']:.3f}), "
+        f"{cores} threads {dn['median']:.3f} s ({dn['min']:.3f}-{dn['max']:.3f}) (whole call); "
+        f"SimGrid {sg['median']:.3f} s ({sg['min']:.3f}-{sg['max']:.3f}) (platform + engine)\n"
+        f"    ratio {r1:.1f}x on one thread, {rn:.1f}x on {cores}"
     )
+    if target:
+        for what, r in (("one thread", r1), (f"{cores} threads", rn)):
+            verdict = "met" if r >= TARGET_RATIO else "NOT met"
+            print(f"    target >= {TARGET_RATIO:.0f}x ({what}): {verdict}")
     if err > 1e-6:
         print(f"MISMATCH: step times differ by {err:.2e} relative")
         sys.exit(1)
-    return daq, sg
+    return {
+        "case": label,
+        "steps": len(steps),
+        "flows": sum(map(len, steps)),
+        "max_relative_difference": err,
+        "daqnet_1_thread_s": d1,
+        "daqnet_all_threads_s": dn,
+        "threads": cores,
+        "simgrid_s": sg,
+        "ratio_1_thread": r1,
+        "ratio_all_threads": rn,
+    }
 
 
 def protocol_scenario(hosts: int, events: int):
@@ -86,20 +133,25 @@ def protocol_scenario(hosts: int, events: int):
 
 
 def protocol(
-    hosts: int, events: int, baseline_hosts: int, baseline_events: int, target: bool
-) -> None:
-    t = time.perf_counter()
-    r = simulate_protocol(protocol_scenario(hosts, events))
-    secs = time.perf_counter() - t
+    hosts: int,
+    events: int,
+    baseline_hosts: int,
+    baseline_events: int,
+    target: bool,
+    reps: int = 1,
+) -> dict:
+    times, r = timed(lambda: simulate_protocol(protocol_scenario(hosts, events)), reps)
+    secs = spread(times)
     # The target is for 540 hosts x 1,000 events only: say met / NOT met for that case alone.
     verdict = (
         f" (target < {TARGET_PROTOCOL_SECONDS:.0f} s: "
-        f"{'met' if secs < TARGET_PROTOCOL_SECONDS else 'NOT met'})"
+        f"{'met' if secs['median'] < TARGET_PROTOCOL_SECONDS else 'NOT met'})"
         if target
         else ""
     )
     print(
-        f"  {hosts} hosts x {events} events: {secs:.2f} s wall, {r['gbps_per_host']:.2f} Gb/s per node, "
+        f"  {hosts} hosts x {events} events: {secs['median']:.2f} s wall "
+        f"({secs['min']:.2f}-{secs['max']:.2f}, {reps} runs), {r['gbps_per_host']:.2f} Gb/s per node, "
         f"{r['flows']['network']:,} flows{verdict}"
     )
     # The full re-solve grows with the square of the flows under way: a smaller fabric.
@@ -118,6 +170,15 @@ def protocol(
     if not same:
         print("MISMATCH: incremental and full re-solve differ")
         sys.exit(1)
+    return {
+        "case": f"{hosts} hosts x {events} events",
+        "wall_s": secs,
+        "gbps_per_host": r["gbps_per_host"],
+        "network_flows": r["flows"]["network"],
+        "incremental_s": t_fast,
+        "full_resolve_s": t_slow,
+        "baseline_case": f"{baseline_hosts} hosts x {baseline_events} events",
+    }
 
 
 def main() -> int:
@@ -125,6 +186,10 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--check", action="store_true", help="small cases, results only")
+    ap.add_argument("--reps", type=int, default=3, help="timed runs per case (default 3)")
+    ap.add_argument(
+        "--write-baseline", action="store_true", help="write bench/simulate/baseline.json"
+    )
     args = ap.parse_args()
     reason = simgrid_ref.unavailable_reason()
     if args.check:
@@ -139,6 +204,10 @@ def main() -> int:
             compare_steps(
                 steps_scenario(64, 16, "shuffled", "hostname"), "64 hosts, hostname order"
             )
+            compare_steps(
+                steps_scenario(128, 8, levels=3, shifts=[1, 5, 17, 64]),
+                "128 hosts, 3 levels, 4 shifts",
+            )
         protocol(32, 50, 32, 20, target=False)
         print("ok")
         return 0
@@ -146,12 +215,54 @@ def main() -> int:
         print(f"SimGrid is needed for this benchmark: {reason}")
         return 1
     simgrid_ref.build()
+    reps = max(1, args.reps)
+    cases = []
     print("barrel shift, 512 hosts, 2-level tree (16 down / 16 up per leaf), 511 steps of 1 MiB:")
-    daq, sg = compare_steps(steps_scenario(512, 32), "topology order")
-    print(f"  target >= {TARGET_RATIO:.0f}x: {'met' if sg / daq >= TARGET_RATIO else 'NOT met'}")
-    compare_steps(steps_scenario(512, 32, "shuffled", "hostname"), "hostname order (contention)")
+    cases.append(compare_steps(steps_scenario(512, 32), "topology order", reps, target=True))
+    cases.append(
+        compare_steps(
+            steps_scenario(512, 32, "shuffled", "hostname"),
+            "hostname order (contention)",
+            reps,
+            target=True,
+        )
+    )
+    big = list(range(1, 4096, 32))  # 128 barrel steps spread over the 4,095
+    print("128 barrel steps of 1 MiB, 4,096 hosts, 3-level radix-32 tree:")
+    cases.append(
+        compare_steps(
+            steps_scenario(4096, 32, levels=3, shifts=big), "topology order", reps, target=True
+        )
+    )
+    cases.append(
+        compare_steps(
+            steps_scenario(4096, 32, "shuffled", "hostname", levels=3, shifts=big),
+            "hostname order (contention)",
+            reps,
+            target=True,
+        )
+    )
     print("event-builder protocol, radix-36 two-level tree, 2 credits, 8 in flight:")
-    protocol(540, 1000, 144, 300, target=True)
+    proto = protocol(540, 1000, 144, 300, target=True, reps=reps)
+    if args.write_baseline:
+        write_json(
+            HERE / "baseline.json",
+            {
+                "benchmark": "step simulation vs SimGrid; protocol simulation wall time",
+                "units": {
+                    "time": "seconds (median, min, max, samples)",
+                    "ratio": "SimGrid / daqnet",
+                },
+                "git": git_commit("bench/simulate"),
+                "machine": machine(),
+                "targets": {
+                    "steps_ratio_min": TARGET_RATIO,
+                    "protocol_540x1000_max_s": TARGET_PROTOCOL_SECONDS,
+                },
+                "steps": cases,
+                "protocol": proto,
+            },
+        )
     print("ok")
     return 0
 
