@@ -365,6 +365,39 @@ def test_ctrl_c_keeps_partial_results(tmp_path):
     assert len(read_csv(out / "steps.csv")) == result["steps_done"]
 
 
+def test_ctrl_c_while_routes_are_built(tmp_path):
+    """Route building of the largest radix-48 tree (27,648 hosts, ~3 s) shows progress and
+    stops at Ctrl-C: exit 130, one line, before the routes are done and the analysis starts."""
+    s = tmp_path / "big.toml"
+    s.write_text("[fabric]\nradix = 48\nhosts = 27648\nlevels = 3\n")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "daqnet", "conflicts", str(s), "--progress"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    buf = ""
+    while "routes:" not in buf and time.monotonic() < deadline:
+        buf += p.stderr.read(1)
+    p.send_signal(signal.SIGINT)
+    stdout, stderr = p.communicate(timeout=60)
+    stderr = buf + stderr
+    assert p.returncode == 130, stderr
+    assert "daqnet: interrupted" in stderr and "Traceback" not in stderr
+    assert "routes: 100%" not in stderr and "conflicts:" not in stderr, stderr
+    assert stdout == ""
+
+
+def test_threads_option(scenario):
+    one = run_cli("conflicts", scenario, "--json", "--threads", "1")
+    two = run_cli("conflicts", scenario, "--json", "--threads", "2")
+    assert one.returncode == two.returncode == 0, one.stderr + two.stderr
+    assert json.loads(one.stdout) == json.loads(two.stdout)
+    bad = run_cli("simulate", scenario, "--threads", "-1")
+    assert bad.returncode == 2 and "--threads" in bad.stderr
+
+
 # -- issue 9: inputs, outputs, numbering, configuration ------------------------------------
 def test_scenario_encodings(tmp_path):
     p = tmp_path / "bom.toml"
