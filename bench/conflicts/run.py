@@ -285,7 +285,6 @@ def run_case(label, kwargs, order, reps, np_reps, budget: float, timing: bool) -
         "numpy_maxrss_delta_mib": rss2 - rss1,
         "ratio_cached": np_cached_s / median,
         "daqnet_end_to_end_s": end_to_end,
-        "numpy_end_to_end_s": np_walk_s,
         "ratio_end_to_end": np_walk_s / end_to_end,
         "equal": not errors,
         "errors": errors,

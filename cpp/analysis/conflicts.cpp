@@ -2,14 +2,10 @@
 #include "analysis/conflicts.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 #include "analysis/detail/flow_links.hpp"
 #include "common/error.hpp"
+#include "common/step_pool.hpp"
 
 namespace daqnet::analysis {
 
@@ -173,57 +169,23 @@ ConflictResult analyze(const routing::Routing& routing, std::span<const int32_t>
   const int64_t total = r.steps_total;
   if (total >= int64_t{1} << 32) throw Error("analysis: more than 2^32 steps");
   r.steps.resize(static_cast<size_t>(total));
-  const auto T = static_cast<size_t>(std::clamp<int64_t>(threads, 1, std::max<int64_t>(total, 1)));
-  std::vector<Partial> parts(T);
-
-  // Steps are handed out in chunks, in order; a claimed chunk is always finished, so the
-  // steps done when the user stops form a prefix of the schedule.
-  const int64_t chunk = std::clamp<int64_t>(total / (static_cast<int64_t>(T) * 64), 1, 64);
-  std::atomic<int64_t> next{0}, done{0};
-  std::atomic<bool> stop{false};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  using clock = std::chrono::steady_clock;
-  const auto period =
-      std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(progress_period_seconds));
-  // Worker 0 is the calling thread: it alone reports progress, since only the thread that
-  // called in from Python sees Ctrl-C.
-  auto worker = [&](size_t t) {
-    try {
-      Partial& acc = parts[t];
-      acc.state.assign(L, LinkState{});
-      acc.cold.assign(L, LinkConflicts{});
-      acc.at_least.assign(classes, {});
-      std::vector<Flow> flows;
-      std::vector<LinkId> buffer;
-      auto next_report = clock::now() + period;
-      detail::with_flow_links(routing, [&](auto& links) {
-        while (!stop.load(std::memory_order_relaxed)) {
-          const int64_t first = next.fetch_add(chunk);
-          if (first >= total) break;
-          const int64_t last = std::min(total, first + chunk);
-          analyze_range(first, last, klass, placement, schedule, links, acc, r.steps, flows, buffer);
-          done.fetch_add(last - first);
-          if (t == 0 && progress && clock::now() >= next_report) {
-            next_report = clock::now() + period;
-            if (!progress(done.load(), total)) stop = true;
-          }
-        }
-      });
-    } catch (...) {
-      const std::lock_guard lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-      stop = true;
-    }
-  };
-  {
-    std::vector<std::jthread> pool;
-    for (size_t t = 1; t < T; ++t) pool.emplace_back(worker, t);
-    worker(0);
-  }  // joins
-  if (failure) std::rethrow_exception(failure);
-
-  const int64_t steps_done = std::min(total, next.load());
+  StepPool pool(total, threads, 64, progress, progress_period_seconds);
+  std::vector<Partial> parts(pool.threads());
+  const int64_t steps_done = pool.run([&](size_t t, StepPool& steps) {
+    Partial& acc = parts[t];
+    acc.state.assign(L, LinkState{});
+    acc.cold.assign(L, LinkConflicts{});
+    acc.at_least.assign(classes, {});
+    std::vector<Flow> flows;
+    std::vector<LinkId> buffer;
+    detail::with_flow_links(routing, [&](auto& links) {
+      int64_t first = 0, last = 0;
+      while (steps.next(first, last)) {
+        analyze_range(first, last, klass, placement, schedule, links, acc, r.steps, flows, buffer);
+        steps.done(t, last - first);
+      }
+    });
+  });
   r.interrupted = steps_done < total;
   r.steps.resize(static_cast<size_t>(steps_done));
   for (const auto& st : r.steps) {

@@ -2,17 +2,13 @@
 #include "simulate/steps.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
-#include <exception>
 #include <limits>
-#include <mutex>
 #include <numeric>
-#include <thread>
 
 #include "analysis/conflicts.hpp"
 #include "common/error.hpp"
+#include "common/step_pool.hpp"
 
 namespace daqnet::simulate {
 
@@ -100,75 +96,44 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
   const int64_t total = result.steps_total;
   std::vector<StepTime> steps(static_cast<size_t>(total));
   std::vector<int64_t> network_flows(static_cast<size_t>(total), 0);
-  const auto T = static_cast<size_t>(std::clamp<int64_t>(threads, 1, std::max<int64_t>(total, 1)));
-  std::vector<FlowNetwork::Stats> stats(T);
-
-  // As in the conflict analysis: steps handed out in chunks, in order, so that the steps
-  // done when the user stops form a prefix; every step runs on a fresh or restarted network, so
-  // each step's figures are the same whichever thread runs it, after whichever steps.
-  const int64_t chunk = std::clamp<int64_t>(total / (static_cast<int64_t>(T) * 64), 1, 16);
-  std::atomic<int64_t> next{0}, done{0};
-  std::atomic<bool> stop{false};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  using clock = std::chrono::steady_clock;
-  const auto period =
-      std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(progress_period_seconds));
-  auto worker = [&](size_t t) {
-    try {
-      FlowNetwork real(model.capacity()), ideal(model.capacity());
-      std::vector<workload::Flow> flows;
-      StepFlows step_flows;
-      Routes routes;
-      std::vector<double> flow_end;
-      std::vector<uint64_t> finished;
-      auto next_report = clock::now() + period;
-      while (!stop.load(std::memory_order_relaxed)) {
-        const int64_t first = next.fetch_add(chunk);
-        if (first >= total) break;
-        const int64_t last = std::min(total, first + chunk);
-        for (int64_t s = first; s < last; ++s) {
-          schedule.step(s, flows);
-          StepTime& st = steps[static_cast<size_t>(s)];
-          st.step = s;
-          st.flows = static_cast<int64_t>(flows.size());
-          step_flows.build(model, flows, placement, s, message_bytes, false, routes);
-          network_flows[static_cast<size_t>(s)] = static_cast<int64_t>(step_flows.flows());
-          const auto [seconds, slowest] = run_step(real, step_flows, message_bytes, flow_end, finished);
-          real.restart();
-          st.seconds = seconds;
-          st.min_gbps = step_flows.flows() == 0 ? 0 : slowest * 8 / 1e9;
-          if (ideal_run) {
-            step_flows.build(model, flows, placement, s, message_bytes, true, routes);
-            st.ideal_seconds = run_step(ideal, step_flows, message_bytes, flow_end, finished).first;
-            ideal.restart();
-          } else {
-            st.ideal_seconds = std::numeric_limits<double>::quiet_NaN();
-          }
-        }
-        done.fetch_add(last - first);
-        // Worker 0 is the calling thread: it alone reports, since only it sees Ctrl-C.
-        if (t == 0 && progress && clock::now() >= next_report) {
-          next_report = clock::now() + period;
-          if (!progress(done.load(), total)) stop = true;
+  // Every step runs on a fresh or restarted network, so each step's figures are the same
+  // whichever thread runs it, after whichever steps.
+  StepPool pool(total, threads, 16, progress, progress_period_seconds);
+  std::vector<FlowNetwork::Stats> stats(pool.threads());
+  const int64_t steps_done = pool.run([&](size_t t, StepPool& chunks) {
+    FlowNetwork real(model.capacity()), ideal(model.capacity());
+    std::vector<workload::Flow> flows;
+    StepFlows step_flows;
+    Routes routes;
+    std::vector<double> flow_end;
+    std::vector<uint64_t> finished;
+    int64_t first = 0, last = 0;
+    while (chunks.next(first, last)) {
+      for (int64_t s = first; s < last; ++s) {
+        schedule.step(s, flows);
+        StepTime& st = steps[static_cast<size_t>(s)];
+        st.step = s;
+        st.flows = static_cast<int64_t>(flows.size());
+        step_flows.build(model, flows, placement, s, message_bytes, false, routes);
+        network_flows[static_cast<size_t>(s)] = static_cast<int64_t>(step_flows.flows());
+        const auto [seconds, slowest] = run_step(real, step_flows, message_bytes, flow_end, finished);
+        real.restart();
+        st.seconds = seconds;
+        st.min_gbps = step_flows.flows() == 0 ? 0 : slowest * 8 / 1e9;
+        if (ideal_run) {
+          step_flows.build(model, flows, placement, s, message_bytes, true, routes);
+          st.ideal_seconds = run_step(ideal, step_flows, message_bytes, flow_end, finished).first;
+          ideal.restart();
+        } else {
+          st.ideal_seconds = std::numeric_limits<double>::quiet_NaN();
         }
       }
-      stats[t] = real.stats();
-    } catch (...) {
-      const std::lock_guard lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-      stop = true;
+      chunks.done(t, last - first);
     }
-  };
-  {
-    std::vector<std::jthread> pool;
-    for (size_t t = 1; t < T; ++t) pool.emplace_back(worker, t);
-    worker(0);
-  }  // joins
-  if (failure) std::rethrow_exception(failure);
+    stats[t] = real.stats();
+  });
 
   // Totals in step order, so that sums do not depend on the threads either.
-  const int64_t steps_done = std::min(total, next.load());
   result.interrupted = steps_done < total;
   steps.resize(static_cast<size_t>(steps_done));
   for (const StepTime& st : steps) {
