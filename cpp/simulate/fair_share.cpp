@@ -63,24 +63,42 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
   version_.assign(R, 0);
   frozen_.assign(F, 0);
 
+  // A resource only one flow uses fills when that flow reaches its capacity: it is a cap
+  // on the flow. Most links of a step carry one flow, so the filling below handles only
+  // the shared resources, and caps in one sorted pass.
+  cap_.assign(F, kUnlimited);
+  if (!flow_cap.empty()) std::copy(flow_cap.begin(), flow_cap.end(), cap_.begin());
+  shared_.clear();
+  for (size_t r = 0; r < R; ++r) {
+    if (count_[r] == 1) {
+      const auto f = static_cast<size_t>(res_flows_[static_cast<size_t>(res_offsets_[r])]);
+      cap_[f] = std::min(cap_[f], remaining_[r]);
+      count_[r] = 0;  // never fills by itself now
+    } else if (count_[r] > 1) {
+      shared_.push_back(static_cast<int32_t>(r));
+    }
+  }
+
   // A resource fills when its unfrozen flows reach remaining / count: a min-heap of those
   // levels, with stale entries skipped by version.
   auto later = [](const Entry& a, const Entry& b) { return a.level > b.level; };
-  // Few resources (the simulators' local problems): finding the next one to fill by a scan
-  // beats keeping a heap. Many (a whole fabric): a heap.
-  const bool scan = R <= 64;
+  // Few shared resources (the simulators' local problems): finding the next one to fill by
+  // a scan beats keeping a heap. Many (a whole fabric): a heap.
+  const bool scan = shared_.size() <= 64;
   heap_.clear();
   if (!scan) {
-    for (size_t r = 0; r < R; ++r)
-      if (count_[r] > 0) heap_.push_back({remaining_[r] / count_[r], static_cast<int32_t>(r), 0});
+    for (int32_t r : shared_)
+      heap_.push_back({remaining_[static_cast<size_t>(r)] / count_[static_cast<size_t>(r)], r, 0});
     std::make_heap(heap_.begin(), heap_.end(), later);
   }
 
   capped_.clear();
-  for (size_t f = 0; f < flow_cap.size(); ++f)
-    if (flow_cap[f] < kUnlimited) capped_.push_back(static_cast<int32_t>(f));
-  std::sort(capped_.begin(), capped_.end(),
-            [&](int32_t a, int32_t b) { return flow_cap[static_cast<size_t>(a)] < flow_cap[static_cast<size_t>(b)]; });
+  for (size_t f = 0; f < F; ++f)
+    if (cap_[f] < kUnlimited) capped_.push_back(static_cast<int32_t>(f));
+  std::sort(capped_.begin(), capped_.end(), [&](int32_t a, int32_t b) {
+    const double x = cap_[static_cast<size_t>(a)], y = cap_[static_cast<size_t>(b)];
+    return x < y || (x == y && a < b);
+  });
   size_t next_cap = 0;
   double level = 0;  // levels only grow; rounding must not make a later flow slower
 
@@ -119,11 +137,13 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
   auto next_full = [&]() -> Entry {
     if (scan) {
       Entry best{kUnlimited, -1, 0};
-      for (size_t r = 0; r < R; ++r)
-        if (count_[r] > 0) {
-          const double l = std::max(level, remaining_[r] / count_[r]);
-          if (best.resource < 0 || l < best.level) best = {l, static_cast<int32_t>(r), 0};
+      for (int32_t r : shared_) {
+        const auto ru = static_cast<size_t>(r);
+        if (count_[ru] > 0) {
+          const double l = std::max(level, remaining_[ru] / count_[ru]);
+          if (best.resource < 0 || l < best.level) best = {l, r, 0};
         }
+      }
       return best;
     }
     while (!heap_.empty()) {
@@ -148,8 +168,8 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
         ++next_cap;
         continue;
       }
-      if (!(flow_cap[f] < top_level) && !none) break;
-      level = std::max(level, flow_cap[f]);
+      if (!(cap_[f] < top_level) && !none) break;
+      level = std::max(level, cap_[f]);
       freeze(f, level);
       ++next_cap;
       capped_any = true;

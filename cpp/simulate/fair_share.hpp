@@ -43,6 +43,8 @@ private:
   std::vector<uint32_t> version_;
   std::vector<uint8_t> frozen_;
   std::vector<Entry> heap_;
+  std::vector<double> cap_;      // per flow: its cap, lowered by the resources it alone uses
+  std::vector<int32_t> shared_;  // resources two flows or more use
   std::vector<int32_t> capped_;
   std::vector<int32_t> touched_;
   std::vector<uint8_t> touched_mark_;

@@ -28,19 +28,20 @@ bool same_rate(double a, double b) {
 
 }  // namespace
 
-FlowNetwork::FlowNetwork(std::vector<double> capacity) : capacity_(std::move(capacity)) {
-  for (size_t r = 0; r < capacity_.size(); ++r)
-    if (!(capacity_[r] >= 0)) throw Error("flow network: capacity of resource " + std::to_string(r) + " must be >= 0");
-  res_flows_.resize(capacity_.size());
-  level_.assign(capacity_.size(), kUnlimited);
-  in_set_.assign(capacity_.size(), 0);
-  res_seen_.assign(capacity_.size(), 0);
-  local_index_.assign(capacity_.size(), -1);
+FlowNetwork::FlowNetwork(std::vector<double> capacity) {
+  rs_.resize(capacity.size());
+  for (size_t r = 0; r < capacity.size(); ++r) {
+    if (!(capacity[r] >= 0)) throw Error("flow network: capacity of resource " + std::to_string(r) + " must be >= 0");
+    rs_[r].capacity = capacity[r];
+  }
+  res_flows_.resize(rs_.size());
+  res_seen_.assign(rs_.size(), 0);
+  delta_.assign(rs_.size(), 0);
 }
 
 void FlowNetwork::touch(int32_t r) {
-  if (!in_set_[static_cast<size_t>(r)]) {
-    in_set_[static_cast<size_t>(r)] = 1;
+  if (!rs_[static_cast<size_t>(r)].in_set) {
+    rs_[static_cast<size_t>(r)].in_set = 1;
     dirty_.push_back(r);
   }
 }
@@ -52,83 +53,98 @@ FlowNetwork::FlowId FlowNetwork::start(std::span<const int32_t> resources, doubl
   if (resources.size() > kMaxResources)
     throw Error("flow network: a flow uses at most " + std::to_string(kMaxResources) + " resources");
   for (int32_t r : resources)
-    if (r < 0 || static_cast<size_t>(r) >= capacity_.size())
+    if (r < 0 || static_cast<size_t>(r) >= rs_.size())
       throw Error("flow network: resource " + std::to_string(r) + " out of range");
   FlowId id;
   if (!free_.empty()) {
     id = free_.back();
     free_.pop_back();
   } else {
-    id = static_cast<FlowId>(flows_.size());
-    flows_.emplace_back();
+    id = static_cast<FlowId>(cold_.size());
+    res_.emplace_back();
+    pos_.emplace_back();
+    rate_.push_back(0);
+    cap_.push_back(kUnlimited);
+    cold_.emplace_back();
     flow_mark_.push_back(0);
     set_pos_.push_back(-1);
   }
-  Flow& f = flows_[static_cast<size_t>(id)];
-  f.res.resize(resources.size());
-  std::copy(resources.begin(), resources.end(), f.res.v.begin());
-  f.pos.resize(f.res.size());
-  for (size_t k = 0; k < f.res.size(); ++k) {
-    auto& list = res_flows_[static_cast<size_t>(f.res[k])];
-    f.pos[k] = static_cast<int32_t>(list.size());
-    list.push_back(id);
-    touch(f.res[k]);
+  const auto i = static_cast<size_t>(id);
+  SmallList& res = res_[i];
+  res.resize(resources.size());
+  std::copy(resources.begin(), resources.end(), res.v.begin());
+  pos_[i].resize(res.size());
+  for (size_t k = 0; k < res.size(); ++k) {
+    const auto r = static_cast<size_t>(res[k]);
+    pos_[i][k] = static_cast<int32_t>(res_flows_[r].size());
+    res_flows_[r].push_back(id);
+    touch(res[k]);
   }
-  f.remaining = bytes;
-  f.since = now_;
-  f.rate = 0;
-  f.cap = cap;
-  f.tag = tag;
-  f.active = true;
+  Cold& c = cold_[i];
+  c.remaining = bytes;
+  c.since = now_;
+  c.tag = tag;
+  c.active = true;
+  rate_[i] = 0;
+  cap_[i] = cap;
   ++active_;
-  if (f.res.empty()) set_rate(id, cap);  // nothing to share: its own cap, or at once
+  if (res.empty())
+    set_rate(id, cap);  // nothing to share: its own cap, or at once
+  else
+    new_flows_.push_back(id);
   return id;
 }
 
 void FlowNetwork::set_rate(FlowId id, double rate) {
-  Flow& f = flows_[static_cast<size_t>(id)];
-  if (f.rate > 0 && now_ > f.since) f.remaining = std::max(0.0, f.remaining - f.rate * (now_ - f.since));
-  f.since = now_;
-  f.rate = rate;
+  const auto i = static_cast<size_t>(id);
+  Cold& c = cold_[i];
+  const double old = rate_[i];
+  if (old > 0 && now_ > c.since) c.remaining = std::max(0.0, c.remaining - old * (now_ - c.since));
+  c.since = now_;
+  // Committed rates are finite on every finite resource (settle widens to any it would overfill).
+  for (int32_t r : res_[i])
+    if (std::isfinite(rs_[static_cast<size_t>(r)].capacity)) rs_[static_cast<size_t>(r)].load += rate - old;
+  rate_[i] = rate;
   if (rate > 0)
-    completions_.set(id, now_ + f.remaining / rate);
+    completions_.set(id, now_ + c.remaining / rate);
   else
     completions_.erase(id);
 }
 
 void FlowNetwork::settle() {
-  if (full_ && !dirty_.empty())
-    for (size_t r = 0; r < capacity_.size(); ++r) touch(static_cast<int32_t>(r));
-  if (dirty_.empty()) return;
+  if (full_ && (!dirty_.empty() || !new_flows_.empty()))
+    for (size_t r = 0; r < rs_.size(); ++r) touch(static_cast<int32_t>(r));
+  if (dirty_.empty() && new_flows_.empty()) return;
   ++stats_.solves;
   for (;;) {
-    // The local problem: every flow on a resource of the set; resources outside the set
-    // enter only as caps (their saturation level), as they keep their rates.
+    // The local problem: the new flows and every flow on a resource of the set; resources
+    // outside the set enter only as caps (their saturation level), as they keep their rates.
     ++mark_;
     set_flows_.clear();
+    auto add = [&](FlowId g) {
+      if (flow_mark_[static_cast<size_t>(g)] == mark_) return;
+      flow_mark_[static_cast<size_t>(g)] = mark_;
+      set_pos_[static_cast<size_t>(g)] = static_cast<int32_t>(set_flows_.size());
+      set_flows_.push_back(g);
+    };
+    for (FlowId g : new_flows_) add(g);
     for (int32_t r : dirty_)
-      for (FlowId g : res_flows_[static_cast<size_t>(r)])
-        if (flow_mark_[static_cast<size_t>(g)] != mark_) {
-          flow_mark_[static_cast<size_t>(g)] = mark_;
-          set_pos_[static_cast<size_t>(g)] = static_cast<int32_t>(set_flows_.size());
-          set_flows_.push_back(g);
-        }
+      for (FlowId g : res_flows_[static_cast<size_t>(r)]) add(g);
     local_capacity_.clear();
     for (size_t i = 0; i < dirty_.size(); ++i) {
-      local_index_[static_cast<size_t>(dirty_[i])] = static_cast<int32_t>(i);
-      local_capacity_.push_back(capacity_[static_cast<size_t>(dirty_[i])]);
+      rs_[static_cast<size_t>(dirty_[i])].local = static_cast<int32_t>(i);
+      local_capacity_.push_back(rs_[static_cast<size_t>(dirty_[i])].capacity);
     }
     offsets_.assign(1, 0);
     local_res_.clear();
     local_cap_.clear();
     for (FlowId g : set_flows_) {
-      const Flow& f = flows_[static_cast<size_t>(g)];
-      double cap = f.cap;
-      for (int32_t r : f.res) {
-        if (in_set_[static_cast<size_t>(r)])
-          local_res_.push_back(local_index_[static_cast<size_t>(r)]);
+      double cap = cap_[static_cast<size_t>(g)];
+      for (int32_t r : res_[static_cast<size_t>(g)]) {
+        if (rs_[static_cast<size_t>(r)].in_set)
+          local_res_.push_back(rs_[static_cast<size_t>(r)].local);
         else
-          cap = std::min(cap, level_[static_cast<size_t>(r)]);
+          cap = std::min(cap, rs_[static_cast<size_t>(r)].level);
       }
       offsets_.push_back(static_cast<int64_t>(local_res_.size()));
       local_cap_.push_back(cap);
@@ -139,33 +155,43 @@ void FlowNetwork::settle() {
     // Widen where the new rates break the max-min conditions at a resource outside the set:
     // it is over capacity, or it was a bottleneck (saturated) and now has room while a
     // flow still sits at its level (that flow could grow). Otherwise the resource only gets
-    // its level updated after the commit.
-    widen_.clear();
+    // its level updated after the commit. A resource's new load is its kept load plus the
+    // changes of its flows in the set.
     ++res_stamp_;
+    checked_.clear();
     for (size_t i = 0; i < set_flows_.size(); ++i) {
-      const Flow& f = flows_[static_cast<size_t>(set_flows_[i])];
-      if (same_rate(f.rate, new_rates_[i])) continue;
-      for (int32_t r : f.res) {
+      const auto g = static_cast<size_t>(set_flows_[i]);
+      const double old = rate_[g], now = new_rates_[i];
+      if (same_rate(old, now)) continue;
+      for (int32_t r : res_[g]) {
         const auto ru = static_cast<size_t>(r);
-        if (in_set_[ru] || res_seen_[ru] == res_stamp_ || !std::isfinite(capacity_[ru])) continue;
-        res_seen_[ru] = res_stamp_;
-        double load = 0, top = 0;
+        if (rs_[ru].in_set || !std::isfinite(rs_[ru].capacity)) continue;
+        if (res_seen_[ru] != res_stamp_) {
+          res_seen_[ru] = res_stamp_;
+          delta_[ru] = 0;
+          checked_.push_back(r);
+        }
+        delta_[ru] += now - old;
+      }
+    }
+    widen_.clear();
+    for (int32_t r : checked_) {
+      const auto ru = static_cast<size_t>(r);
+      const double load = rs_[ru].load + delta_[ru];
+      bool widen = load > rs_[ru].capacity * (1 + kFull);
+      if (!widen && saturated(ru) && load < rs_[ru].capacity * (1 - kFull)) {
+        double top = 0;
         for (FlowId g : res_flows_[ru]) {
-          const double x = flow_mark_[static_cast<size_t>(g)] == mark_
-                               ? new_rates_[static_cast<size_t>(set_pos_[static_cast<size_t>(g)])]
-                               : flows_[static_cast<size_t>(g)].rate;
-          load += x;
-          top = std::max(top, x);
+          const auto gu = static_cast<size_t>(g);
+          top = std::max(top, flow_mark_[gu] == mark_ ? new_rates_[static_cast<size_t>(set_pos_[gu])] : rate_[gu]);
         }
-        const bool over = load > capacity_[ru] * (1 + kFull);
-        const bool freed =
-            std::isfinite(level_[ru]) && load < capacity_[ru] * (1 - kFull) && top >= level_[ru] * (1 - kFull);
-        if (over || freed) {
-          in_set_[ru] = 1;
-          widen_.push_back(r);
-        } else {
-          outside_.push_back(r);
-        }
+        widen = top >= rs_[ru].level * (1 - kFull);
+      }
+      if (widen) {
+        rs_[ru].in_set = 1;
+        widen_.push_back(r);
+      } else {
+        outside_.push_back(r);
       }
     }
     if (widen_.empty()) break;
@@ -174,22 +200,21 @@ void FlowNetwork::settle() {
   }
 
   for (size_t i = 0; i < set_flows_.size(); ++i)
-    if (!same_rate(flows_[static_cast<size_t>(set_flows_[i])].rate, new_rates_[i]))
-      set_rate(set_flows_[i], new_rates_[i]);
+    if (!same_rate(rate_[static_cast<size_t>(set_flows_[i])], new_rates_[i])) set_rate(set_flows_[i], new_rates_[i]);
   for (int32_t r : outside_) dirty_.push_back(r);  // levels to refresh (duplicates are harmless)
   outside_.clear();
   for (int32_t r : dirty_) {
     const auto ru = static_cast<size_t>(r);
-    double load = 0, top = 0;
-    for (FlowId g : res_flows_[ru]) {
-      load += flows_[static_cast<size_t>(g)].rate;
-      top = std::max(top, flows_[static_cast<size_t>(g)].rate);
-    }
-    const bool full = !res_flows_[ru].empty() && std::isfinite(capacity_[ru]) && load >= capacity_[ru] * (1 - kFull);
-    level_[ru] = full ? top : kUnlimited;
-    in_set_[ru] = 0;
+    const bool full =
+        !res_flows_[ru].empty() && std::isfinite(rs_[ru].capacity) && rs_[ru].load >= rs_[ru].capacity * (1 - kFull);
+    double top = 0;
+    if (full)
+      for (FlowId g : res_flows_[ru]) top = std::max(top, rate_[static_cast<size_t>(g)]);
+    rs_[ru].level = full ? top : kUnlimited;
+    rs_[ru].in_set = 0;
   }
   dirty_.clear();
+  new_flows_.clear();
 }
 
 double FlowNetwork::next_completion() {
@@ -205,7 +230,7 @@ void FlowNetwork::advance(double t, std::vector<uint64_t>& done) {
   const double until = now_ * (1 + kSameTime);
   while (!completions_.empty() && completions_.top_key() <= until) {
     const FlowId f = completions_.top();
-    done.push_back(flows_[static_cast<size_t>(f)].tag);
+    done.push_back(cold_[static_cast<size_t>(f)].tag);
     finish(f);
   }
 }
@@ -215,29 +240,34 @@ void FlowNetwork::restart() {
   settle();  // refresh the levels of the resources the last flows left
   now_ = 0;
   free_.clear();
-  for (size_t id = flows_.size(); id-- > 0;) free_.push_back(static_cast<FlowId>(id));  // pops 0 first
+  for (size_t id = cold_.size(); id-- > 0;) free_.push_back(static_cast<FlowId>(id));  // pops 0 first
 }
 
 void FlowNetwork::finish(FlowId id) {
-  Flow& f = flows_[static_cast<size_t>(id)];
-  for (size_t k = 0; k < f.res.size(); ++k) {
-    auto& list = res_flows_[static_cast<size_t>(f.res[k])];
-    const auto at = static_cast<size_t>(f.pos[k]);
+  const auto i = static_cast<size_t>(id);
+  const SmallList& res = res_[i];
+  const double rate = rate_[i];
+  for (size_t k = 0; k < res.size(); ++k) {
+    const auto r = static_cast<size_t>(res[k]);
+    auto& list = res_flows_[r];
+    const auto at = static_cast<size_t>(pos_[i][k]);
     const FlowId moved = list.back();
     list[at] = moved;
     list.pop_back();
     if (moved != id || at != list.size()) {
-      Flow& m = flows_[static_cast<size_t>(moved)];
-      for (size_t j = 0; j < m.res.size(); ++j)
-        if (m.res[j] == f.res[k] && static_cast<size_t>(m.pos[j]) == list.size()) {
-          m.pos[j] = static_cast<int32_t>(at);
+      const auto m = static_cast<size_t>(moved);
+      for (size_t j = 0; j < res_[m].size(); ++j)
+        if (static_cast<size_t>(res_[m][j]) == r && static_cast<size_t>(pos_[m][j]) == list.size()) {
+          pos_[m][j] = static_cast<int32_t>(at);
           break;
         }
     }
-    touch(f.res[k]);
+    if (std::isfinite(rs_[r].capacity)) rs_[r].load = list.empty() ? 0 : rs_[r].load - rate;
+    // Room on a resource that had room already changes no other flow's rate through it.
+    if (saturated(r)) touch(res[k]);
   }
-  f.active = false;
-  f.rate = 0;
+  cold_[i].active = false;
+  rate_[i] = 0;
   completions_.erase(id);
   --active_;
   free_.push_back(id);
@@ -245,20 +275,21 @@ void FlowNetwork::finish(FlowId id) {
 
 double FlowNetwork::rate(FlowId id) {
   settle();
-  return flows_.at(static_cast<size_t>(id)).rate;
+  return rate_.at(static_cast<size_t>(id));
 }
 
 double FlowNetwork::remaining(FlowId id) const {
-  const Flow& f = flows_.at(static_cast<size_t>(id));
-  if (!(f.rate > 0) || now_ <= f.since) return f.remaining;
-  return std::max(0.0, f.remaining - f.rate * (now_ - f.since));
+  const Cold& c = cold_.at(static_cast<size_t>(id));
+  const double rate = rate_[static_cast<size_t>(id)];
+  if (!(rate > 0) || now_ <= c.since) return c.remaining;
+  return std::max(0.0, c.remaining - rate * (now_ - c.since));
 }
 
 std::vector<double> FlowNetwork::loads() {
   settle();
-  std::vector<double> out(capacity_.size(), 0.0);
-  for (size_t r = 0; r < capacity_.size(); ++r)
-    for (FlowId g : res_flows_[r]) out[r] += flows_[static_cast<size_t>(g)].rate;
+  std::vector<double> out(rs_.size(), 0.0);
+  for (size_t r = 0; r < rs_.size(); ++r)
+    for (FlowId g : res_flows_[r]) out[r] += rate_[static_cast<size_t>(g)];
   return out;
 }
 

@@ -14,13 +14,14 @@ namespace daqnet::simulate {
 /// Flows of bytes over shared resources, over time, at max-min fair rates.
 ///
 /// Flows start and finish as events. Rates are recomputed lazily (once per instant, however
-/// many flows started or finished at it) and incrementally: only the resources the change
-/// touched are re-solved, with resources outside the set entering only as caps (their
-/// saturation level). The set widens while the new rates break the max-min conditions
-/// outside it: a resource pushed over capacity, or a bottleneck that gained room while a
-/// flow still sits at its level. Every flow then has a saturated resource on which no
-/// flow gets more, which characterises the max-min allocation; tests compare every step
-/// with a full solve.
+/// many flows started or finished at it) and incrementally: the new flows and the flows of
+/// the saturated resources a change touched are re-solved, with resources outside the set
+/// entering only as caps (their saturation level). A flow leaving a resource that had room
+/// changes no other flow's rate through it, so such resources stay out of the set. The set
+/// widens while the new rates break the max-min conditions outside it: a resource pushed
+/// over capacity, or a bottleneck that gained room while a flow still sits at its level.
+/// Every flow then has a saturated resource on which no flow gets more, which
+/// characterises the max-min allocation; tests compare every step with a full solve.
 class FlowNetwork {
 public:
   using FlowId = int32_t;
@@ -32,7 +33,7 @@ public:
 
   double now() const { return now_; }
   size_t active() const { return active_; }
-  size_t num_resources() const { return capacity_.size(); }
+  size_t num_resources() const { return rs_.size(); }
 
   /// Start a flow of `bytes` (> 0) over `resources` at now(), with an optional rate cap.
   /// `tag` comes back when the flow completes.
@@ -83,29 +84,40 @@ private:
     int32_t operator[](size_t i) const { return v[i]; }
     void resize(size_t k) { n = static_cast<uint32_t>(k); }
   };
-  struct Flow {
-    SmallList res;         // resources used
-    SmallList pos;         // index of this flow in res_flows_[res[k]]
+  // Per flow, split by use: the solver and the load checks read rates, caps and resources
+  // of hundreds of flows per change, so those sit in dense arrays of their own.
+  struct Cold {
     double remaining = 0;  // bytes at time `since`
     double since = 0;
-    double rate = 0;
-    double cap = kUnlimited;
     uint64_t tag = 0;
     bool active = false;
   };
 
   void touch(int32_t r);
   void settle();
-  void solve_local();
   void set_rate(FlowId id, double rate);
   void finish(FlowId id);
+  bool saturated(size_t r) const { return rs_[r].level < kUnlimited; }
 
-  std::vector<double> capacity_;
+  // Per resource, what every start, finish and settle reads, in one cache line's half.
+  struct Resource {
+    double capacity = 0;
+    double level = kUnlimited;  // saturation level (max rate there), inf if not saturated
+    // Σ of the committed rates, on finite resources, kept up to date on every rate change
+    // (and reset to 0 when the resource empties, so rounding does not accumulate across steps).
+    double load = 0;
+    uint32_t in_set = 0;  // in the set being re-solved ...
+    int32_t local = -1;   // ... as this resource of the local problem
+  };
+  std::vector<Resource> rs_;
   std::vector<std::vector<FlowId>> res_flows_;  // active flows of each resource
-  std::vector<double> level_;                   // saturation level (max rate there), inf if not saturated
-  std::vector<Flow> flows_;
+  std::vector<SmallList> res_;                  // per flow: resources used ...
+  std::vector<SmallList> pos_;                  // ... and its index in res_flows_[res_[id][k]]
+  std::vector<double> rate_, cap_;
+  std::vector<Cold> cold_;
   std::vector<FlowId> free_;
-  IndexedHeap completions_;  // active flows with a rate > 0, by completion time
+  std::vector<FlowId> new_flows_;  // started since the last settle: solved whatever resources are dirty
+  IndexedHeap completions_;        // active flows with a rate > 0, by completion time
   size_t active_ = 0;
   double now_ = 0;
   bool full_ = false;
@@ -113,8 +125,6 @@ private:
 
   // The set being re-solved and scratch space, reused between calls.
   std::vector<int32_t> dirty_;
-  std::vector<uint8_t> in_set_;
-  std::vector<int32_t> local_index_;
   std::vector<FlowId> set_flows_;
   std::vector<uint32_t> flow_mark_;  // == mark_: the flow is in set_flows_ ...
   std::vector<int32_t> set_pos_;     // ... at this index
@@ -122,8 +132,9 @@ private:
   std::vector<int64_t> offsets_;
   std::vector<int32_t> local_res_;
   std::vector<double> local_cap_, local_capacity_, new_rates_;
-  std::vector<int32_t> widen_, outside_;
+  std::vector<int32_t> widen_, outside_, checked_;
   std::vector<uint32_t> res_seen_;
+  std::vector<double> delta_;  // per outside resource checked: Σ of its flows' rate changes
   uint32_t res_stamp_ = 0;
   FairShareSolver solver_;
 };

@@ -1,20 +1,23 @@
 // daqnet — plan, simulate and benchmark event-building networks.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 namespace daqnet::simulate {
 
-/// A binary min-heap of ids 0..n−1 keyed by a double, with the position of every id, so a
-/// key can change in place (no stale entries piling up when rates change often).
+/// A 4-ary min-heap of ids 0..n−1 keyed by a double, with the position of every id, so a
+/// key can change in place (no stale entries piling up when rates change often). Keys sit
+/// in the heap next to their ids (a sift compares without a look-up elsewhere), four
+/// children per node halve the depth; equal keys come out in id order, so the order does
+/// not depend on the heap's history.
 class IndexedHeap {
 public:
   bool empty() const { return heap_.empty(); }
-  int32_t top() const { return heap_.front(); }
-  double top_key() const { return key_[static_cast<size_t>(heap_.front())]; }
+  int32_t top() const { return heap_.front().id; }
+  double top_key() const { return heap_.front().key; }
   bool contains(int32_t id) const {
     return static_cast<size_t>(id) < pos_.size() && pos_[static_cast<size_t>(id)] >= 0;
   }
@@ -22,66 +25,75 @@ public:
   /// Insert id, or move it to its new key.
   void set(int32_t id, double key) {
     const auto i = static_cast<size_t>(id);
-    if (i >= pos_.size()) {
-      pos_.resize(i + 1, -1);
-      key_.resize(i + 1);
-    }
-    const double old = key_[i];
-    key_[i] = key;
+    if (i >= pos_.size()) pos_.resize(i + 1, -1);
     if (pos_[i] < 0) {
-      pos_[i] = static_cast<int32_t>(heap_.size());
-      heap_.push_back(id);
+      heap_.push_back({key, id});
       up(heap_.size() - 1);
-    } else if (key < old) {
-      up(static_cast<size_t>(pos_[i]));
-    } else {
-      down(static_cast<size_t>(pos_[i]));
+      return;
     }
+    const auto at = static_cast<size_t>(pos_[i]);
+    const Entry old = heap_[at];
+    heap_[at].key = key;
+    if (before(heap_[at], old))
+      up(at);
+    else
+      down(at);
   }
 
   void erase(int32_t id) {
     if (!contains(id)) return;
     const auto at = static_cast<size_t>(pos_[static_cast<size_t>(id)]);
     pos_[static_cast<size_t>(id)] = -1;
-    const int32_t last = heap_.back();
+    const Entry last = heap_.back();
     heap_.pop_back();
     if (at == heap_.size()) return;
     heap_[at] = last;
-    pos_[static_cast<size_t>(last)] = static_cast<int32_t>(at);
-    up(at);
-    down(static_cast<size_t>(pos_[static_cast<size_t>(last)]));
+    pos_[static_cast<size_t>(last.id)] = static_cast<int32_t>(at);
+    if (at > 0 && before(last, heap_[(at - 1) / 4]))
+      up(at);
+    else
+      down(at);
   }
 
 private:
-  bool less(size_t a, size_t b) const {
-    return key_[static_cast<size_t>(heap_[a])] < key_[static_cast<size_t>(heap_[b])];
-  }
-  void swap_at(size_t a, size_t b) {
-    std::swap(heap_[a], heap_[b]);
-    pos_[static_cast<size_t>(heap_[a])] = static_cast<int32_t>(a);
-    pos_[static_cast<size_t>(heap_[b])] = static_cast<int32_t>(b);
+  struct Entry {
+    double key;
+    int32_t id;
+  };
+  static bool before(const Entry& a, const Entry& b) { return a.key < b.key || (a.key == b.key && a.id < b.id); }
+  void place(size_t i, const Entry& e) {
+    heap_[i] = e;
+    pos_[static_cast<size_t>(e.id)] = static_cast<int32_t>(i);
   }
   void up(size_t i) {
-    while (i > 0 && less(i, (i - 1) / 2)) {
-      swap_at(i, (i - 1) / 2);
-      i = (i - 1) / 2;
+    const Entry e = heap_[i];
+    while (i > 0) {
+      const size_t parent = (i - 1) / 4;
+      if (!before(e, heap_[parent])) break;
+      place(i, heap_[parent]);
+      i = parent;
     }
+    place(i, e);
   }
   void down(size_t i) {
+    const Entry e = heap_[i];
+    const size_t n = heap_.size();
     for (;;) {
-      size_t m = i;
-      const size_t l = 2 * i + 1, r = l + 1;
-      if (l < heap_.size() && less(l, m)) m = l;
-      if (r < heap_.size() && less(r, m)) m = r;
-      if (m == i) return;
-      swap_at(i, m);
+      const size_t first = 4 * i + 1;
+      if (first >= n) break;
+      size_t m = first;
+      const size_t end = std::min(first + 4, n);
+      for (size_t c = first + 1; c < end; ++c)
+        if (before(heap_[c], heap_[m])) m = c;
+      if (!before(heap_[m], e)) break;
+      place(i, heap_[m]);
       i = m;
     }
+    place(i, e);
   }
 
-  std::vector<int32_t> heap_;
+  std::vector<Entry> heap_;
   std::vector<int32_t> pos_;
-  std::vector<double> key_;
 };
 
 }  // namespace daqnet::simulate

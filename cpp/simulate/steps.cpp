@@ -9,6 +9,7 @@
 #include "analysis/conflicts.hpp"
 #include "common/error.hpp"
 #include "common/step_pool.hpp"
+#include "simulate/step_memo.hpp"
 
 namespace daqnet::simulate {
 
@@ -47,6 +48,10 @@ struct StepFlows {
     }
   }
   size_t flows() const { return flow_latency.size(); }
+
+  // Looks the step up by its shape; runs it (and remembers it) when it is new.
+  std::pair<double, double> run(FlowNetwork& net, StepMemo& memo, const std::vector<double>& capacity, double bytes,
+                                std::vector<double>& flow_end, std::vector<uint64_t>& done);
 };
 
 // One step on one network: returns (duration, slowest flow's average rate in bytes/s). Each
@@ -83,11 +88,25 @@ std::pair<double, double> run_step(FlowNetwork& net, StepFlows& step, double byt
   return {end - t0, slowest};
 }
 
+std::pair<double, double> StepFlows::run(FlowNetwork& net, StepMemo& memo, const std::vector<double>& capacity,
+                                         double bytes, std::vector<double>& flow_end, std::vector<uint64_t>& done) {
+  if (memo.active()) {
+    memo.begin();
+    for (const Sub& s : subs)
+      memo.add(s.latency, s.bytes, s.flow, {res.data() + s.first, res.data() + s.last}, capacity);
+    if (const auto* known = memo.find()) return *known;
+  }
+  const auto outcome = run_step(net, *this, bytes, flow_end, done);
+  net.restart();
+  if (memo.active()) memo.store(outcome);
+  return outcome;
+}
+
 }  // namespace
 
 StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> placement,
                           const workload::Schedule& schedule, double message_bytes, bool ideal_run,
-                          const StepProgress& progress, double progress_period_seconds, int32_t threads) {
+                          const StepProgress& progress, double progress_period_seconds, int32_t threads, bool reuse) {
   analysis::check_placement(model.routing(), placement, schedule);
   if (!(message_bytes > 0) || !std::isfinite(message_bytes))
     throw Error("simulate.message_bytes must be a finite number > 0");
@@ -100,8 +119,12 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
   // whichever thread runs it, after whichever steps.
   StepPool pool(total, threads, 16, progress, progress_period_seconds);
   std::vector<FlowNetwork::Stats> stats(pool.threads());
+  std::vector<int64_t> reused(pool.threads(), 0);
   const int64_t steps_done = pool.run([&](size_t t, StepPool& chunks) {
     FlowNetwork real(model.capacity()), ideal(model.capacity());
+    const int probation = reuse ? 64 : 0;  // 0: the memos stop looking at once
+    StepMemo real_memo(model.capacity().size(), size_t{1} << 22, probation),
+        ideal_memo(model.capacity().size(), size_t{1} << 22, probation);
     std::vector<workload::Flow> flows;
     StepFlows step_flows;
     Routes routes;
@@ -116,14 +139,14 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
         st.flows = static_cast<int64_t>(flows.size());
         step_flows.build(model, flows, placement, s, message_bytes, false, routes);
         network_flows[static_cast<size_t>(s)] = static_cast<int64_t>(step_flows.flows());
-        const auto [seconds, slowest] = run_step(real, step_flows, message_bytes, flow_end, finished);
-        real.restart();
+        const auto [seconds, slowest] =
+            step_flows.run(real, real_memo, model.capacity(), message_bytes, flow_end, finished);
         st.seconds = seconds;
         st.min_gbps = step_flows.flows() == 0 ? 0 : slowest * 8 / 1e9;
         if (ideal_run) {
           step_flows.build(model, flows, placement, s, message_bytes, true, routes);
-          st.ideal_seconds = run_step(ideal, step_flows, message_bytes, flow_end, finished).first;
-          ideal.restart();
+          st.ideal_seconds =
+              step_flows.run(ideal, ideal_memo, model.capacity(), message_bytes, flow_end, finished).first;
         } else {
           st.ideal_seconds = std::numeric_limits<double>::quiet_NaN();
         }
@@ -131,6 +154,7 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
       chunks.done(t, last - first);
     }
     stats[t] = real.stats();
+    reused[t] = real_memo.hits() + ideal_memo.hits();
   });
 
   // Totals in step order, so that sums do not depend on the threads either.
@@ -147,6 +171,7 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
     result.stats.widenings += s.widenings;
     result.stats.flows_solved += s.flows_solved;
   }
+  for (int64_t n : reused) result.reused_steps += n;
   return result;
 }
 

@@ -32,6 +32,7 @@ struct StepResult {
   double bytes = 0;  ///< bytes moved over the network (not host-local flows)
   bool interrupted = false;
   FlowNetwork::Stats stats;
+  int64_t reused_steps = 0;  ///< steps (real and ideal runs) answered by an identical earlier one (StepMemo)
 };
 
 /// (steps done, steps in total) now and then; return false to stop early.
@@ -39,9 +40,11 @@ using StepProgress = std::function<bool(int64_t, int64_t)>;
 
 /// `ideal` = false skips the contention-free run (ideal times are then NaN). Steps are
 /// shared out over `threads` threads; every figure is the same for any number of them.
+/// `reuse` answers a step identical to an earlier one (up to relabelled resources) with
+/// that step's figures, which are bit for bit what simulating it again gives.
 StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> placement,
                           const workload::Schedule& schedule, double message_bytes, bool ideal,
-                          const StepProgress& progress = {}, double progress_period_seconds = 0.25,
-                          int32_t threads = 1);
+                          const StepProgress& progress = {}, double progress_period_seconds = 0.25, int32_t threads = 1,
+                          bool reuse = true);
 
 }  // namespace daqnet::simulate

@@ -138,7 +138,8 @@ void bind_simulate(nb::module_& m) {
       .def_ro("ideal_total_seconds", &StepResult::ideal_seconds)
       .def_ro("bytes", &StepResult::bytes, "bytes moved over the network")
       .def_ro("interrupted", &StepResult::interrupted)
-      .def_ro("solver", &StepResult::stats);
+      .def_ro("solver", &StepResult::stats)
+      .def_ro("reused_steps", &StepResult::reused_steps);
 
   nb::class_<ProtocolResult>(m, "ProtocolResult", "The protocol simulation: per built event, and totals")
       .def_prop_ro(
@@ -189,14 +190,14 @@ void bind_simulate(nb::module_& m) {
   m.def(
       "simulate_steps",
       [](const NetworkModel& model, IntArray placement, const workload::Schedule& schedule, double message_bytes,
-         bool ideal, nb::object progress, double period, int32_t threads) {
+         bool ideal, nb::object progress, double period, int32_t threads, bool reuse) {
         PyProgress py{progress};
         StepResult r;
         {
           nb::gil_scoped_release nogil;
           r = simulate_steps(
               model, span_of(placement), schedule, message_bytes, ideal, [&](int64_t d, int64_t t) { return py(d, t); },
-              period, threads);
+              period, threads, reuse);
         }
         py.rethrow();
         r.interrupted = r.interrupted || py.keyboard_interrupt;  // Ctrl-C in the last step too
@@ -204,7 +205,9 @@ void bind_simulate(nb::module_& m) {
       },
       nb::arg("model"), nb::arg("placement"), nb::arg("schedule"), nb::arg("message_bytes"), nb::arg("ideal") = true,
       nb::arg("progress").none() = nb::none(), nb::arg("period_seconds") = 0.25, nb::arg("threads") = 1,
-      "Step-synchronous flow-level simulation, steps shared out over `threads` threads");
+      nb::arg("reuse") = true,
+      "Step-synchronous flow-level simulation, steps shared out over `threads` threads; `reuse` answers a step "
+      "identical to an earlier one (up to relabelled links) with its figures");
 
   m.def(
       "step_flow_rates",

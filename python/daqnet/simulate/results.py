@@ -23,10 +23,12 @@ class SolverStats(Result):
     solves: int = 0  #: rate settlements that had something to do
     widenings: int = 0  #: times a re-solved set of resources had to grow
     flows_solved: int = 0  #: flows in all the local problems
+    #: steps answered by an identical earlier step, up to relabelled links (steps mode)
+    reused_steps: int = 0
 
     @classmethod
-    def of(cls, core: Any) -> SolverStats:
-        return cls(int(core.solves), int(core.widenings), int(core.flows_solved))
+    def of(cls, core: Any, reused_steps: int = 0) -> SolverStats:
+        return cls(int(core.solves), int(core.widenings), int(core.flows_solved), reused_steps)
 
 
 @dataclass

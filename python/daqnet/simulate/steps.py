@@ -26,9 +26,12 @@ def simulate_steps(
     progress: Progress = None,
     stages: Stages | None = None,
     threads: int | None = None,
+    reuse: bool = True,
 ) -> StepsResult:
     """Every step of ``[workload]``: its duration with fair sharing and on an ideal fabric,
-    steps shared out over `threads` threads (None or 0: every core; same result)."""
+    steps shared out over `threads` threads (None or 0: every core; same result). `reuse`
+    answers a step identical to an earlier one up to relabelled links with that step's
+    figures (bit for bit what simulating it gives); False simulates every step."""
     fabric, routing, placement, workload = stages or scenario.build()
     model = network_model(scenario, routing)
     message = scenario.message_bytes()
@@ -42,6 +45,7 @@ def simulate_steps(
             with_ideal,
             report(progress),
             threads=resolve_threads(threads),
+            reuse=reuse,
         )
     except ValueError as err:
         raise DaqnetError(f"{scenario.source}: {err}") from None
@@ -94,7 +98,7 @@ def simulate_steps(
         gbps_per_host=rate(total),
         ideal_gbps_per_host=rate(ideal) if with_ideal else None,
         interrupted=bool(r.interrupted),
-        solver=SolverStats.of(r.solver),
+        solver=SolverStats.of(r.solver, int(r.reused_steps)),
         steps=steps,
         link_loads=loads,
         effective_bisection=ebb,

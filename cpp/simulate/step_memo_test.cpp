@@ -1,0 +1,78 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+#include "simulate/step_memo.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace daqnet::simulate {
+namespace {
+
+using Res = std::vector<int32_t>;
+
+// Two flows of a step: 0 on resources a, b; 1 on c, b (they share b).
+void shape(StepMemo& m, int32_t a, int32_t b, int32_t c, const std::vector<double>& cap, double bytes = 1e6) {
+  m.begin();
+  m.add(1e-6, bytes, 0, Res{a, b}, cap);
+  m.add(1e-6, bytes, 1, Res{c, b}, cap);
+}
+
+TEST(StepMemo, SameProblemOnOtherResourcesIsFound) {
+  const std::vector<double> cap(10, 100.0);
+  StepMemo m(cap.size());
+  shape(m, 0, 1, 2, cap);
+  EXPECT_EQ(m.find(), nullptr);
+  m.store({2.5, 40.0});
+  shape(m, 7, 3, 9, cap);  // relabelled: the same problem
+  const auto* hit = m.find();
+  ASSERT_NE(hit, nullptr);
+  EXPECT_EQ(hit->first, 2.5);
+  EXPECT_EQ(hit->second, 40.0);
+  EXPECT_EQ(m.hits(), 1);
+}
+
+TEST(StepMemo, DifferentSharingCapacityOrBytesIsNotFound) {
+  std::vector<double> cap(10, 100.0);
+  cap[5] = 50.0;
+  StepMemo m(cap.size());
+  shape(m, 0, 1, 2, cap);
+  m.store({1.0, 1.0});
+  m.begin();  // nothing shared
+  m.add(1e-6, 1e6, 0, Res{0, 1}, cap);
+  m.add(1e-6, 1e6, 1, Res{2, 3}, cap);
+  EXPECT_EQ(m.find(), nullptr);
+  shape(m, 0, 5, 2, cap);  // the shared resource is slower
+  EXPECT_EQ(m.find(), nullptr);
+  shape(m, 0, 1, 2, cap, 2e6);  // more bytes
+  EXPECT_EQ(m.find(), nullptr);
+  m.begin();  // the flows in the other order of latency
+  m.add(2e-6, 1e6, 0, Res{0, 1}, cap);
+  m.add(1e-6, 1e6, 1, Res{2, 1}, cap);
+  EXPECT_EQ(m.find(), nullptr);
+}
+
+TEST(StepMemo, StopsLookingAfterProbationWithoutHits) {
+  const std::vector<double> cap(200, 100.0);
+  StepMemo m(cap.size(), 1 << 20, 3);
+  for (int32_t k = 0; k < 3; ++k) {
+    m.begin();
+    for (int32_t f = 0; f <= k; ++f) m.add(1e-6, 1e6, f, Res{f, 100 + f}, cap);  // every step a new shape
+    EXPECT_EQ(m.find(), nullptr);
+    m.store({1.0, 1.0});
+  }
+  EXPECT_FALSE(m.active());
+  StepMemo never(cap.size(), 1 << 20, 0);
+  EXPECT_FALSE(never.active());
+}
+
+TEST(StepMemo, KeepsNoMoreThanItsBudget) {
+  const std::vector<double> cap(10, 100.0);
+  StepMemo m(cap.size(), 4, 64);  // a shape of two flows needs more than 4 words
+  shape(m, 0, 1, 2, cap);
+  m.store({1.0, 1.0});
+  shape(m, 0, 1, 2, cap);
+  EXPECT_EQ(m.find(), nullptr);
+}
+
+}  // namespace
+}  // namespace daqnet::simulate
