@@ -362,6 +362,13 @@ def test_baselines_give_a_ratio(tmp_path):
     b = r["baseline"]
     assert b["name"] == "alltoall" and b["throughput_gbps"] > 0
     assert b["ratio"] == pytest.approx(r["throughput_gbps"] / b["throughput_gbps"])
+    # The Isend/Irecv all-to-all moves what MPI_Alltoall moves: ranks x ranks messages per round.
+    p, r = bench(tmp_path, "bench.baseline_seconds=0.3", extra=("--baseline", "isend"))
+    assert p.returncode == 0, p.stderr
+    b = r["baseline"]
+    assert b["name"] == "isend" and b["throughput_gbps"] > 0
+    rounds = b["bytes"] / (16 * b["message_bytes"])
+    assert rounds >= 3 and rounds == int(rounds)
     p, r = bench(
         tmp_path, "bench.baseline_seconds=0.3", "bench.transport=tcp", extra=("--baseline", "p2p")
     )

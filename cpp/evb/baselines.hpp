@@ -26,6 +26,11 @@ struct BaselineResult {
 // local fragments are), repeated for about `seconds`.
 BaselineResult alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, double seconds);
 
+// The same exchange as alltoall_baseline written as plain point-to-point: every rank posts
+// MPI_Irecv from and MPI_Isend to every rank (self included, starting with its right-hand
+// neighbour), then MPI_Waitall; repeated for about `seconds`.
+BaselineResult isend_alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, double seconds);
+
 // Ranks paired in placement order (0→1, 2→3, ...) stream message_bytes messages one way,
 // `window` in flight, over the run's own transport.
 BaselineResult p2p_baseline(MPI_Comm comm, Transport& transport, const Layout& layout, std::size_t message_bytes,

@@ -98,7 +98,7 @@ const std::vector<ConfigKey>& config_keys() {
      [](Config& c, const ConfigValue& v) { c.tcp_interface = v.text; }},
     {"tcp_socket_buffer_bytes", Kind::integer, "0", 0, kInt32, {}, "bytes", "TCP: SO_SNDBUF/SO_RCVBUF, 0 = system default", "bench.tcp_socket_buffer_bytes",
      [](Config& c, const ConfigValue& v) { c.tcp_socket_buffer_bytes = static_cast<int>(v.integer); }},
-    {"baseline", Kind::choice, "none", 0, 0, {"none", "alltoall", "p2p"}, "", "measured after the run, for a ratio", "bench.baseline",
+    {"baseline", Kind::choice, "none", 0, 0, {"none", "alltoall", "isend", "p2p"}, "", "measured after the run, for a ratio", "bench.baseline",
      [](Config& c, const ConfigValue& v) { c.baseline = v.text; }},
     {"baseline_seconds", Kind::number, "2", 0.01, kNone, {}, "seconds", "duration of the baseline", "bench.baseline_seconds",
      [](Config& c, const ConfigValue& v) { c.baseline_seconds = v.number; }},
