@@ -34,6 +34,8 @@ const std::vector<ConfigKey>& config_keys() {
      [](Config& c, const ConfigValue& v) { c.protocol = pick<Protocol>(v.text, {{"push", Protocol::push}, {"pull", Protocol::pull}}); }},
     {"transport", Kind::choice, "mpi", 0, 0, {"mpi", "tcp"}, "", "transport of commands and data", "bench.transport",
      [](Config& c, const ConfigValue& v) { c.transport = v.text; }},
+    {"local_path", Kind::choice, "lend", 0, 0, {"lend", "transport"}, "", "a fragment for the builder in its readout unit's process: lent in place (zero-copy) or sent through the transport", "bench.local_path",
+     [](Config& c, const ConfigValue& v) { c.local_path = v.text; }},
     {"progress", Kind::choice, "yield", 0, 0, {"busy", "yield", "sleep"}, "", "what an idle rank does: poll, poll and yield the core, or block", "bench.progress",
      [](Config& c, const ConfigValue& v) { c.progress = v.text; }},
     {"processes_per_node", Kind::integer, "1", 1, 2, {}, "", "1: RU and BU share a process; 2: one process each", "bench.processes_per_node",

@@ -75,7 +75,6 @@ std::size_t ReadoutUnit::take(std::vector<std::unique_ptr<unsigned char[]>>& poo
 void ReadoutUnit::start_send(const Item& item) {
   const auto& c = node_.config();
   const auto& l = node_.layout();
-  auto& t = node_.transport();
   std::size_t bytes = node_.sizes().bytes(item.event, index_);
   Send s;
   s.event = item.event;
@@ -118,11 +117,11 @@ void ReadoutUnit::start_send(const Item& item) {
   sends_[send_id] = s;
   for (int k = 0; k < copies; ++k) {
     if (c.meta_bytes > 0) {
-      t.send(peer, meta_tag(item.slot), meta_[s.meta].get(), c.meta_bytes, cookie(UnitKind::ru, send_id));
+      node_.send(peer, meta_tag(item.slot), meta_[s.meta].get(), c.meta_bytes, cookie(UnitKind::ru, send_id), false);
       counters.bytes_out += c.meta_bytes;
       ++counters.messages_out;
     }
-    t.send(peer, data_tag(item.slot), frag, bytes, cookie(UnitKind::ru, send_id));
+    node_.send(peer, data_tag(item.slot), frag, bytes, cookie(UnitKind::ru, send_id), true);
     counters.bytes_out += bytes;
     ++counters.messages_out;
     ++counters.fragments_out;
@@ -131,14 +130,29 @@ void ReadoutUnit::start_send(const Item& item) {
 
 void ReadoutUnit::on_completion(const Completion& c) {
   if (c.kind != Completion::Kind::send) return;
-  Send& s = sends_[cookie_value(c.cookie)];
+  std::size_t id = cookie_value(c.cookie);
+  Send& s = sends_[id];
+  s.lent += c.lent;
   if (--s.parts > 0) return;
+  // The transfer is over (a lent buffer may still be read by the builder beside us).
+  sending_.erase(sending_.find(s.event));
+  node_.give_token();
+  release(id);
+}
+
+void ReadoutUnit::on_returned(std::uint64_t loan) {
+  std::size_t id = cookie_value(loan);
+  --sends_[id].lent;
+  release(id);
+}
+
+void ReadoutUnit::release(std::size_t id) {
+  Send& s = sends_[id];
+  if (s.parts > 0 || s.lent > 0) return;
   if (s.corrupted) data_[s.data][s.corrupted] ^= 0x5A;
   data_free_.push_back(s.data);
   if (node_.config().meta_bytes > 0) meta_free_.push_back(s.meta);
-  send_free_.push_back(cookie_value(c.cookie));
-  sending_.erase(sending_.find(s.event));
-  node_.give_token();
+  send_free_.push_back(id);
 }
 
 bool ReadoutUnit::finished() const { return fins_ == fins_needed_ && pending_.empty() && sending_.empty(); }

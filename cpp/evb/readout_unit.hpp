@@ -18,6 +18,7 @@ public:
   int index() const override { return index_; }
   void on_command(const Command& cmd, int from_rank) override;
   void on_completion(const Completion& c) override;
+  void on_returned(std::uint64_t loan) override;
   void pump() override;
   bool finished() const override;
   void report(JsonObject& out) const override;
@@ -32,10 +33,12 @@ private:
   struct Send {
     std::size_t data = 0, meta = 0;  // buffer indices
     int parts = 0;                   // completions still to come
+    int lent = 0;                    // parts lent on the local path, not yet given back
     std::size_t corrupted = 0;       // test hook: byte offset to restore, 0 = none
     std::uint64_t event = 0;
   };
   void start_send(const Item& item);
+  void release(std::size_t send_id);  // buffers back to the pools once sent and given back
   std::size_t take(std::vector<std::unique_ptr<unsigned char[]>>& pool, std::vector<std::size_t>& free,
                    std::size_t bytes, bool fill);
 
