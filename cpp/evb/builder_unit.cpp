@@ -23,7 +23,7 @@ BuilderUnit::BuilderUnit(Node& node, int index) : Unit(node), index_(index), rus
   }
   slots_.resize(c.credits);
   for (auto& s : slots_) {
-    s.data.resize(total);
+    s.data = Buffer(total);
     s.meta.resize(static_cast<std::size_t>(c.meta_bytes) * rus_);
     s.parts.resize(rus_);
   }

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "evb/buffer.hpp"
 #include "evb/node.hpp"
 
 namespace daqnet::evb {
@@ -34,9 +35,10 @@ private:
     int outstanding = 0;     // fragments posted and not complete
     int complete = 0;        // fragments complete
     std::uint64_t bytes = 0;
-    std::vector<unsigned char> data, meta;  // R fragments of max size, R meta blocks
-    std::vector<std::uint8_t> parts;        // per RU: bit 1 = meta in, bit 2 = data in
-    std::vector<std::uint64_t> loans;       // fragments lent by the RU beside us, held until built
+    Buffer data;                       // R fragments of max size
+    std::vector<unsigned char> meta;   // R meta blocks
+    std::vector<std::uint8_t> parts;   // per RU: bit 1 = meta in, bit 2 = data in
+    std::vector<std::uint64_t> loans;  // fragments lent by the RU beside us, held until built
   };
   void begin(std::uint32_t slot, std::uint64_t event);
   void post(std::uint32_t slot, int ru);

@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "evb/buffer.hpp"
 #include "evb/node.hpp"
 
 namespace daqnet::evb {
@@ -39,15 +40,12 @@ private:
   };
   void start_send(const Item& item);
   void release(std::size_t send_id);  // buffers back to the pools once sent and given back
-  std::size_t take(std::vector<std::unique_ptr<unsigned char[]>>& pool, std::vector<std::size_t>& free,
-                   std::size_t bytes, bool fill);
 
   int index_;
   Pattern pattern_;
   std::set<Item> pending_;                // oldest event first
   std::multiset<std::uint64_t> sending_;  // events in flight
-  std::vector<std::unique_ptr<unsigned char[]>> data_, meta_;
-  std::vector<std::size_t> data_free_, meta_free_;
+  BufferPool data_, meta_;
   std::vector<Send> sends_;
   std::vector<std::size_t> send_free_;
   int fins_ = 0, fins_needed_ = 0;
