@@ -1,5 +1,6 @@
 // Baselines measured in the same run as the event builder, among the same ranks, so the
-// report can give the event builder's throughput as a ratio.
+// report can give the event builder's throughput as a ratio. Their buffers are the event
+// builder's kind (evb/buffer.hpp, huge pages), so the ratio compares protocols, not memory.
 #pragma once
 
 #include <mpi.h>
