@@ -253,7 +253,10 @@ def test_local_fragments_are_lent_or_sent(tmp_path, local_path):
 
 @pytest.mark.parametrize(
     ("fault", "field"),
-    [("fault_corrupt_every=7", "corrupt_fragments"), ("fault_duplicate_every=7", "duplicate_fragments")],
+    [
+        ("fault_corrupt_every=7", "corrupt_fragments"),
+        ("fault_duplicate_every=7", "duplicate_fragments"),
+    ],
 )
 def test_lent_fragments_are_checked(tmp_path, fault, field):
     # One rank: every fragment takes the local path, read where the RU holds it.
