@@ -16,7 +16,8 @@ figure swings with the scheduler, so each case runs --repeat times per baseline 
 median of the per-run ratios is reported with its spread. Targets: for push and for pull,
 the best schedule reaches >= 1.0x both baselines. Two more cases run with
 bench.local_path=transport (the builder's own fragment sent to itself through MPI, as
-before the zero-copy local path) to show what that path is worth.
+before the zero-copy local path) to show what that path is worth, and one with
+bench.progress=sleep (idle ranks sleep after 64 polls instead of yielding at every one).
 
 Part 2 measures daqnet's own TCP transport between one pair of ranks (--baseline p2p, one way,
 1 MiB messages for bench.baseline_seconds) against iperf3 on loopback (one stream, 1 MiB
@@ -128,7 +129,7 @@ def row(label: str, case: dict) -> str:
         return f"{x['median']:5.2f}x [{x['min']:.2f}-{x['max']:.2f}]"
 
     return (
-        f"{label:28} {case['evb_gbps']['median']:8.1f} {case['alltoall_gbps']['median']:9.1f} "
+        f"{label:36} {case['evb_gbps']['median']:8.1f} {case['alltoall_gbps']['median']:9.1f} "
         f"{case['isend_gbps']['median']:7.1f}  {ratio('alltoall')}  {ratio('isend')}  "
         f"{case['latency_p50_s']['median'] * 1e3:6.2f}"
     )
@@ -160,7 +161,7 @@ def main() -> int:
     )
     print(f"medians of {repeat} run(s) per case and baseline [min-max of the per-run ratios]")
     print(
-        f"{'protocol, schedule':28} {'evb Gb/s':>8} {'alltoall':>9} {'isend':>7}  "
+        f"{'protocol, schedule':36} {'evb Gb/s':>8} {'alltoall':>9} {'isend':>7}  "
         f"{'evb / alltoall':>20}  {'evb / isend':>20}  {'p50 ms':>6}"
     )
     load_before = os.getloadavg()
@@ -171,24 +172,26 @@ def main() -> int:
             case = evb_case(common, sets, repeat)
             if case is None:
                 return 1
-            case |= {"protocol": protocol, "schedule": schedule, "local_path": "lend"}
+            case |= {"protocol": protocol, "schedule": schedule, "variant": "default"}
             cases.append(case)
             print(row(f"{protocol}, {schedule}", case))
-    for protocol in ("push", "pull"):  # what the zero-copy local path is worth
-        sets = [
-            f"bench.protocol={protocol}",
-            "workload.schedule=barrel",
-            "bench.local_path=transport",
-        ]
+    # Variants of the barrel case: without the zero-copy local path, and idle ranks that
+    # sleep after 64 polls instead of yielding at every one.
+    for protocol, variant in (
+        ("push", "local_path=transport"),
+        ("pull", "local_path=transport"),
+        ("push", "progress=sleep"),
+    ):
+        sets = [f"bench.protocol={protocol}", "workload.schedule=barrel", f"bench.{variant}"]
         case = evb_case(common, sets, repeat)
         if case is None:
             return 1
-        case |= {"protocol": protocol, "schedule": "barrel", "local_path": "transport"}
+        case |= {"protocol": protocol, "schedule": "barrel", "variant": variant}
         cases.append(case)
-        print(row(f"{protocol}, barrel, no local path", case))
+        print(row(f"{protocol}, barrel, {variant}", case))
     verdicts = {}
     for protocol in ("push", "pull"):
-        mine = [c for c in cases if c["protocol"] == protocol and c["local_path"] == "lend"]
+        mine = [c for c in cases if c["protocol"] == protocol and c["variant"] == "default"]
         for base in BASELINES:
             best = max(mine, key=lambda c: c[f"ratio_{base}"]["median"])
             x = best[f"ratio_{base}"]["median"]
