@@ -43,7 +43,7 @@ private:
   void begin(std::uint32_t slot, std::uint64_t event);
   void post(std::uint32_t slot, int ru);
   void fragment_done(std::uint32_t slot, int ru);
-  bool check_fragment(Slot& s, int ru, const Completion& c);
+  bool check_fragment(Slot& s, int ru, const Completion& done);
   void give_back_loans(Slot& s);
   bool check_meta(Slot& s, int ru, std::size_t received);
   bool genuine(const FragmentHeader& h, const unsigned char* frag, std::size_t received) const;
