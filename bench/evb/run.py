@@ -103,9 +103,11 @@ def iperf3(seconds: int, message_bytes: int) -> float | None:
 def evb_case(common: list[str], sets: list[str], repeat: int) -> dict | None:
     """`repeat` runs against each baseline, alternating; None when a run failed."""
     runs: dict[str, list[dict]] = {b: [] for b in BASELINES}
+    load = []  # other work on the machine slows the busy-polling collective most
     for _ in range(repeat):
         for base in BASELINES:
             r = daqnet_bench([*common, *sets], base)
+            load.append(os.getloadavg()[0])
             bad = r["lost_fragments"] + r["corrupt_fragments"] + r["duplicate_fragments"]
             if bad or r["status"] != "finished":
                 print(f"FAILED: integrity or status ({' '.join(sets)})", file=sys.stderr)
@@ -116,6 +118,7 @@ def evb_case(common: list[str], sets: list[str], repeat: int) -> dict | None:
         "sets": sets,
         "evb_gbps": spread([r["throughput_gbps"] for r in every]),
         "latency_p50_s": spread([r["latency_seconds"]["p50"] for r in every]),
+        "load_average_1min": spread(load),
     }
     for base in BASELINES:
         case[f"{base}_gbps"] = spread([r["baseline"]["throughput_gbps"] for r in runs[base]])
@@ -131,7 +134,7 @@ def row(label: str, case: dict) -> str:
     return (
         f"{label:36} {case['evb_gbps']['median']:8.1f} {case['alltoall_gbps']['median']:9.1f} "
         f"{case['isend_gbps']['median']:7.1f}  {ratio('alltoall')}  {ratio('isend')}  "
-        f"{case['latency_p50_s']['median'] * 1e3:6.2f}"
+        f"{case['latency_p50_s']['median'] * 1e3:6.2f}  {case['load_average_1min']['median']:4.1f}"
     )
 
 
@@ -160,9 +163,10 @@ def main() -> int:
         f"daqnet-evb, 4 ranks on {os.cpu_count()} cores, 1 MiB fragments, credits 2, in flight 8, MPI transport"
     )
     print(f"medians of {repeat} run(s) per case and baseline [min-max of the per-run ratios]")
+    print("load: the machine's 1-minute load average after each run (the 4 ranks make about 4)")
     print(
         f"{'protocol, schedule':36} {'evb Gb/s':>8} {'alltoall':>9} {'isend':>7}  "
-        f"{'evb / alltoall':>20}  {'evb / isend':>20}  {'p50 ms':>6}"
+        f"{'evb / alltoall':>20}  {'evb / isend':>20}  {'p50 ms':>6}  load"
     )
     load_before = os.getloadavg()
     cases = []
