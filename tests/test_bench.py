@@ -238,6 +238,39 @@ def test_duplicated_fragments_are_detected(tmp_path):
     assert r["duplicate_fragments"] > 0
 
 
+@pytest.mark.parametrize("local_path", ["lend", "transport"])
+def test_local_fragments_are_lent_or_sent(tmp_path, local_path):
+    # Two ranks, each an RU and a BU: half of every event comes from the builder's own process.
+    p, r = bench(tmp_path, "bench.ranks=2", f"bench.local_path={local_path}")
+    assert p.returncode == 0, p.stderr
+    check_consistent(r, 2)
+    for rank in (0, 1):
+        d = json.loads((tmp_path / "out" / f"rank-{rank}.json").read_text())
+        bu = next(u for u in d["units"] if u["unit"] == "bu")
+        built = bu["counters"]["events_built"]
+        assert built > 0 and bu["lent_fragments"] == (built if local_path == "lend" else 0)
+
+
+@pytest.mark.parametrize(
+    ("fault", "field"),
+    [
+        ("fault_corrupt_every=7", "corrupt_fragments"),
+        ("fault_duplicate_every=7", "duplicate_fragments"),
+    ],
+)
+def test_lent_fragments_are_checked(tmp_path, fault, field):
+    # One rank: every fragment takes the local path, read where the RU holds it.
+    p, r = bench(
+        tmp_path,
+        "bench.ranks=1",
+        "bench.protocol=pull",
+        "bench.drain_timeout_seconds=1",
+        env={"DAQNET_EVB_FAULTS": fault},
+    )
+    assert p.returncode == 1
+    assert r[field] > 0
+
+
 def test_checksum_off_skips_payload_check_only(tmp_path):
     p, r = bench(
         tmp_path, "bench.checksum=false", env={"DAQNET_EVB_FAULTS": "fault_corrupt_every=7"}
@@ -362,6 +395,13 @@ def test_baselines_give_a_ratio(tmp_path):
     b = r["baseline"]
     assert b["name"] == "alltoall" and b["throughput_gbps"] > 0
     assert b["ratio"] == pytest.approx(r["throughput_gbps"] / b["throughput_gbps"])
+    # The Isend/Irecv all-to-all moves what MPI_Alltoall moves: ranks x ranks messages per round.
+    p, r = bench(tmp_path, "bench.baseline_seconds=0.3", extra=("--baseline", "isend"))
+    assert p.returncode == 0, p.stderr
+    b = r["baseline"]
+    assert b["name"] == "isend" and b["throughput_gbps"] > 0
+    rounds = b["bytes"] / (16 * b["message_bytes"])
+    assert rounds >= 3 and rounds == int(rounds)
     p, r = bench(
         tmp_path, "bench.baseline_seconds=0.3", "bench.transport=tcp", extra=("--baseline", "p2p")
     )

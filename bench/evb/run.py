@@ -1,15 +1,23 @@
 #!/usr/bin/env python3
-"""Benchmark: the real event builder against MPI_Alltoall and the TCP transport against iperf3.
+"""Benchmark: the real event builder against MPI_Alltoall and an Isend/Irecv all-to-all, and
+the TCP transport against iperf3.
 
-    python3 bench/evb/run.py            # full: 4 ranks, 1 MiB fragments, every protocol × schedule
-    python3 bench/evb/run.py --check    # short runs, results only (CI; exit 1 when something fails)
+    python3 bench/evb/run.py                    # full: 4 ranks, 1 MiB fragments, every protocol x schedule
+    python3 bench/evb/run.py --write-baseline   # ... and write bench/evb/baseline.json
+    python3 bench/evb/run.py --check            # short runs, results only (CI; exit 1 when something fails)
 
 Part 1 runs `daqnet bench` with 4 ranks on this machine, 1 MiB fragments, checksums off, for
-each protocol (push, pull) and schedule (barrel, random, all-at-once). Each run also times
-MPI_Alltoall moving 1 MiB between every pair of the same ranks (--baseline alltoall) right
-after the event builder, on the same cores. With 4 ranks on 2 cores both figures swing with
-the scheduler, so every case runs --repeat times (default 3) and the median ratio is reported.
-Target: the best schedule reaches >= 1.0x the all-to-all.
+each protocol (push, pull) and schedule (barrel, random, all-at-once). Each run also times,
+right after the event builder and on the same ranks and cores, one baseline moving 1 MiB
+between every pair of those ranks (self included, as the event builder's local fragments
+are): MPI_Alltoall (--baseline alltoall) or the same exchange as plain MPI_Isend/MPI_Irecv
+(--baseline isend). Runs alternate between the two baselines; with 4 ranks on 2 cores every
+figure swings with the scheduler, so each case runs --repeat times per baseline and the
+median of the per-run ratios is reported with its spread. Targets: for push and for pull,
+the best schedule reaches >= 1.0x both baselines. Two more cases run with
+bench.local_path=transport (the builder's own fragment sent to itself through MPI, as
+before the zero-copy local path) to show what that path is worth, and one with
+bench.progress=sleep (idle ranks sleep after 64 polls instead of yielding at every one).
 
 Part 2 measures daqnet's own TCP transport between one pair of ranks (--baseline p2p, one way,
 1 MiB messages for bench.baseline_seconds) against iperf3 on loopback (one stream, 1 MiB
@@ -33,6 +41,11 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 EXAMPLE = REPO / "examples" / "bench-local.toml"
 MESSAGE = 1 << 20  # fragment and message size of every case, and iperf3's write size
+BASELINES = ("alltoall", "isend")
+SCHEDULES = ("barrel", "random", "all-at-once")
+
+sys.path.insert(0, str(REPO / "bench"))
+from provenance import git_commit, machine, spread, write_json  # noqa: E402
 
 
 def daqnet_bench(sets: list[str], baseline: str) -> dict:
@@ -87,12 +100,55 @@ def iperf3(seconds: int, message_bytes: int) -> float | None:
             server.wait()
 
 
+def evb_case(common: list[str], sets: list[str], repeat: int) -> dict | None:
+    """`repeat` runs against each baseline, alternating; None when a run failed."""
+    runs: dict[str, list[dict]] = {b: [] for b in BASELINES}
+    load = []  # other work on the machine slows the busy-polling collective most
+    for _ in range(repeat):
+        for base in BASELINES:
+            r = daqnet_bench([*common, *sets], base)
+            load.append(os.getloadavg()[0])
+            bad = r["lost_fragments"] + r["corrupt_fragments"] + r["duplicate_fragments"]
+            if bad or r["status"] != "finished":
+                print(f"FAILED: integrity or status ({' '.join(sets)})", file=sys.stderr)
+                return None
+            runs[base].append(r)
+    every = runs[BASELINES[0]] + runs[BASELINES[1]]
+    case = {
+        "sets": sets,
+        "evb_gbps": spread([r["throughput_gbps"] for r in every]),
+        "latency_p50_s": spread([r["latency_seconds"]["p50"] for r in every]),
+        "load_average_1min": spread(load),
+    }
+    for base in BASELINES:
+        case[f"{base}_gbps"] = spread([r["baseline"]["throughput_gbps"] for r in runs[base]])
+        case[f"ratio_{base}"] = spread([r["baseline"]["ratio"] for r in runs[base]])
+    return case
+
+
+def row(label: str, case: dict) -> str:
+    def ratio(base: str) -> str:
+        x = case[f"ratio_{base}"]
+        return f"{x['median']:5.2f}x [{x['min']:.2f}-{x['max']:.2f}]"
+
+    return (
+        f"{label:36} {case['evb_gbps']['median']:8.1f} {case['alltoall_gbps']['median']:9.1f} "
+        f"{case['isend_gbps']['median']:7.1f}  {ratio('alltoall')}  {ratio('isend')}  "
+        f"{case['latency_p50_s']['median'] * 1e3:6.2f}  {case['load_average_1min']['median']:4.1f}"
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="short runs; check results, not speed")
-    ap.add_argument("--repeat", type=int, default=3, help="runs per case; the median ratio counts")
+    ap.add_argument(
+        "--repeat", type=int, default=3, help="runs per case and baseline; the median ratio counts"
+    )
+    ap.add_argument("--write-baseline", action="store_true", help="write bench/evb/baseline.json")
     args = ap.parse_args()
-    repeat = 1 if args.check else max(1, args.repeat)
+    if args.repeat < 1:
+        ap.error(f"--repeat must be at least 1, not {args.repeat}")
+    repeat = 1 if args.check else args.repeat
     # iperf3 takes whole seconds: the p2p baseline it is compared with runs as long.
     seconds, warmup, base_s = (0.5, 0.1, 1) if args.check else (5.0, 1.0, 3)
     common = [
@@ -106,38 +162,48 @@ def main() -> int:
     print(
         f"daqnet-evb, 4 ranks on {os.cpu_count()} cores, 1 MiB fragments, credits 2, in flight 8, MPI transport"
     )
-    print(f"medians of {repeat} run(s) per case")
+    print(f"medians of {repeat} run(s) per case and baseline [min-max of the per-run ratios]")
+    print("load: the machine's 1-minute load average after each run (the 4 ranks make about 4)")
     print(
-        f"{'protocol':8} {'schedule':12} {'evb Gb/s':>9} {'alltoall Gb/s':>14} {'ratio':>7}  {'p50 ms':>7}  ratios"
+        f"{'protocol, schedule':36} {'evb Gb/s':>8} {'alltoall':>9} {'isend':>7}  "
+        f"{'evb / alltoall':>20}  {'evb / isend':>20}  {'p50 ms':>6}  load"
     )
-    rows = []
+    load_before = os.getloadavg()
+    cases = []
     for protocol in ("push", "pull"):
-        for schedule in ("barrel", "random", "all-at-once"):
-            runs = []
-            for _ in range(repeat):
-                r = daqnet_bench(
-                    [*common, f"bench.protocol={protocol}", f"workload.schedule={schedule}"],
-                    "alltoall",
-                )
-                bad = r["lost_fragments"] + r["corrupt_fragments"] + r["duplicate_fragments"]
-                if bad or r["status"] != "finished":
-                    print("FAILED: integrity or status", file=sys.stderr)
-                    return 1
-                runs.append(r)
-            runs.sort(key=lambda r: r["baseline"]["ratio"])
-            mid = runs[len(runs) // 2]
-            b = mid["baseline"]
-            rows.append(
-                (protocol, schedule, mid["throughput_gbps"], b["throughput_gbps"], b["ratio"])
-            )
-            spread = " ".join(f"{r['baseline']['ratio']:.2f}" for r in runs)
+        for schedule in SCHEDULES:
+            sets = [f"bench.protocol={protocol}", f"workload.schedule={schedule}"]
+            case = evb_case(common, sets, repeat)
+            if case is None:
+                return 1
+            case |= {"protocol": protocol, "schedule": schedule, "variant": "default"}
+            cases.append(case)
+            print(row(f"{protocol}, {schedule}", case))
+    # Variants of the barrel case: without the zero-copy local path, and idle ranks that
+    # sleep after 64 polls instead of yielding at every one.
+    for protocol, variant in (
+        ("push", "local_path=transport"),
+        ("pull", "local_path=transport"),
+        ("push", "progress=sleep"),
+    ):
+        sets = [f"bench.protocol={protocol}", "workload.schedule=barrel", f"bench.{variant}"]
+        case = evb_case(common, sets, repeat)
+        if case is None:
+            return 1
+        case |= {"protocol": protocol, "schedule": "barrel", "variant": variant}
+        cases.append(case)
+        print(row(f"{protocol}, barrel, {variant}", case))
+    verdicts = {}
+    for protocol in ("push", "pull"):
+        mine = [c for c in cases if c["protocol"] == protocol and c["variant"] == "default"]
+        for base in BASELINES:
+            best = max(mine, key=lambda c: c[f"ratio_{base}"]["median"])
+            x = best[f"ratio_{base}"]["median"]
+            verdicts[f"{protocol}_vs_{base}"] = {"schedule": best["schedule"], "ratio": x}
             print(
-                f"{protocol:8} {schedule:12} {mid['throughput_gbps']:9.2f} {b['throughput_gbps']:14.2f} {b['ratio']:6.2f}x  {mid['latency_seconds']['p50'] * 1e3:7.2f}  {spread}"
+                f"{protocol}: best {best['schedule']} at {x:.2f}x {base} (target >= 1.0x): "
+                f"{'met' if x >= 1.0 else 'NOT met'}"
             )
-    best = max(rows, key=lambda row: row[4])
-    print(
-        f"best: {best[0]} {best[1]} at {best[4]:.2f}x MPI_Alltoall (target >= 1.0x): {'met' if best[4] >= 1.0 else 'NOT met'}"
-    )
 
     print("\nTCP transport, 2 ranks (one pair), 1 MiB messages, one way")
     tcp = daqnet_bench([*common, "bench.ranks=2", "bench.transport=tcp"], "p2p")
@@ -154,9 +220,48 @@ def main() -> int:
         print(f"  iperf3 loopback    {ref:8.2f} Gb/s (one stream, {MESSAGE} B writes, {base_s} s)")
         print(f"  daqnet TCP p2p / iperf3 = {p2p / ref:.2f}x")
     if args.check:
-        ok = all(row[2] > 0 and row[3] > 0 for row in rows) and p2p > 0 and (ref is None or ref > 0)
+        ok = (
+            all(c["evb_gbps"]["min"] > 0 for c in cases)
+            and all(c[f"{b}_gbps"]["min"] > 0 for c in cases for b in BASELINES)
+            and p2p > 0
+            and (ref is None or ref > 0)
+        )
         print("ok" if ok else "FAILED")
         return 0 if ok else 1
+    if args.write_baseline:
+        write_json(
+            HERE / "baseline.json",
+            {
+                "benchmark": "daqnet-evb vs MPI_Alltoall and an MPI_Isend/MPI_Irecv all-to-all; TCP vs iperf3",
+                "units": {
+                    "throughput": "Gb/s (10^9 bit/s), built-event payload for the event builder",
+                    "ratio": "event builder / baseline of the same run (median, min, max, samples)",
+                },
+                "git": git_commit("bench/evb"),
+                "machine": machine(),
+                # Other work on the machine slows the busy-polling collective most: keep the load.
+                "load_average_1_5_15min": {"before": load_before, "after": os.getloadavg()},
+                "setup": {
+                    "ranks": 4,
+                    "fragment_bytes": MESSAGE,
+                    "credits": 2,
+                    "in_flight": 8,
+                    "checksum": False,
+                    "seconds": seconds,
+                    "warmup_seconds": warmup,
+                    "baseline_seconds": base_s,
+                    "repeat": repeat,
+                },
+                "targets": {"ratio_min": 1.0},
+                "cases": cases,
+                "verdicts": verdicts,
+                "tcp": {
+                    "daqnet_p2p_gbps": p2p,
+                    "evb_gbps": tcp["throughput_gbps"],
+                    "iperf3_gbps": ref,
+                },
+            },
+        )
     return 0
 
 

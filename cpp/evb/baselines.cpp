@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
+#include "evb/buffer.hpp"
 #include "evb/stats.hpp"
 
 namespace daqnet::evb {
@@ -38,7 +40,8 @@ std::string BaselineResult::json() const {
 BaselineResult alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, double seconds) {
   int n = 0;
   MPI_Comm_size(comm, &n);
-  std::vector<unsigned char> send(message_bytes * n, 1), recv(message_bytes * n);
+  Buffer send(message_bytes * n), recv(message_bytes * n);  // the event builder's kind of memory
+  std::memset(send.data(), 1, send.size());
   auto count = static_cast<int>(message_bytes);
   auto once = [&] { MPI_Alltoall(send.data(), count, MPI_BYTE, recv.data(), count, MPI_BYTE, comm); };
   MPI_Barrier(comm);
@@ -58,6 +61,43 @@ BaselineResult alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, doubl
   return r;
 }
 
+BaselineResult isend_alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, double seconds) {
+  int n = 0, me = 0;
+  MPI_Comm_size(comm, &n);
+  MPI_Comm_rank(comm, &me);
+  Buffer send(message_bytes * n), recv(message_bytes * n);  // the event builder's kind of memory
+  std::memset(send.data(), 1, send.size());
+  std::vector<MPI_Request> requests(2 * static_cast<std::size_t>(n));
+  auto count = static_cast<int>(message_bytes);
+  constexpr int kTag = 3 * 8192 + 1;
+  auto once = [&] {
+    for (int k = 0; k < n; ++k) {
+      int from = (me - k + n) % n;
+      MPI_Irecv(recv.data() + message_bytes * from, count, MPI_BYTE, from, kTag, comm, &requests[k]);
+    }
+    for (int k = 0; k < n; ++k) {
+      int to = (me + k) % n;
+      MPI_Isend(send.data() + message_bytes * to, count, MPI_BYTE, to, kTag, comm, &requests[n + k]);
+    }
+    MPI_Waitall(2 * n, requests.data(), MPI_STATUSES_IGNORE);
+  };
+  MPI_Barrier(comm);
+  double t = MPI_Wtime();
+  once();  // also warms up the connections
+  long reps = repetitions(seconds, max_over(comm, MPI_Wtime() - t), 1);
+  MPI_Bcast(&reps, 1, MPI_LONG, 0, comm);
+  MPI_Barrier(comm);
+  t = MPI_Wtime();
+  for (long i = 0; i < reps; ++i) once();
+  BaselineResult r;
+  r.name = "isend";
+  r.seconds = max_over(comm, MPI_Wtime() - t);
+  r.message_bytes = message_bytes;
+  r.bytes = static_cast<double>(reps) * n * n * static_cast<double>(message_bytes);
+  r.gbps = r.bytes * 8 / r.seconds / 1e9;
+  return r;
+}
+
 BaselineResult p2p_baseline(MPI_Comm comm, Transport& transport, const Layout& layout, std::size_t message_bytes,
                             int window, double seconds) {
   int me = transport.rank();
@@ -66,7 +106,11 @@ BaselineResult p2p_baseline(MPI_Comm comm, Transport& transport, const Layout& l
   bool paired = pos < 2 * pairs;
   bool sender = paired && pos % 2 == 0;
   int peer = paired ? layout.order[sender ? pos + 1 : pos - 1] : -1;
-  std::vector<std::vector<unsigned char>> bufs(window, std::vector<unsigned char>(message_bytes, 2));
+  std::vector<Buffer> bufs;
+  for (int b = 0; b < window; ++b) {
+    bufs.emplace_back(message_bytes);
+    std::memset(bufs.back().data(), 2, message_bytes);
+  }
   constexpr Tag kTag = 3 * 8192;
   std::vector<Completion> done;
 

@@ -1,5 +1,6 @@
 // Baselines measured in the same run as the event builder, among the same ranks, so the
-// report can give the event builder's throughput as a ratio.
+// report can give the event builder's throughput as a ratio. Their buffers are the event
+// builder's kind (evb/buffer.hpp, huge pages), so the ratio compares protocols, not memory.
 #pragma once
 
 #include <mpi.h>
@@ -25,6 +26,11 @@ struct BaselineResult {
 // MPI_Alltoall of message_bytes per pair of ranks (self included, as the event builder's
 // local fragments are), repeated for about `seconds`.
 BaselineResult alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, double seconds);
+
+// The same exchange as alltoall_baseline written as plain point-to-point: every rank posts
+// MPI_Irecv from and MPI_Isend to every rank (self included, starting with its right-hand
+// neighbour), then MPI_Waitall; repeated for about `seconds`.
+BaselineResult isend_alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, double seconds);
 
 // Ranks paired in placement order (0→1, 2→3, ...) stream message_bytes messages one way,
 // `window` in flight, over the run's own transport.

@@ -23,7 +23,7 @@ BuilderUnit::BuilderUnit(Node& node, int index) : Unit(node), index_(index), rus
   }
   slots_.resize(c.credits);
   for (auto& s : slots_) {
-    s.data.resize(total);
+    s.data = Buffer(total);
     s.meta.resize(static_cast<std::size_t>(c.meta_bytes) * rus_);
     s.parts.resize(rus_);
   }
@@ -87,6 +87,7 @@ void BuilderUnit::on_command(const Command& cmd, int) {
       for (auto& s : slots_) {
         if (!s.busy || s.event <= last_frame_) continue;
         s.busy = false;
+        give_back_loans(s);
         for (std::size_t k = 0; k < s.next; ++k) {
           std::uint8_t got = s.parts[s.order[k]];
           abandoned_ += !(got & 2) + (node_.config().meta_bytes > 0 && !(got & 1));
@@ -110,14 +111,13 @@ void BuilderUnit::post(std::uint32_t slot, int ru) {
   const auto& c = node_.config();
   const auto& l = node_.layout();
   Slot& s = slots_[slot];
-  auto& t = node_.transport();
   if (c.meta_bytes > 0)
-    t.recv(l.ru_rank[ru], meta_tag(slot), s.meta.data() + static_cast<std::size_t>(c.meta_bytes) * ru, c.meta_bytes,
-           part_cookie(slot, ru, false));
+    node_.recv(l.ru_rank[ru], meta_tag(slot), s.meta.data() + static_cast<std::size_t>(c.meta_bytes) * ru, c.meta_bytes,
+               part_cookie(slot, ru, false));
   else
     s.parts[ru] |= 1;
-  t.recv(l.ru_rank[ru], data_tag(slot), s.data.data() + data_offset(ru), node_.sizes().max_bytes(ru),
-         part_cookie(slot, ru, true));
+  node_.recv(l.ru_rank[ru], data_tag(slot), s.data.data() + data_offset(ru), node_.sizes().max_bytes(ru),
+             part_cookie(slot, ru, true));
   ++s.outstanding;
   if (c.protocol == Protocol::pull && c.mode == Mode::event_manager)
     node_.send_command(l.ru_rank[ru],
@@ -140,7 +140,7 @@ void BuilderUnit::on_completion(const Completion& c) {
   counters.bytes_in += c.bytes;
   ++counters.messages_in;
   // A duplicate (an older event's part again) is counted and the receive posted anew.
-  if (data ? !check_fragment(s, ru, c.bytes) : !check_meta(s, ru, c.bytes)) return;
+  if (data ? !check_fragment(s, ru, c) : !check_meta(s, ru, c.bytes)) return;
   s.parts[ru] |= data ? 2 : 1;
   if (s.parts[ru] == 3) fragment_done(slot, ru);
 }
@@ -153,9 +153,8 @@ bool BuilderUnit::check_meta(Slot& s, int ru, std::size_t received) {
       h.event < s.event && h.bytes == node_.sizes().bytes(h.event, ru)) {
     // Meta-data of an older event again; the duplicate is counted once, by its data part.
     std::uint32_t slot = static_cast<std::uint32_t>(&s - slots_.data());
-    node_.transport().recv(node_.layout().ru_rank[ru], meta_tag(slot),
-                           s.meta.data() + static_cast<std::size_t>(c.meta_bytes) * ru, c.meta_bytes,
-                           part_cookie(slot, ru, false));
+    node_.recv(node_.layout().ru_rank[ru], meta_tag(slot), s.meta.data() + static_cast<std::size_t>(c.meta_bytes) * ru,
+               c.meta_bytes, part_cookie(slot, ru, false));
     return false;
   }
   if (received != static_cast<std::size_t>(c.meta_bytes) || h.magic != kFragmentMagic ||
@@ -164,9 +163,11 @@ bool BuilderUnit::check_meta(Slot& s, int ru, std::size_t received) {
   return true;
 }
 
-bool BuilderUnit::check_fragment(Slot& s, int ru, std::size_t received) {
+bool BuilderUnit::check_fragment(Slot& s, int ru, const Completion& done) {
   const auto& c = node_.config();
-  unsigned char* frag = s.data.data() + data_offset(ru);
+  std::size_t received = done.bytes;
+  // A fragment from the RU beside us is read where that RU holds it (zero-copy).
+  const unsigned char* frag = done.data ? done.data : s.data.data() + data_offset(ru);
   FragmentHeader h{};
   if (received >= sizeof h) std::memcpy(&h, frag, sizeof h);
   auto slot = static_cast<std::uint32_t>(&s - slots_.data());
@@ -174,9 +175,14 @@ bool BuilderUnit::check_fragment(Slot& s, int ru, std::size_t received) {
       h.event < s.event && genuine(h, frag, received)) {
     // An intact fragment of an older event, again: count it, receive the real one in its place.
     ++duplicate_;
-    node_.transport().recv(node_.layout().ru_rank[ru], data_tag(slot), frag, node_.sizes().max_bytes(ru),
-                           part_cookie(slot, ru, true));
+    if (done.data) node_.give_back(done.loan);
+    node_.recv(node_.layout().ru_rank[ru], data_tag(slot), s.data.data() + data_offset(ru), node_.sizes().max_bytes(ru),
+               part_cookie(slot, ru, true));
     return false;
+  }
+  if (done.data) {
+    s.loans.push_back(done.loan);
+    ++lent_;
   }
   std::size_t expected = node_.sizes().bytes(s.event, ru);
   bool ok = received == expected && h.magic == kFragmentMagic && h.ru == static_cast<std::uint32_t>(ru) &&
@@ -211,12 +217,18 @@ void BuilderUnit::event_built(std::uint32_t slot) {
   ++counters.events_built;
   counters.built_bytes += s.bytes;
   s.busy = false;
+  give_back_loans(s);  // the event is handed on: the local fragment's buffer is free
   node_.send_command(node_.layout().em_rank,
                      {CommandType::done, UnitKind::em, UnitKind::bu, static_cast<std::uint32_t>(index_), slot, 0,
                       s.event, s.bytes, static_cast<std::int64_t>(latency * 1e9)},
                      counters);
   if (c.mode == Mode::time_frames && !fin_em_) grant(slot, s.event + slots_.size() * node_.layout().builder_units());
   maybe_finish();
+}
+
+void BuilderUnit::give_back_loans(Slot& s) {
+  for (std::uint64_t loan : s.loans) node_.give_back(loan);
+  s.loans.clear();
 }
 
 void BuilderUnit::maybe_finish() {
@@ -248,6 +260,7 @@ std::uint64_t BuilderUnit::lost() const {
 void BuilderUnit::report(JsonObject& out) const {
   out.add("corrupt_fragments", corrupt_)
       .add("duplicate_fragments", duplicate_)
+      .add("lent_fragments", lent_)
       .add("missing_fragments", lost())  // of events under way; lost only if the run ended
       .raw("latency_histogram", latency_.json());
 }

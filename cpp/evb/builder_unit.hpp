@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "evb/buffer.hpp"
 #include "evb/node.hpp"
 
 namespace daqnet::evb {
@@ -34,13 +35,16 @@ private:
     int outstanding = 0;     // fragments posted and not complete
     int complete = 0;        // fragments complete
     std::uint64_t bytes = 0;
-    std::vector<unsigned char> data, meta;  // R fragments of max size, R meta blocks
-    std::vector<std::uint8_t> parts;        // per RU: bit 1 = meta in, bit 2 = data in
+    Buffer data;                       // R fragments of max size
+    std::vector<unsigned char> meta;   // R meta blocks
+    std::vector<std::uint8_t> parts;   // per RU: bit 1 = meta in, bit 2 = data in
+    std::vector<std::uint64_t> loans;  // fragments lent by the RU beside us, held until built
   };
   void begin(std::uint32_t slot, std::uint64_t event);
   void post(std::uint32_t slot, int ru);
   void fragment_done(std::uint32_t slot, int ru);
-  bool check_fragment(Slot& s, int ru, std::size_t received);
+  bool check_fragment(Slot& s, int ru, const Completion& done);
+  void give_back_loans(Slot& s);
   bool check_meta(Slot& s, int ru, std::size_t received);
   bool genuine(const FragmentHeader& h, const unsigned char* frag, std::size_t received) const;
   void event_built(std::uint32_t slot);
@@ -56,6 +60,7 @@ private:
   bool fin_em_ = false, finished_ = false;
   std::uint64_t last_frame_ = ~0ULL;  // time frames with barrier: frames after it never start
   std::uint64_t corrupt_ = 0, duplicate_ = 0;
+  std::uint64_t lent_ = 0;  // fragments read in place from the RU beside us
   std::size_t abandoned_ = 0;
   LatencyHistogram latency_;
 };

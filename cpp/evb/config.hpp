@@ -29,6 +29,7 @@ struct Config {
   Protocol protocol{};
   std::string transport;
   std::string progress;
+  std::string local_path;  // lend | transport
   int processes_per_node{};
   int senders{}, receivers{};  // time-frame mode
   bool barrier{};              // time-frame mode: next frame after the previous is built

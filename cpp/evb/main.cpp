@@ -173,10 +173,12 @@ int main(int argc, char** argv) {
   MPI_Barrier(MPI_COMM_WORLD);
 
   try {
-    if (config.baseline == "alltoall" || config.baseline == "p2p") {
+    if (config.baseline != "none") {
       auto bytes = static_cast<std::size_t>(config.fragment_bytes + 7) / 8 * 8;
       BaselineResult r = config.baseline == "alltoall"
                              ? alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds)
+                         : config.baseline == "isend"
+                             ? isend_alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds)
                              : p2p_baseline(MPI_COMM_WORLD, *transport, layout, bytes,
                                             std::max(1, config.in_flight * config.credits), config.baseline_seconds);
       if (!rank) write_atomically(out_dir + "/baseline.json", r.json());

@@ -52,6 +52,8 @@ Node::Node(const Config& config, const Layout& layout, Transport& transport, con
       host_(std::move(host)),
       t0_(std::chrono::steady_clock::now()),
       command_bytes_(static_cast<std::size_t>(config.command_bytes)),
+      local_(transport.rank()),
+      use_local_(config.local_path == "lend"),
       cap_(config.max_in_flight) {
   int r = transport.rank();
   seq_out_.assign(layout.ranks, 0);
@@ -74,6 +76,12 @@ Node::~Node() = default;
 double Node::now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
 
 void Node::send_command(int rank, Command cmd, Counters& counters) {
+  counters.bytes_out += command_bytes_;
+  ++counters.messages_out;
+  if (use_local_ && rank == transport_.rank()) {  // handed over in order by run()
+    to_self_.push_back(cmd);
+    return;
+  }
   std::size_t i;
   if (!cmd_send_free_.empty()) {
     i = cmd_send_free_.back();
@@ -85,8 +93,25 @@ void Node::send_command(int rank, Command cmd, Counters& counters) {
   cmd.seq = seq_out_[rank]++;
   std::memcpy(cmd_send_[i].data(), &cmd, sizeof cmd);
   transport_.send(rank, kCommandTag, cmd_send_[i].data(), command_bytes_, cookie(UnitKind::node, i));
-  counters.bytes_out += command_bytes_;
-  ++counters.messages_out;
+}
+
+void Node::send(int rank, Tag tag, const void* buf, std::size_t bytes, std::uint64_t cookie, bool lend) {
+  if (use_local_ && rank == transport_.rank())
+    local_.send(tag, buf, bytes, cookie, lend);
+  else
+    transport_.send(rank, tag, buf, bytes, cookie);
+}
+
+void Node::recv(int rank, Tag tag, void* buf, std::size_t capacity, std::uint64_t cookie) {
+  if (use_local_ && rank == transport_.rank())
+    local_.recv(tag, buf, capacity, cookie);
+  else
+    transport_.recv(rank, tag, buf, capacity, cookie);
+}
+
+void Node::give_back(std::uint64_t loan) {
+  for (auto& u : units_)
+    if (u->kind() == cookie_unit(loan)) u->on_returned(loan);
 }
 
 void Node::post_command_receive(std::size_t i) {
@@ -224,11 +249,16 @@ int Node::run() {
       for (auto& u : units_) u->pump();
       done.clear();
       double t = now();
-      double wait = std::min(0.005, std::max(0.0, next_report - t));
+      bool local_work = local_.ready() || !to_self_.empty();
+      double wait = local_work ? 0.0 : std::min(0.005, std::max(0.0, next_report - t));
       transport_.progress(done, wait);
+      local_.take(done);
       for (auto& c : done) dispatch(c);
+      // Commands to this process's own units, in sending order (handling one may add more).
+      bool to_self = !to_self_.empty();
+      for (; !to_self_.empty(); to_self_.pop_front()) deliver(to_self_.front(), transport_.rank());
       t = now();
-      if (!done.empty()) last_activity = t;
+      if (!done.empty() || to_self) last_activity = t;
       if (!warmed_up_ && t >= config_.warmup_seconds) {
         warmed_up_ = true;
         at_warmup_.clear();
@@ -239,7 +269,7 @@ int Node::run() {
         write_snapshot("running", "");
         next_report += config_.report_seconds;
       }
-      if (all_finished() && transport_.pending() == cmd_recv_.size() + abandoned()) break;
+      if (all_finished() && transport_.pending() + local_.pending() == cmd_recv_.size() + abandoned()) break;
       if (stop_seconds_ >= 0 && t - last_activity > config_.drain_timeout_seconds) {
         status = "error";
         char limit[32];
@@ -268,7 +298,10 @@ int Node::run() {
     error = first_error_;
     exit_code = 1;
   }
-  if (exit_code == 0) transport_.cancel_receives();
+  if (exit_code == 0) {
+    transport_.cancel_receives();
+    local_.cancel_receives();
+  }
   write_snapshot(status, error);
   return exit_code;
 }

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "evb/flow_control.hpp"
 #include "evb/fragments.hpp"
 #include "evb/layout.hpp"
+#include "evb/local_channel.hpp"
 #include "evb/messages.hpp"
 #include "evb/stats.hpp"
 #include "evb/transport.hpp"
@@ -30,9 +32,10 @@ public:
   virtual void start() {}
   virtual void on_command(const Command& cmd, int from_rank) = 0;
   virtual void on_completion(const Completion&) {}
-  virtual void pump() {}                            // start whatever may start now
-  virtual bool finished() const = 0;                // nothing more to do, to send or to receive
-  virtual std::uint64_t lost() const { return 0; }  // fragments still missing
+  virtual void on_returned(std::uint64_t /*loan*/) {}  // a buffer lent on the local path is back
+  virtual void pump() {}                               // start whatever may start now
+  virtual bool finished() const = 0;                   // nothing more to do, to send or to receive
+  virtual std::uint64_t lost() const { return 0; }     // fragments still missing
   // Receives left posted for parts that will never come (cancelled at the end).
   virtual std::size_t abandoned_receives() const { return 0; }
   virtual void report(JsonObject&) const {}           // unit-specific result fields
@@ -59,6 +62,12 @@ public:
   bool measuring() const { return now() >= config_.warmup_seconds; }
 
   void send_command(int rank, Command cmd, Counters& counters);
+  // Fragment traffic: through the local channel when `rank` is this process's (unless
+  // bench.local_path = transport), else through the transport. `lend` lends the buffer on
+  // the local path instead of copying it (see LocalChannel).
+  void send(int rank, Tag tag, const void* buf, std::size_t bytes, std::uint64_t cookie, bool lend);
+  void recv(int rank, Tag tag, void* buf, std::size_t capacity, std::uint64_t cookie);
+  void give_back(std::uint64_t loan);  // the receiver is done with a lent buffer
   // Transfers in flight per process (max_in_flight): take before starting one, give back
   // when it completes. `exempt` lets a unit's oldest transfer through a full cap, so the
   // oldest event always moves and shared caps cannot deadlock.
@@ -86,6 +95,9 @@ private:
   std::vector<std::size_t> cmd_send_free_;
   std::vector<std::uint32_t> seq_out_, seq_in_;          // per peer rank
   std::vector<std::map<std::uint32_t, Command>> early_;  // per peer: arrived ahead of order
+  std::deque<Command> to_self_;                          // commands between units of this process
+  LocalChannel local_;
+  bool use_local_;
   void deliver(const Command& cmd, int from_rank);
   TransferCap cap_;
   double stop_seconds_ = -1, window_start_ = 0;

@@ -10,7 +10,9 @@ namespace daqnet::evb {
 ReadoutUnit::ReadoutUnit(Node& node, int index)
     : Unit(node),
       index_(index),
-      pattern_(node.sizes().max_bytes(index), node.config().seed * 0x9E3779B97F4A7C15ULL + index + 1) {
+      pattern_(node.sizes().max_bytes(index), node.config().seed * 0x9E3779B97F4A7C15ULL + index + 1),
+      data_(node.sizes().max_bytes(index)),
+      meta_(static_cast<std::size_t>(node.config().meta_bytes)) {
   const auto& c = node.config();
   if (c.mode == Mode::event_manager)
     fins_needed_ = c.protocol == Protocol::push ? 1 : node.layout().builder_units();
@@ -60,28 +62,17 @@ void ReadoutUnit::pump() {
   }
 }
 
-std::size_t ReadoutUnit::take(std::vector<std::unique_ptr<unsigned char[]>>& pool, std::vector<std::size_t>& free,
-                              std::size_t bytes, bool fill) {
-  if (!free.empty()) {
-    std::size_t i = free.back();
-    free.pop_back();
-    return i;
-  }
-  pool.push_back(std::make_unique<unsigned char[]>(std::max<std::size_t>(bytes, 1)));
-  if (fill) pattern_.copy_to(pool.back().get());
-  return pool.size() - 1;
-}
-
 void ReadoutUnit::start_send(const Item& item) {
   const auto& c = node_.config();
   const auto& l = node_.layout();
-  auto& t = node_.transport();
   std::size_t bytes = node_.sizes().bytes(item.event, index_);
   Send s;
   s.event = item.event;
   sending_.insert(item.event);
-  s.data = take(data_, data_free_, node_.sizes().max_bytes(index_), true);
-  unsigned char* frag = data_[s.data].get();
+  auto taken = data_.take();
+  s.data = taken.index;
+  unsigned char* frag = data_.at(s.data);
+  if (taken.fresh) pattern_.copy_to(frag);
   FragmentHeader h{kFragmentMagic, static_cast<std::uint32_t>(index_), item.event, bytes,
                    pattern_.checksum(static_cast<std::uint32_t>(index_), item.event, bytes)};
   std::memcpy(frag, &h, sizeof h);
@@ -103,8 +94,8 @@ void ReadoutUnit::start_send(const Item& item) {
   int peer = l.bu_rank[item.bu];
   if (c.meta_bytes > 0) {
     // Meta-data: the header again and the sizes of the events packed in the fragment.
-    s.meta = take(meta_, meta_free_, c.meta_bytes, false);
-    unsigned char* m = meta_[s.meta].get();
+    s.meta = meta_.take().index;
+    unsigned char* m = meta_.at(s.meta);
     std::memset(m, 0, c.meta_bytes);
     std::memcpy(m, &h, sizeof h);
     std::size_t room = (static_cast<std::size_t>(c.meta_bytes) - sizeof h) / 4;
@@ -118,11 +109,11 @@ void ReadoutUnit::start_send(const Item& item) {
   sends_[send_id] = s;
   for (int k = 0; k < copies; ++k) {
     if (c.meta_bytes > 0) {
-      t.send(peer, meta_tag(item.slot), meta_[s.meta].get(), c.meta_bytes, cookie(UnitKind::ru, send_id));
+      node_.send(peer, meta_tag(item.slot), meta_.at(s.meta), c.meta_bytes, cookie(UnitKind::ru, send_id), false);
       counters.bytes_out += c.meta_bytes;
       ++counters.messages_out;
     }
-    t.send(peer, data_tag(item.slot), frag, bytes, cookie(UnitKind::ru, send_id));
+    node_.send(peer, data_tag(item.slot), frag, bytes, cookie(UnitKind::ru, send_id), true);
     counters.bytes_out += bytes;
     ++counters.messages_out;
     ++counters.fragments_out;
@@ -131,14 +122,29 @@ void ReadoutUnit::start_send(const Item& item) {
 
 void ReadoutUnit::on_completion(const Completion& c) {
   if (c.kind != Completion::Kind::send) return;
-  Send& s = sends_[cookie_value(c.cookie)];
+  std::size_t id = cookie_value(c.cookie);
+  Send& s = sends_[id];
+  s.lent += c.lent;
   if (--s.parts > 0) return;
-  if (s.corrupted) data_[s.data][s.corrupted] ^= 0x5A;
-  data_free_.push_back(s.data);
-  if (node_.config().meta_bytes > 0) meta_free_.push_back(s.meta);
-  send_free_.push_back(cookie_value(c.cookie));
+  // The transfer is over (a lent buffer may still be read by the builder beside us).
   sending_.erase(sending_.find(s.event));
   node_.give_token();
+  release(id);
+}
+
+void ReadoutUnit::on_returned(std::uint64_t loan) {
+  std::size_t id = cookie_value(loan);
+  --sends_[id].lent;
+  release(id);
+}
+
+void ReadoutUnit::release(std::size_t id) {
+  Send& s = sends_[id];
+  if (s.parts > 0 || s.lent > 0) return;
+  if (s.corrupted) data_.at(s.data)[s.corrupted] ^= 0x5A;
+  data_.give(s.data);
+  if (node_.config().meta_bytes > 0) meta_.give(s.meta);
+  send_free_.push_back(id);
 }
 
 bool ReadoutUnit::finished() const { return fins_ == fins_needed_ && pending_.empty() && sending_.empty(); }

@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "evb/buffer.hpp"
 #include "evb/node.hpp"
 
 namespace daqnet::evb {
@@ -18,6 +19,7 @@ public:
   int index() const override { return index_; }
   void on_command(const Command& cmd, int from_rank) override;
   void on_completion(const Completion& c) override;
+  void on_returned(std::uint64_t loan) override;
   void pump() override;
   bool finished() const override;
   void report(JsonObject& out) const override;
@@ -32,19 +34,18 @@ private:
   struct Send {
     std::size_t data = 0, meta = 0;  // buffer indices
     int parts = 0;                   // completions still to come
+    int lent = 0;                    // parts lent on the local path, not yet given back
     std::size_t corrupted = 0;       // test hook: byte offset to restore, 0 = none
     std::uint64_t event = 0;
   };
   void start_send(const Item& item);
-  std::size_t take(std::vector<std::unique_ptr<unsigned char[]>>& pool, std::vector<std::size_t>& free,
-                   std::size_t bytes, bool fill);
+  void release(std::size_t send_id);  // buffers back to the pools once sent and given back
 
   int index_;
   Pattern pattern_;
   std::set<Item> pending_;                // oldest event first
   std::multiset<std::uint64_t> sending_;  // events in flight
-  std::vector<std::unique_ptr<unsigned char[]>> data_, meta_;
-  std::vector<std::size_t> data_free_, meta_free_;
+  BufferPool data_, meta_;
   std::vector<Send> sends_;
   std::vector<std::size_t> send_free_;
   int fins_ = 0, fins_needed_ = 0;

@@ -34,6 +34,12 @@ struct Completion {
   int peer = -1;             // destination of a send, actual source of a receive
   Tag tag = 0;
   std::size_t bytes = 0;  // bytes sent, or bytes actually received
+  // Local path only (LocalChannel, never a transport): a lent message was not copied. Its
+  // receive's bytes are at `data`, and `loan` (the send's cookie) gives the buffer back;
+  // a lent send's buffer stays the receiver's until then.
+  bool lent = false;
+  const unsigned char* data = nullptr;
+  std::uint64_t loan = 0;
 };
 
 class TransportError : public std::runtime_error {

@@ -224,8 +224,8 @@ def parser() -> argparse.ArgumentParser:
     json_arg(b)
     b.add_argument(
         "--baseline",
-        choices=["none", "alltoall", "p2p"],
-        help="also time MPI_Alltoall or point-to-point pairs among the same ranks (overrides bench.baseline)",
+        choices=["none", "alltoall", "isend", "p2p"],
+        help="also time, among the same ranks, MPI_Alltoall, the same all-to-all as MPI_Isend/MPI_Irecv (isend), or one-way pairs (p2p) (overrides bench.baseline)",
     )
     progress_arg(b)
     b.add_argument(
