@@ -37,28 +37,36 @@ std::string BaselineResult::json() const {
       .str();
 }
 
-BaselineResult alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, double seconds) {
-  int n = 0;
-  MPI_Comm_size(comm, &n);
-  Buffer send(message_bytes * n), recv(message_bytes * n);  // the event builder's kind of memory
-  std::memset(send.data(), 1, send.size());
-  auto count = static_cast<int>(message_bytes);
-  auto once = [&] { MPI_Alltoall(send.data(), count, MPI_BYTE, recv.data(), count, MPI_BYTE, comm); };
+// Times `once` (an all-to-all of message_bytes per pair of the n ranks) repeated for about
+// `seconds`, every rank doing as many rounds; the first round warms up the connections.
+template <class Once>
+BaselineResult timed_all_to_all(MPI_Comm comm, const char* name, int n, std::size_t message_bytes, double seconds,
+                                Once once) {
   MPI_Barrier(comm);
   double t = MPI_Wtime();
-  once();  // also warms up the connections
+  once();
   long reps = repetitions(seconds, max_over(comm, MPI_Wtime() - t), 1);
   MPI_Bcast(&reps, 1, MPI_LONG, 0, comm);
   MPI_Barrier(comm);
   t = MPI_Wtime();
   for (long i = 0; i < reps; ++i) once();
   BaselineResult r;
-  r.name = "alltoall";
+  r.name = name;
   r.seconds = max_over(comm, MPI_Wtime() - t);
   r.message_bytes = message_bytes;
   r.bytes = static_cast<double>(reps) * n * n * static_cast<double>(message_bytes);
   r.gbps = r.bytes * 8 / r.seconds / 1e9;
   return r;
+}
+
+BaselineResult alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, double seconds) {
+  int n = 0;
+  MPI_Comm_size(comm, &n);
+  Buffer send(message_bytes * n), recv(message_bytes * n);  // the event builder's kind of memory
+  std::memset(send.data(), 1, send.size());
+  auto count = static_cast<int>(message_bytes);
+  return timed_all_to_all(comm, "alltoall", n, message_bytes, seconds,
+                          [&] { MPI_Alltoall(send.data(), count, MPI_BYTE, recv.data(), count, MPI_BYTE, comm); });
 }
 
 BaselineResult isend_alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, double seconds) {
@@ -70,7 +78,7 @@ BaselineResult isend_alltoall_baseline(MPI_Comm comm, std::size_t message_bytes,
   std::vector<MPI_Request> requests(2 * static_cast<std::size_t>(n));
   auto count = static_cast<int>(message_bytes);
   constexpr int kTag = 3 * 8192 + 1;
-  auto once = [&] {
+  return timed_all_to_all(comm, "isend", n, message_bytes, seconds, [&] {
     for (int k = 0; k < n; ++k) {
       int from = (me - k + n) % n;
       MPI_Irecv(recv.data() + message_bytes * from, count, MPI_BYTE, from, kTag, comm, &requests[k]);
@@ -80,22 +88,7 @@ BaselineResult isend_alltoall_baseline(MPI_Comm comm, std::size_t message_bytes,
       MPI_Isend(send.data() + message_bytes * to, count, MPI_BYTE, to, kTag, comm, &requests[n + k]);
     }
     MPI_Waitall(2 * n, requests.data(), MPI_STATUSES_IGNORE);
-  };
-  MPI_Barrier(comm);
-  double t = MPI_Wtime();
-  once();  // also warms up the connections
-  long reps = repetitions(seconds, max_over(comm, MPI_Wtime() - t), 1);
-  MPI_Bcast(&reps, 1, MPI_LONG, 0, comm);
-  MPI_Barrier(comm);
-  t = MPI_Wtime();
-  for (long i = 0; i < reps; ++i) once();
-  BaselineResult r;
-  r.name = "isend";
-  r.seconds = max_over(comm, MPI_Wtime() - t);
-  r.message_bytes = message_bytes;
-  r.bytes = static_cast<double>(reps) * n * n * static_cast<double>(message_bytes);
-  r.gbps = r.bytes * 8 / r.seconds / 1e9;
-  return r;
+  });
 }
 
 BaselineResult p2p_baseline(MPI_Comm comm, Transport& transport, const Layout& layout, std::size_t message_bytes,
