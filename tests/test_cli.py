@@ -350,12 +350,7 @@ def test_ctrl_c_keeps_partial_results(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    buf = ""
-    while "step" not in buf and time.monotonic() < deadline:
-        buf += p.stderr.read(1)
-    p.send_signal(signal.SIGINT)
-    stdout, stderr = p.communicate(timeout=60)
+    _, stdout, stderr = _interrupt_once_shown(p, "step")
     assert p.returncode == 130, stderr
     result = json.loads(stdout)
     assert result["interrupted"] is True
@@ -363,6 +358,18 @@ def test_ctrl_c_keeps_partial_results(tmp_path):
     assert len(result["steps"]) == result["steps_done"]
     assert "interrupted after" in stderr and "Traceback" not in stderr
     assert len(read_csv(out / "steps.csv")) == result["steps_done"]
+
+
+def _interrupt_once_shown(p: subprocess.Popen, marker: str) -> tuple[str, str, str]:
+    """Ctrl-C once `marker` shows on the run's stderr (or after 60 s): what stderr showed
+    before, then the run's stdout and the rest of its stderr."""
+    deadline = time.monotonic() + 60
+    buf = ""
+    while marker not in buf and time.monotonic() < deadline:
+        buf += p.stderr.read(1)
+    p.send_signal(signal.SIGINT)
+    stdout, stderr = p.communicate(timeout=60)
+    return buf, stdout, stderr
 
 
 def test_ctrl_c_while_routes_are_built(tmp_path):
@@ -376,12 +383,7 @@ def test_ctrl_c_while_routes_are_built(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    buf = ""
-    while "routes:" not in buf and time.monotonic() < deadline:
-        buf += p.stderr.read(1)
-    p.send_signal(signal.SIGINT)
-    stdout, stderr = p.communicate(timeout=60)
+    buf, stdout, stderr = _interrupt_once_shown(p, "routes:")
     stderr = buf + stderr
     assert p.returncode == 130, stderr
     assert "daqnet: interrupted" in stderr and "Traceback" not in stderr
