@@ -84,14 +84,10 @@ FlowNetwork::FlowId FlowNetwork::start(std::span<const int32_t> resources, doubl
   c.remaining = bytes;
   c.since = now_;
   c.tag = tag;
-  c.active = true;
   rate_[i] = 0;
   cap_[i] = cap;
   ++active_;
-  if (res.empty())
-    set_rate(id, cap);  // nothing to share: its own cap, or at once
-  else
-    new_flows_.push_back(id);
+  if (res.empty()) set_rate(id, cap);  // nothing to share: its own cap, or at once
   return id;
 }
 
@@ -112,13 +108,13 @@ void FlowNetwork::set_rate(FlowId id, double rate) {
 }
 
 void FlowNetwork::settle() {
-  if (full_ && (!dirty_.empty() || !new_flows_.empty()))
+  if (full_ && !dirty_.empty())
     for (size_t r = 0; r < rs_.size(); ++r) touch(static_cast<int32_t>(r));
-  if (dirty_.empty() && new_flows_.empty()) return;
+  if (dirty_.empty()) return;
   ++stats_.solves;
   for (;;) {
-    // The local problem: the new flows and every flow on a resource of the set; resources
-    // outside the set enter only as caps (their saturation level), as they keep their rates.
+    // The local problem: every flow on a resource of the set; resources outside the set
+    // enter only as caps (their saturation level), as they keep their rates.
     ++mark_;
     set_flows_.clear();
     auto add = [&](FlowId g) {
@@ -127,7 +123,6 @@ void FlowNetwork::settle() {
       set_pos_[static_cast<size_t>(g)] = static_cast<int32_t>(set_flows_.size());
       set_flows_.push_back(g);
     };
-    for (FlowId g : new_flows_) add(g);
     for (int32_t r : dirty_)
       for (FlowId g : res_flows_[static_cast<size_t>(r)]) add(g);
     local_capacity_.clear();
@@ -214,7 +209,6 @@ void FlowNetwork::settle() {
     rs_[ru].in_set = 0;
   }
   dirty_.clear();
-  new_flows_.clear();
 }
 
 double FlowNetwork::next_completion() {
@@ -266,7 +260,6 @@ void FlowNetwork::finish(FlowId id) {
     // Room on a resource that had room already changes no other flow's rate through it.
     if (saturated(r)) touch(res[k]);
   }
-  cold_[i].active = false;
   rate_[i] = 0;
   completions_.erase(id);
   --active_;

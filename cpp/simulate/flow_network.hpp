@@ -14,10 +14,11 @@ namespace daqnet::simulate {
 /// Flows of bytes over shared resources, over time, at max-min fair rates.
 ///
 /// Flows start and finish as events. Rates are recomputed lazily (once per instant, however
-/// many flows started or finished at it) and incrementally: the new flows and the flows of
-/// the saturated resources a change touched are re-solved, with resources outside the set
-/// entering only as caps (their saturation level). A flow leaving a resource that had room
-/// changes no other flow's rate through it, so such resources stay out of the set. The set
+/// many flows started or finished at it) and incrementally: the flows of the resources a
+/// new flow uses and of the saturated resources a finished flow leaves are re-solved, with
+/// resources outside the set entering only as caps (their saturation level). A flow leaving
+/// a resource that had room changes no other flow's rate through it, so such resources
+/// stay out of the set. The set
 /// widens while the new rates break the max-min conditions outside it: a resource pushed
 /// over capacity, or a bottleneck that gained room while a flow still sits at its level.
 /// Every flow then has a saturated resource on which no flow gets more, which
@@ -90,7 +91,6 @@ private:
     double remaining = 0;  // bytes at time `since`
     double since = 0;
     uint64_t tag = 0;
-    bool active = false;
   };
 
   void touch(int32_t r);
@@ -116,8 +116,7 @@ private:
   std::vector<double> rate_, cap_;
   std::vector<Cold> cold_;
   std::vector<FlowId> free_;
-  std::vector<FlowId> new_flows_;  // started since the last settle: solved whatever resources are dirty
-  IndexedHeap completions_;        // active flows with a rate > 0, by completion time
+  IndexedHeap completions_;  // active flows with a rate > 0, by completion time
   size_t active_ = 0;
   double now_ = 0;
   bool full_ = false;
