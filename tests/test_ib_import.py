@@ -191,6 +191,8 @@ def _line_of(text: str, needle: str) -> int:
             "delivered to host node03",
         ),
         (lambda t: t.replace("0x000e 005", "0x000e 009", 1), "output port", "has no port 9"),
+        # found by tests/test_fuzz_importers.py: a negative port was read out of bounds
+        (lambda t: t.replace("0x000e 005", "0x000e -1003", 1), "output port", "has no port -1003"),
         # leaf6 holds 3 hosts: its port 4 has no cable
         (
             lambda t: t.replace("0x0024 001", "0x0024 004", 1),
@@ -223,6 +225,7 @@ def _line_of(text: str, needle: str) -> int:
     ids=[
         "misdelivery",
         "port-beyond",
+        "port-negative",
         "uncabled",
         "duplicate",
         "unknown-switch",

@@ -213,7 +213,7 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
     const NodeId dst = resolve(lid, note);
     if (dst < 0 || port == kNoRoute || port == 0) continue;
     const auto& node = f.node(sw);
-    if (port >= static_cast<int32_t>(node.ports.size()))
+    if (port < 0 || port >= static_cast<int32_t>(node.ports.size()))
       in.fail("output port", "switch " + node.name + " has no port " + std::to_string(port) + " (ports 1.." +
                                  std::to_string(node.ports.size() - 1) + ")");
     if (node.ports[static_cast<size_t>(port)].peer < 0)
