@@ -45,7 +45,11 @@ private:
   std::vector<Entry> heap_;
   std::vector<double> cap_;      // per flow: its cap, lowered by the resources it alone uses
   std::vector<int32_t> shared_;  // resources two flows or more use
-  std::vector<int32_t> capped_;
+  struct Capped {
+    double cap;
+    int32_t flow;
+  };
+  std::vector<Capped> capped_;  // flows with a cap, by (cap, flow)
   std::vector<int32_t> touched_;
   std::vector<uint8_t> touched_mark_;
 };
