@@ -176,6 +176,9 @@ Config Config::parse(const std::string& text, const std::string& path) {
   }
   const auto fail = [&](const std::string& key, const std::string& what) { throw key_error(path, values, key, what); };
   if (c.meta_bytes > 0 && c.meta_bytes < 64) fail("meta_bytes", "must be 0 (no meta-data) or at least 64");
+  if (!c.tcp_token.empty() &&
+      (c.tcp_token.size() != 32 || c.tcp_token.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos))
+    fail("tcp_token", "must be 32 hexadecimal digits");
   if ((c.events > 0) == (c.seconds > 0)) throw ConfigError(path + ": give exactly one of events and seconds");
   if (c.mode == Mode::time_frames && (c.senders < 1 || c.receivers < 1))
     throw ConfigError(path + ": time-frames mode needs senders ≥ 1 and receivers ≥ 1");

@@ -58,6 +58,7 @@ struct Config {
   std::uint64_t placement_seed{};
   std::vector<std::string> placement_hosts;
   std::string tcp_address, tcp_interface;
+  std::string tcp_token;  // never written to results: whoever has it may join the run
   int tcp_socket_buffer_bytes{};
   std::string baseline;
   double baseline_seconds{};

@@ -98,6 +98,8 @@ const std::vector<ConfigKey>& config_keys() {
      [](Config& c, const ConfigValue& v) { c.tcp_address = v.text; }},
     {"tcp_interface", Kind::text, "", 0, 0, {}, "", "TCP: network interface to listen on (e.g. ib0)", "bench.tcp_interface",
      [](Config& c, const ConfigValue& v) { c.tcp_interface = v.text; }},
+    {"tcp_token", Kind::text, "", 0, 0, {}, "", "TCP: the run's secret, 32 hexadecimal digits a connection must show (daqnet bench draws one per run; empty: rank 0 draws one)", "",
+     [](Config& c, const ConfigValue& v) { c.tcp_token = v.text; }},
     {"tcp_socket_buffer_bytes", Kind::integer, "0", 0, kInt32, {}, "bytes", "TCP: SO_SNDBUF/SO_RCVBUF, 0 = system default", "bench.tcp_socket_buffer_bytes",
      [](Config& c, const ConfigValue& v) { c.tcp_socket_buffer_bytes = static_cast<int>(v.integer); }},
     {"baseline", Kind::choice, "none", 0, 0, {"none", "alltoall", "isend", "p2p"}, "", "measured after the run, for a ratio", "bench.baseline",

@@ -34,7 +34,7 @@ struct ConfigKey {
   std::string unit;  ///< bytes, seconds, Hz, ... ("" for counts and names)
   std::string doc;
   /// Where a scenario gives it: "bench.credits", or another section's key for the ones
-  /// daqnet derives ("workload.schedule"), or "" for test hooks.
+  /// daqnet derives ("workload.schedule"), or "" for test hooks and per-run values (tcp_token).
   std::string scenario;
   void (*store)(Config&, const ConfigValue&);
 };

@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,7 @@
 
 #include "evb/baselines.hpp"
 #include "evb/config.hpp"
+#include "evb/fragments.hpp"
 #include "evb/layout.hpp"
 #include "evb/mpi_transport.hpp"
 #include "evb/node.hpp"
@@ -133,11 +135,23 @@ int main(int argc, char** argv) {
   std::unique_ptr<Transport> transport;
   try {
     WaitMode wait = parse_wait_mode(config.progress);
-    if (config.transport == "tcp")
-      transport = std::make_unique<TcpTransport>(
-          MPI_COMM_WORLD, wait, TcpOptions{config.tcp_address, config.tcp_interface, config.tcp_socket_buffer_bytes});
-    else
+    if (config.transport == "tcp") {
+      TcpOptions tcp{config.tcp_address, config.tcp_interface, config.tcp_socket_buffer_bytes, config.tcp_token};
+      // The longest message of this run: a fragment, its meta-data, a command or the
+      // baseline's message. A peer's length field is held to it.
+      const auto baseline_bytes = static_cast<std::size_t>(config.fragment_bytes + 7) / 8 * 8;
+      tcp.max_message_bytes = std::max(
+          {FragmentSizes(config, layout.readout_units()).max_bytes(), static_cast<std::size_t>(config.meta_bytes),
+           static_cast<std::size_t>(config.command_bytes), baseline_bytes, std::size_t{4096}});
+      // Unexpected data a builder may legitimately hold from one peer: every slot of that
+      // peer's readout units (credits x units per process), and never less than 64 MiB.
+      tcp.max_unexpected_bytes = std::max(
+          std::size_t{64} << 20, 2 * tcp.max_message_bytes * static_cast<std::size_t>(std::max(1, config.credits)) *
+                                     static_cast<std::size_t>(std::max(1, config.processes_per_node)));
+      transport = std::make_unique<TcpTransport>(MPI_COMM_WORLD, wait, tcp);
+    } else {
       transport = std::make_unique<MpiTransport>(MPI_COMM_WORLD, wait);
+    }
   } catch (const std::exception& e) {
     abort_with(out_dir, rank, e.what(), 1);
   }

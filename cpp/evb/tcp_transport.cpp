@@ -8,21 +8,24 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
 namespace daqnet::evb {
 namespace {
 
-constexpr std::uint32_t kMagic = 0x544e5144;  // "DQNT"
+constexpr std::uint32_t kMagic = TcpTransport::kWireMagic;
 // Headers and small payloads are read many at a time into a staging buffer; a large payload
 // loses at most this many bytes to a copy, the rest is read straight into its destination.
 constexpr std::size_t kStageBytes = 8192;
@@ -31,7 +34,9 @@ constexpr std::size_t kStageBytes = 8192;
 constexpr std::size_t kReadBudget = std::size_t{16} << 20;
 constexpr int kMaxIov = 64;  // iovecs per sendmsg: up to 32 queued messages in one call
 constexpr int kMaxEvents = 64;
-constexpr int kAcceptTimeoutMs = 60000;
+constexpr double kAcceptSeconds = 60;         // for every higher rank to connect
+constexpr std::size_t kMaxUnidentified = 64;  // connections still to greet; more are refused at once
+constexpr int kRefusalsLogged = 10;           // then one line says further ones are not
 // Large unexpected messages reuse buffers (up to kSpareBytes kept): fresh memory costs the
 // kernel a page fault and a cleared page per 4 KiB, more than copying the message out.
 constexpr std::size_t kSpareMin = std::size_t{64} << 10;
@@ -116,6 +121,39 @@ std::string listen_address(MPI_Comm comm, const TcpOptions& options) {
   return ip_text(addr);
 }
 
+// 32 hexadecimal digits into 16 bytes; false for an empty text.
+bool parse_token(const std::string& text, unsigned char (&out)[16]) {
+  if (text.empty()) return false;
+  auto digit = [](char ch) -> int {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+  };
+  bool ok = text.size() == 32;
+  for (std::size_t i = 0; ok && i < 16; ++i) {
+    int hi = digit(text[2 * i]), lo = digit(text[2 * i + 1]);
+    ok = hi >= 0 && lo >= 0;
+    out[i] = static_cast<unsigned char>(ok ? hi * 16 + lo : 0);
+  }
+  if (!ok) throw TransportError("tcp: tcp_token must be 32 hexadecimal digits");
+  return true;
+}
+
+// Compares every byte whatever the first difference, so timing tells a guesser nothing.
+bool same_token(const unsigned char* a, const unsigned char* b) {
+  unsigned diff = 0;
+  for (int i = 0; i < 16; ++i) diff |= static_cast<unsigned>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::string peer_text(int fd) {
+  sockaddr_in from{};
+  socklen_t len = sizeof from;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&from), &len) != 0 || from.sin_family != AF_INET) return "?";
+  return ip_text(from.sin_addr) + ":" + std::to_string(ntohs(from.sin_port));
+}
+
 }  // namespace
 
 TcpTransport::TcpTransport(MPI_Comm comm, WaitMode wait, const TcpOptions& options) : wait_(wait) {
@@ -139,6 +177,29 @@ void TcpTransport::close_fds() {
 }
 
 void TcpTransport::connect_mesh(MPI_Comm comm, const TcpOptions& options) {
+  max_message_ = options.max_message_bytes;
+  max_unexpected_ = options.max_unexpected_bytes;
+  // The run's token: run.cfg's, else one rank 0 draws; MPI (trusted) gives rank 0's to all,
+  // and every rank that read one checks it is the same (one run.cfg for the whole run).
+  unsigned char own[16] = {};
+  bool given = false;
+  int bad_format = 0;
+  try {
+    given = parse_token(options.token, own);
+  } catch (const TransportError&) {
+    bad_format = 1;  // every rank must still reach the collectives below
+  }
+  if (given)
+    std::memcpy(token_, own, sizeof token_);
+  else if (rank_ == 0 && getrandom(token_, sizeof token_, 0) != static_cast<ssize_t>(sizeof token_))
+    sys_error("getrandom");
+  MPI_Bcast(token_, sizeof token_, MPI_BYTE, 0, comm);
+  const int mine_differs = bad_format ? 2 : (given && !same_token(own, token_)) ? 1 : 0;
+  int differs = 0;
+  MPI_Allreduce(&mine_differs, &differs, 1, MPI_INT, MPI_MAX, comm);
+  if (differs == 2) throw TransportError("tcp: tcp_token must be 32 hexadecimal digits");
+  if (differs == 1) throw TransportError("tcp: ranks read different tcp_token values: not one run.cfg for the run");
+
   std::string address = listen_address(comm, options);
   sockaddr_in self{};
   self.sin_family = AF_INET;
@@ -146,8 +207,10 @@ void TcpTransport::connect_mesh(MPI_Comm comm, const TcpOptions& options) {
     throw TransportError("tcp: '" + address + "' is not an IPv4 address");
   FdGuard listener{check_sys(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket")};
   set_buffers(listener.fd, options.socket_buffer_bytes);  // accepted sockets inherit them
+  // Bound to this address only (never INADDR_ANY): nothing listens on other interfaces.
   check_sys(bind(listener.fd, reinterpret_cast<sockaddr*>(&self), sizeof self), "bind to " + address);
-  check_sys(listen(listener.fd, size_), "listen");
+  // A long backlog: strangers queueing up must not crowd out the ranks still to connect.
+  check_sys(listen(listener.fd, std::max(size_, SOMAXCONN)), "listen");
   socklen_t len = sizeof self;
   check_sys(getsockname(listener.fd, reinterpret_cast<sockaddr*>(&self), &len), "getsockname");
   Endpoint mine{};
@@ -156,6 +219,8 @@ void TcpTransport::connect_mesh(MPI_Comm comm, const TcpOptions& options) {
   std::vector<Endpoint> all(static_cast<std::size_t>(size_));
   MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
 
+  if (options.connect_delay_seconds > 0 && rank_ > 0)  // test hook: rank 0 listens meanwhile
+    poll(nullptr, 0, static_cast<int>(options.connect_delay_seconds * 1e3));
   // Connect to every lower rank: the kernel completes the handshake before that rank calls
   // accept(), so connecting all first and accepting afterwards cannot deadlock.
   for (int peer = 0; peer < rank_; ++peer) {
@@ -169,25 +234,11 @@ void TcpTransport::connect_mesh(MPI_Comm comm, const TcpOptions& options) {
     std::string where =
         "rank " + std::to_string(peer) + " at " + ip_text(to.sin_addr) + ":" + std::to_string(ntohs(to.sin_port));
     check_sys(connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), "connect to " + where);
-    std::uint32_t hello[2] = {kMagic, static_cast<std::uint32_t>(rank_)};
-    if (::send(fd, hello, sizeof hello, MSG_NOSIGNAL) != sizeof hello) sys_error("greeting " + where);
+    Greeting hello{kMagic, static_cast<std::uint32_t>(rank_), {}};
+    std::memcpy(hello.token, token_, sizeof token_);
+    if (::send(fd, &hello, sizeof hello, MSG_NOSIGNAL) != sizeof hello) sys_error("greeting " + where);
   }
-  // Accept every higher rank; the first bytes on the connection name it.
-  for (int n = rank_ + 1; n < size_; ++n) {
-    pollfd p{listener.fd, POLLIN, 0};
-    if (check_sys(poll(&p, 1, kAcceptTimeoutMs), "poll") == 0)
-      throw TransportError("tcp: rank " + std::to_string(rank_) +
-                           " timed out waiting for connections from higher ranks");
-    int fd = check_sys(accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC), "accept");
-    std::uint32_t hello[2] = {};
-    ssize_t got = ::recv(fd, hello, sizeof hello, MSG_WAITALL);
-    int peer = static_cast<int>(hello[1]);
-    if (got != sizeof hello || hello[0] != kMagic || peer <= rank_ || peer >= size_ || conns_[peer].fd >= 0) {
-      close(fd);
-      throw TransportError("tcp: rank " + std::to_string(rank_) + " got a connection without a valid greeting");
-    }
-    conns_[peer].fd = fd;
-  }
+  accept_ranks(listener.fd, options);
 
   epoll_fd_ = check_sys(epoll_create1(EPOLL_CLOEXEC), "epoll_create1");
   for (int peer = 0; peer < size_; ++peer) {
@@ -198,11 +249,133 @@ void TcpTransport::connect_mesh(MPI_Comm comm, const TcpOptions& options) {
     check_sys(setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), "setsockopt TCP_NODELAY");
     check_sys(fcntl(c.fd, F_SETFL, check_sys(fcntl(c.fd, F_GETFL), "fcntl") | O_NONBLOCK), "fcntl");
     c.stage = std::make_unique_for_overwrite<char[]>(kStageBytes);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u32 = static_cast<std::uint32_t>(peer);
-    check_sys(epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c.fd, &ev), "epoll_ctl");
+    set_events(c);
   }
+}
+
+// Watches a connection for what it needs now: input unless reading is paused, output while
+// data is queued. A paused connection with nothing to send leaves epoll altogether, so a
+// peer that hangs up meanwhile is not reported again and again.
+void TcpTransport::set_events(Conn& c) {
+  const std::uint32_t want = (c.paused ? 0u : static_cast<std::uint32_t>(EPOLLIN)) | (c.want_out ? EPOLLOUT : 0u);
+  if (want == c.events) return;
+  epoll_event ev{};
+  ev.events = want;
+  ev.data.u32 = static_cast<std::uint32_t>(c.peer);
+  const int op = want == 0 ? EPOLL_CTL_DEL : c.events == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+  check_sys(epoll_ctl(epoll_fd_, op, c.fd, &ev), "epoll_ctl");
+  c.events = want;
+}
+
+void TcpTransport::resume_paused() {
+  if (paused_ == 0) return;
+  paused_ = 0;
+  for (Conn& c : conns_)
+    if (c.paused) {
+      c.paused = false;
+      set_events(c);
+      resume_.push_back(c.peer);  // its staged header is looked at again in progress()
+    }
+}
+
+void TcpTransport::refused(const std::string& from, const std::string& why) {
+  ++refusals_;
+  if (refusals_ <= kRefusalsLogged)
+    std::fprintf(stderr, "tcp rank %d: refused a connection from %s: %s%s\n", rank_, from.c_str(), why.c_str(),
+                 refusals_ == kRefusalsLogged ? " (further refusals are not logged)" : "");
+}
+
+// Accepts every higher rank. A connection names its rank and shows the run's token in its
+// first bytes; one that does not within options.greeting_seconds, or shows anything else, is
+// closed and logged, and waiting goes on: a stranger on the network (a port scan, a stale
+// rank of another run, a slow-loris peer) neither joins the run nor stops it.
+void TcpTransport::accept_ranks(int listener, const TcpOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  auto after = [](double seconds) {
+    return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  };
+  struct Unidentified {
+    int fd;
+    std::string from;
+    Clock::time_point deadline;
+    Greeting greeting;
+    std::size_t have;
+  };
+  std::vector<Unidentified> waiting;
+  auto drop = [&](std::size_t i, const std::string& why) {
+    refused(waiting[i].from, why);
+    close(waiting[i].fd);
+    waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(i));
+  };
+  const Clock::time_point give_up = after(kAcceptSeconds);
+  int missing = size_ - rank_ - 1;
+  std::vector<pollfd> fds;
+  try {
+    while (missing > 0) {
+      Clock::time_point next = give_up;
+      for (const Unidentified& u : waiting) next = std::min(next, u.deadline);
+      auto ms = std::chrono::ceil<std::chrono::milliseconds>(next - Clock::now()).count();
+      fds.assign(1, {listener, POLLIN, 0});
+      for (const Unidentified& u : waiting) fds.push_back({u.fd, POLLIN, 0});
+      if (poll(fds.data(), fds.size(), static_cast<int>(std::clamp<long long>(ms, 0, 60000))) < 0 && errno != EINTR)
+        sys_error("poll");
+      // Greetings first (fds[1..] are waiting[0..], which the loop below may shorten).
+      for (std::size_t i = waiting.size(); i-- > 0;) {
+        Unidentified& u = waiting[i];
+        if (fds[i + 1].revents) {
+          ssize_t n = ::recv(u.fd, reinterpret_cast<char*>(&u.greeting) + u.have, sizeof(Greeting) - u.have, 0);
+          if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+            drop(i, n == 0 ? "closed before greeting" : std::strerror(errno));
+            continue;
+          }
+          if (n > 0) u.have += static_cast<std::size_t>(n);
+        }
+        if (u.have == sizeof(Greeting)) {
+          const Greeting& g = u.greeting;
+          const auto peer = static_cast<int>(g.rank);
+          if (g.magic != kMagic)
+            drop(i, "not a daqnet-evb greeting");
+          else if (!same_token(g.token, token_))
+            drop(i, "wrong token (not this run's run.cfg)");
+          else if (g.rank >= static_cast<std::uint32_t>(size_) || peer <= rank_)
+            drop(i, "claims rank " + std::to_string(g.rank) + ", not a higher rank of this run");
+          else if (conns_[peer].fd >= 0)
+            drop(i, "claims rank " + std::to_string(peer) + ", already connected");
+          else {
+            conns_[peer].fd = u.fd;
+            waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(i));
+            --missing;
+          }
+        } else if (Clock::now() >= u.deadline) {
+          char within[32];
+          std::snprintf(within, sizeof within, "%g", options.greeting_seconds);
+          drop(i, std::string("no greeting within ") + within + " s");
+        }
+      }
+      if (fds[0].revents & POLLIN) {
+        int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) {
+          if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) sys_error("accept");
+        } else {
+          // Full: the oldest goes, not the newcomer, which may be a rank (ranks greet at once,
+          // so a flood of silent strangers cannot keep one out).
+          if (waiting.size() >= kMaxUnidentified) drop(0, "too many connections still to greet");
+          waiting.push_back({fd, peer_text(fd), after(options.greeting_seconds), {}, 0});
+        }
+      }
+      if (missing > 0 && Clock::now() >= give_up) {
+        std::string who;
+        for (int peer = rank_ + 1; peer < size_; ++peer)
+          if (conns_[peer].fd < 0) who += (who.empty() ? "" : ", ") + std::to_string(peer);
+        throw TransportError("tcp: rank " + std::to_string(rank_) + " timed out waiting for connections from rank(s) " +
+                             who);
+      }
+    }
+  } catch (...) {
+    for (const Unidentified& u : waiting) close(u.fd);
+    throw;
+  }
+  while (!waiting.empty()) drop(waiting.size() - 1, "every rank had connected");
 }
 
 void TcpTransport::check_peer(int peer, const char* what) const {
@@ -296,23 +469,34 @@ void TcpTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity, std:
       c.target = {it->peer, dest, capacity, cookie};
       c.dest = dest + got;
     }
+    if (it->peer != rank_) conns_[it->peer].unexpected_bytes -= it->bytes;
     give_back(std::move(it->buffer));
     unexpected_.erase(it);
+    resume_paused();
     return;
   }
   posted_[tag].push_back({peer, dest, capacity, cookie});
   ++active_;
+  resume_paused();  // the receive may match a paused connection's next message
 }
 
-void TcpTransport::start_payload(Conn& c) {
+// Starts the payload of the header in c.header; false (nothing changed) when it would be an
+// unexpected message beyond the peer's cap, to be looked at again once receives are posted.
+bool TcpTransport::start_payload(Conn& c) {
   const Header& h = c.header;
   if (h.magic != kMagic) lost(c, "bad message header, the byte stream is out of step");
+  // Checked before anything is allocated or matched: the length comes from the network.
+  if (h.bytes > max_message_)
+    lost(c, "it announced a message of " + std::to_string(h.bytes) + " bytes, more than the longest of this run (" +
+                std::to_string(max_message_) + ")");
   if (std::optional<RecvOp> op = match_posted(c.peer, h.tag)) {
     if (h.bytes > op->capacity) too_long(c.peer, h.tag, h.bytes, op->capacity);
     c.sink = Sink::recv;
     c.target = *op;
     c.dest = op->buf;
   } else {
+    if (c.unexpected_bytes > 0 && c.unexpected_bytes + h.bytes > max_unexpected_) return false;
+    c.unexpected_bytes += h.bytes;
     unexpected_.push_back({c.peer, h.tag, h.bytes, take_buffer(h.bytes), false});
     c.sink = Sink::heap;
     c.heap = std::prev(unexpected_.end());
@@ -320,6 +504,7 @@ void TcpTransport::start_payload(Conn& c) {
   }
   c.left = h.bytes;
   if (c.left == 0) finish_payload(c);
+  return true;
 }
 
 void TcpTransport::finish_payload(Conn& c) {
@@ -334,6 +519,7 @@ void TcpTransport::finish_payload(Conn& c) {
 // Reads until the socket is drained (or the budget is spent). c.left > 0 means a payload is
 // in progress; otherwise the next bytes are a header.
 void TcpTransport::read_from(Conn& c) {
+  if (c.paused) return;
   std::size_t budget = kReadBudget;
   for (;;) {
     // Consume the staged bytes; stops with the stage empty or holding a partial header.
@@ -348,8 +534,13 @@ void TcpTransport::read_from(Conn& c) {
         if (c.left == 0) finish_payload(c);
       } else if (have >= sizeof(Header)) {
         std::memcpy(&c.header, c.stage.get() + c.stage_pos, sizeof(Header));
+        if (!start_payload(c)) {  // the header stays staged; TCP holds back the rest
+          c.paused = true;
+          ++paused_;
+          set_events(c);
+          return;
+        }
         c.stage_pos += sizeof(Header);
-        start_payload(c);
       } else {
         break;
       }
@@ -426,13 +617,8 @@ void TcpTransport::flush(Conn& c) {
     }
     if (static_cast<std::size_t>(w) < asked) break;  // the socket buffer is full
   }
-  bool want_out = !c.sendq.empty();
-  if (want_out == c.want_out) return;
-  epoll_event ev{};
-  ev.events = EPOLLIN | (want_out ? EPOLLOUT : 0u);
-  ev.data.u32 = static_cast<std::uint32_t>(c.peer);
-  check_sys(epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev), "epoll_ctl");
-  c.want_out = want_out;
+  c.want_out = !c.sendq.empty();
+  set_events(c);
 }
 
 int TcpTransport::wait_events(epoll_event* events, int max, double timeout_seconds) {
@@ -462,6 +648,8 @@ void TcpTransport::handle_events(double timeout_seconds) {
 }
 
 void TcpTransport::progress(std::vector<Completion>& out, double timeout_seconds) {
+  for (int peer : resume_) read_from(conns_[peer]);  // read_from never adds to resume_
+  resume_.clear();
   handle_events(0);
   if (ready_.empty() && timeout_seconds > 0) {
     if (wait_ == WaitMode::yield)
@@ -472,6 +660,25 @@ void TcpTransport::progress(std::vector<Completion>& out, double timeout_seconds
   out.insert(out.end(), ready_.begin(), ready_.end());
   active_ -= ready_.size();
   ready_.clear();
+}
+
+std::size_t TcpTransport::unexpected_bytes() const {
+  std::size_t total = 0;
+  for (const Conn& c : conns_) total += c.unexpected_bytes;
+  return total;
+}
+
+void TcpTransport::send_raw_for_test(int peer, const void* data, std::size_t bytes) {
+  check_peer(peer, "send_raw_for_test");
+  const char* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    ssize_t n = ::send(conns_[peer].fd, p, bytes, MSG_NOSIGNAL);
+    if (n < 0 && errno != EAGAIN && errno != EINTR) sys_error("send_raw_for_test");
+    if (n > 0) {
+      p += n;
+      bytes -= static_cast<std::size_t>(n);
+    }
+  }
 }
 
 void TcpTransport::cancel_receives() {

@@ -26,6 +26,18 @@ struct TcpOptions {
   std::string address;          // IPv4 literal to listen on
   std::string interface_name;   // else the IPv4 address of this network interface
   int socket_buffer_bytes = 0;  // > 0: SO_SNDBUF and SO_RCVBUF of every connection
+  // The run's secret (32 hexadecimal digits, from run.cfg): a connection whose greeting does
+  // not carry it is closed and logged, and the mesh goes on waiting for its ranks. Empty:
+  // rank 0 draws one and MPI hands it to every rank.
+  std::string token;
+  // The longest message a peer may announce: a longer one ends the connection before any
+  // memory is allocated for it (a peer's length field is never trusted beyond this).
+  std::size_t max_message_bytes = std::size_t{1} << 30;
+  // Bytes of unexpected messages (no receive posted yet) kept per peer: beyond it, reading
+  // from that peer pauses until receives consume them, so TCP's flow control holds the sender.
+  std::size_t max_unexpected_bytes = std::size_t{256} << 20;
+  double greeting_seconds = 5;       // an unidentified connection gets this long to greet
+  double connect_delay_seconds = 0;  // test hook: wait this long before connecting to lower ranks
 };
 
 class TcpTransport final : public Transport {
@@ -45,6 +57,14 @@ public:
   std::size_t pending() const override { return active_; }
   void cancel_receives() override;
 
+  /// Bytes of unexpected messages from other ranks held now (bounded per peer by the options).
+  std::size_t unexpected_bytes() const;
+  /// Connections refused while the mesh was built (strangers, wrong token, no greeting).
+  int refusals() const { return refusals_; }
+  /// Test hook: writes bytes on the connection to peer as they are, outside the protocol.
+  void send_raw_for_test(int peer, const void* data, std::size_t bytes);
+  static constexpr std::uint32_t kWireMagic = 0x544e5144;  // "DQNT", first field of every header
+
 private:
   struct Header {  // precedes every message on the wire, in host byte order
     std::uint32_t magic;
@@ -63,6 +83,11 @@ private:
     std::size_t capacity;
     std::uint64_t cookie;
   };
+  struct Greeting {  // the first bytes of every connection, from the connecting rank
+    std::uint32_t magic;
+    std::uint32_t rank;
+    unsigned char token[16];
+  };
   struct Buffer {
     std::unique_ptr<char[]> data;
     std::size_t capacity = 0;
@@ -78,7 +103,8 @@ private:
   struct Conn {
     int fd = -1;
     int peer = -1;
-    bool want_out = false;  // EPOLLOUT registered
+    bool want_out = false;     // data queued: EPOLLOUT wanted
+    std::uint32_t events = 0;  // what epoll watches on fd (0: not registered)
     std::deque<SendOp> sendq;
     // Receive side: headers are parsed out of staged bytes, payloads go to dest.
     std::unique_ptr<char[]> stage;
@@ -89,14 +115,20 @@ private:
     std::size_t left = 0;  // payload bytes still to come
     RecvOp target{};
     std::list<Unexpected>::iterator heap;
-    std::unique_ptr<char[]> discard;  // the rest of a message whose receive was cancelled
+    std::unique_ptr<char[]> discard;   // the rest of a message whose receive was cancelled
+    std::size_t unexpected_bytes = 0;  // of unexpected messages from this peer still kept
+    bool paused = false;               // reading stopped at a header (unexpected bytes at the cap)
   };
 
   void connect_mesh(MPI_Comm comm, const TcpOptions& options);
+  void accept_ranks(int listener, const TcpOptions& options);
+  void refused(const std::string& from, const std::string& why);
+  void set_events(Conn& c);
+  void resume_paused();
   void close_fds();
   void read_from(Conn& c);
   void flush(Conn& c);
-  void start_payload(Conn& c);
+  bool start_payload(Conn& c);
   void finish_payload(Conn& c);
   void handle_events(double timeout_seconds);
   int wait_events(epoll_event* events, int max, double timeout_seconds);
@@ -118,6 +150,11 @@ private:
   std::size_t spare_bytes_ = 0;
   std::vector<Completion> ready_;  // completed, returned by the next progress()
   std::size_t active_ = 0;
+  unsigned char token_[16] = {};
+  std::size_t max_message_ = 0, max_unexpected_ = 0;
+  int paused_ = 0;           // connections with reading paused
+  std::vector<int> resume_;  // peers whose reading resumes at the next progress()
+  int refusals_ = 0;         // connections refused at setup (the first few are logged)
 };
 
 }  // namespace daqnet::evb

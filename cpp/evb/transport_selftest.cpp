@@ -380,6 +380,70 @@ struct Test {
       end();
     }
   }
+
+  // (11, TCP) Unexpected messages beyond the per-peer cap: the receiver holds at most the cap
+  // (or one message) and reads on once receives are posted; every message arrives intact.
+  void unexpected_cap(std::size_t cap) {
+    begin("unexpected cap");
+    auto* tcp = dynamic_cast<TcpTransport*>(&t);
+    constexpr int kCount = 24;
+    if (rank == 1) {
+      std::vector<Bytes> out;
+      out.reserve(kCount);
+      for (int i = 0; i < kCount; ++i) out.push_back(make(100 + i, kMiB));
+      for (int i = 0; i < kCount; ++i) t.send(0, 77, out[i].data(), kMiB, i);
+      collect(kCount);
+    } else if (rank == 0) {
+      std::size_t held = 0;
+      for (double start = MPI_Wtime(); MPI_Wtime() - start < 0.5;) {
+        t.progress(done, 0.01);
+        held = std::max(held, tcp->unexpected_bytes());
+      }
+      expect(held <= std::max(cap, kMiB),
+             "held " + std::to_string(held) + " unexpected bytes, cap " + std::to_string(cap));
+      expect(held > 0, "nothing arrived unexpected");
+      std::vector<Bytes> in(kCount, Bytes(kMiB));
+      for (int i = 0; i < kCount; ++i) t.recv(1, 77, in[i].data(), kMiB, i);
+      collect(kCount);
+      for (int i = 0; i < kCount; ++i)
+        expect(intact(in[i], 100 + i, kMiB), "message " + std::to_string(i) + " corrupted or out of order");
+      std::printf("    held at most %zu unexpected bytes (cap %zu)\n", held, cap);
+    }
+    end();
+  }
+
+  // (12, TCP) A rank of the run that breaks the protocol: rank 1 writes `kind` on its
+  // connection to rank 0, which must end that connection with one clear error, without
+  // allocating what a header announces.
+  void hostile(const std::string& kind) {
+    begin("hostile peer: " + kind);
+    auto* tcp = dynamic_cast<TcpTransport*>(&t);
+    if (rank == 1) {
+      if (kind == "huge") {
+        struct {
+          std::uint32_t magic, tag;
+          std::uint64_t bytes;
+        } header{TcpTransport::kWireMagic, 3, std::uint64_t{1} << 40};  // a 1 TiB message
+        tcp->send_raw_for_test(0, &header, sizeof header);
+      } else {
+        Bytes junk(64, 0xa5);
+        tcp->send_raw_for_test(0, junk.data(), junk.size());
+      }
+    } else if (rank == 0) {
+      std::string error;
+      for (double start = MPI_Wtime(); error.empty();) {
+        try {
+          t.progress(done, 0.01);
+        } catch (const TransportError& e) {
+          error = e.what();
+        }
+        if (error.empty() && MPI_Wtime() - start > kCheckSeconds) fail("the hostile bytes went unnoticed");
+      }
+      std::printf("    rank 0: %s\n", error.c_str());
+    }
+    barrier(comm);
+    if (rank == 0) std::printf("ok  %s\n", g_check.c_str());
+  }
 };
 
 }  // namespace
@@ -393,13 +457,15 @@ int main(int argc, char** argv) {
   std::string kind = argc > 1 ? argv[1] : "", wait_name = "sleep";
   TcpOptions options;
   bool loop = false;
+  std::string hostile;  // tcp: only the hostile-peer check, with these bytes (huge|garbage)
   std::unique_ptr<Transport> transport;
   MPI_Comm comm = MPI_COMM_NULL;
   try {
     if (kind != "mpi" && kind != "tcp")
       fail(
           "usage: transport_selftest mpi|tcp [busy|yield|sleep] [--address=IP] "
-          "[--interface=NAME] [--buffer=BYTES]");
+          "[--interface=NAME] [--buffer=BYTES] [--connect-delay=S] [--greeting-seconds=S] "
+          "[--max-unexpected=BYTES] [--hostile=huge|garbage]");
     if (size < 2) fail("needs at least 2 ranks");
     for (int i = 2; i < argc; ++i) {
       std::string arg = argv[i];
@@ -414,6 +480,14 @@ int main(int argc, char** argv) {
         options.interface_name = name;
       else if (const char* bytes = value("--buffer="))
         options.socket_buffer_bytes = std::stoi(bytes);
+      else if (const char* seconds = value("--connect-delay="))
+        options.connect_delay_seconds = std::stod(seconds);
+      else if (const char* greeting = value("--greeting-seconds="))
+        options.greeting_seconds = std::stod(greeting);
+      else if (const char* cap = value("--max-unexpected="))
+        options.max_unexpected_bytes = std::stoull(cap);
+      else if (const char* what = value("--hostile="))
+        hostile = what;
       else
         wait_name = arg;
     }
@@ -426,6 +500,16 @@ int main(int argc, char** argv) {
     if (rank == 0)
       std::printf("transport selftest: %s, %d ranks, wait mode %s\n", transport->name(), size, wait_name.c_str());
     Test test{*transport, comm, rank, size, (rank + size - 1) % size, (rank + 1) % size, {}};
+    if (!hostile.empty()) {
+      if (kind != "tcp" || (hostile != "huge" && hostile != "garbage")) fail("--hostile=huge|garbage is for tcp");
+      test.hostile(hostile);
+      MPI_Barrier(MPI_COMM_WORLD);
+      transport.reset();
+      if (rank == 0) std::printf("selftest OK\n");
+      MPI_Comm_free(&comm);
+      MPI_Finalize();
+      return 0;
+    }
     test.ring();
     test.any_source();
     test.unexpected();
@@ -435,8 +519,9 @@ int main(int argc, char** argv) {
     test.self();
     test.zero_bytes();
     test.cancel();
-    // With 8 receives posted the TCP receiver buffers messages without bound (see the
-    // report), so the 30 s loop keeps 32 posted.
+    if (kind == "tcp") test.unexpected_cap(options.max_unexpected_bytes);
+    // With 8 receives posted the TCP receiver buffers unexpected messages up to its cap
+    // (max_unexpected_bytes, 256 MiB here), so the 30 s loop keeps 32 posted.
     if (loop)
       test.bandwidth(30, {32});
     else
@@ -445,6 +530,8 @@ int main(int argc, char** argv) {
     fail(e.what());
   }
   MPI_Barrier(MPI_COMM_WORLD);  // nobody closes a connection another rank still reads
+  if (auto* tcp = dynamic_cast<TcpTransport*>(transport.get()); tcp && tcp->refusals() > 0)
+    std::printf("rank %d refused %d connection(s) while connecting\n", rank, tcp->refusals());
   transport.reset();
   if (rank == 0) std::printf("selftest OK\n");
   MPI_Comm_free(&comm);

@@ -135,6 +135,9 @@ PMI_HINT = (
 )
 
 
+# run.cfg keys a result never repeats: whoever has the token may join the run's TCP mesh.
+SECRET_KEYS = frozenset({"tcp_token"})
+
 # run.cfg keys repeated at the top of a result, beside its figures.
 _HEADLINE = ("mode", "protocol", "schedule", "credits", "in_flight", "fragment_bytes", "meta_bytes")
 
@@ -275,7 +278,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
         mpi_library=launch.get("mpi_library"),
         # What was run, from run.cfg: every result says its protocol, credits, sizes ...
         **{k: _typed(cfg[k]) for k in _HEADLINE if k in cfg},
-        run_config={k: _typed(v) for k, v in cfg.items()},
+        run_config={k: _typed(v) for k, v in cfg.items() if k not in SECRET_KEYS},
         lost_fragments=lost,
         in_flight_fragments=in_flight,
         duplicate_fragments=duplicate,

@@ -7,6 +7,7 @@ naming the scenario key.
 from __future__ import annotations
 
 import os
+import secrets
 import shlex
 from pathlib import Path
 
@@ -126,6 +127,9 @@ def run_config(
         "events": b["events"],
         "seconds": 0.0 if b["events"] else (b["seconds"] or DEFAULT_SECONDS),
         "fragment_bytes_per_ru": ",".join(repr(v) for v in b["fragment_bytes_per_ru"]),
+        # The run's secret: a TCP connection that does not show it is refused (run.cfg is
+        # written readable by its owner only, and results never repeat it).
+        "tcp_token": secrets.token_hex(16),
         **_faults(),
     }
     cfg: dict[str, object] = {}
@@ -174,4 +178,5 @@ def run_config_text(cfg: dict[str, object], source: str) -> str:
 
 
 def write_run_config(cfg: dict[str, object], path: Path, source: str) -> None:
-    write_text_atomic(path, run_config_text(cfg, source))
+    # Owner only: the file holds the run's TCP token.
+    write_text_atomic(path, run_config_text(cfg, source), mode=0o600)

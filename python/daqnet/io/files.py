@@ -59,9 +59,10 @@ def ensure_dir(path: str | Path, what: str = "output directory") -> Path:
 
 @contextlib.contextmanager
 def atomic_open(
-    path: str | Path, newline: str | None = None, binary: bool = False
+    path: str | Path, newline: str | None = None, binary: bool = False, mode: int | None = None
 ) -> Iterator[IO[Any]]:
     """Open a temporary file beside `path` for writing; rename it over `path` on success.
+    The file gets `mode` if given (e.g. 0o600 for a secret), else what the umask allows.
 
     On any exception (KeyboardInterrupt included) the temporary file is removed and `path`
     keeps its previous content, if any.
@@ -75,7 +76,7 @@ def atomic_open(
         else:
             with os.fdopen(fd, "w", newline=newline, encoding="utf-8") as fh:
                 yield fh
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, 0o666 & ~_umask() if mode is None else mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -83,8 +84,8 @@ def atomic_open(
         raise
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
-    with atomic_open(path) as fh:
+def write_text_atomic(path: str | Path, text: str, mode: int | None = None) -> None:
+    with atomic_open(path, mode=mode) as fh:
         fh.write(text)
 
 
