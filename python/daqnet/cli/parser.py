@@ -82,10 +82,12 @@ def parser() -> argparse.ArgumentParser:
     scenario_args(c)
     json_arg(c)
     c.add_argument(
-        "--csv",
+        "--out",
         metavar="DIR",
-        help="write steps.csv, links.csv, levels.csv, conflicts.csv into DIR",
+        help="write result.json (the --json document), steps.csv, links.csv, levels.csv, "
+        "conflicts.csv into DIR",
     )
+    c.add_argument("--csv", metavar="DIR", help="older name of --out (the same files)")
     c.add_argument(
         "--plot", metavar="FILE", help="write a figure of conflicts per step (png, pdf, svg)"
     )
