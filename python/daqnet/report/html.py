@@ -509,7 +509,7 @@ def _scan(s: Section, d: Mapping[str, Any]) -> None:
             if c in keys or c == "point" or not _is_num(v):
                 row.append(cell(v))
             else:
-                digits = 4 if abs(v) < 1 else 2
+                digits = 0 if isinstance(v, int) else 4 if abs(v) < 1 else 2
                 row.append(_num(d, f"rows.{i}.{c}", digits=digits))
         rows.append(row)
     more = len(d["rows"]) - _SCAN_ROWS
