@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DaqnetError
+from ..provenance import provenance
 from .result import BenchResult
 
 __all__ = ["PMI_HINT", "collect", "latency_percentiles", "read_json", "read_run_config"]
@@ -286,6 +287,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
         builder_latency_seconds=latency_percentiles(bu_hists),
         units=units,
         timeseries=_timeseries(out_dir),
+        provenance=provenance(),
     )
     if em is not None:
         seconds = em["window_end_seconds"] - em["window_start_seconds"]

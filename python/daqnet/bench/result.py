@@ -52,3 +52,5 @@ class BenchResult(Result):
     timeseries: list[Row] = field(default_factory=list)
     config: dict[str, Any] | None = optional()  #: the effective scenario (daqnet bench only)
     out_dir: str | None = optional()
+    #: where the document was made: daqnet version, build commit, machine, date (daqnet.provenance)
+    provenance: dict[str, Any] | None = optional()

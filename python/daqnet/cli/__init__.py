@@ -23,6 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     from .opensm import run_opensm_command
     from .plan import run_plan
     from .repair import run_repair
+    from .report import run_report
     from .scan import run_scan_command
     from .simulate import run_simulate
     from .study import run_study
@@ -42,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         "scan": run_scan_command,
         "plan": run_plan,
         "study": run_study,
+        "report": run_report,
     }
     try:
         return handlers[args.command](args)

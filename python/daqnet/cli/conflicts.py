@@ -6,6 +6,7 @@ import argparse
 
 from ..analysis import conflicts
 from ..io.files import ensure_dir
+from ..provenance import provenance
 from .common import EXIT_INTERRUPTED, Progress, emit, load, note
 
 __all__ = ["run_conflicts", "run_tables"]
@@ -16,8 +17,9 @@ def run_conflicts(args: argparse.Namespace) -> int:
     from ..report.conflicts_plot import check_plot_path
 
     # Unusable output paths fail before a long analysis, not after it.
-    if args.csv is not None:
-        ensure_dir(args.csv, "--csv")
+    out, out_option = (args.out, "--out") if args.out is not None else (args.csv, "--csv")
+    if out is not None:
+        ensure_dir(out, out_option)
     if args.plot is not None:
         check_plot_path(args.plot)
     scenario = load(args.scenario, args.overrides, "conflicts")
@@ -36,12 +38,13 @@ def run_conflicts(args: argparse.Namespace) -> int:
         "name": scenario.name,
         **report.summary(),
         "config": scenario.effective(),
+        "provenance": provenance(),
     }
     emit(doc, args.json, lambda _: conflict_summary(report, args.scenario))
-    if args.csv:
-        from ..io.conflicts_csv import write_conflict_csv
+    if out:
+        from ..io.conflicts_csv import write_conflict_files
 
-        write_conflict_csv(report, args.csv, args.detail_steps, args.detail_flows)
+        write_conflict_files(doc, report, out, args.detail_steps, args.detail_flows)
     if args.plot:
         from ..report.conflicts_plot import plot_conflicts
 

@@ -82,10 +82,12 @@ def parser() -> argparse.ArgumentParser:
     scenario_args(c)
     json_arg(c)
     c.add_argument(
-        "--csv",
+        "--out",
         metavar="DIR",
-        help="write steps.csv, links.csv, levels.csv, conflicts.csv into DIR",
+        help="write result.json (the --json document), steps.csv, links.csv, levels.csv, "
+        "conflicts.csv into DIR",
     )
+    c.add_argument("--csv", metavar="DIR", help="older name of --out (the same files)")
     c.add_argument(
         "--plot", metavar="FILE", help="write a figure of conflicts per step (png, pdf, svg)"
     )
@@ -338,6 +340,28 @@ def parser() -> argparse.ArgumentParser:
     )
     json_arg(st, "study.json")
     progress_arg(st)
+
+    r = sub.add_parser(
+        "report",
+        help="one self-contained HTML page from results of conflicts, simulate, scan, bench",
+        description="Read the results that daqnet conflicts, simulate, scan and bench wrote "
+        "with --out (each RESULT_DIR's result.json or scan.json, recognised by content) and "
+        "write one HTML page: scenario, provenance, summary tables, figures, and the "
+        "benchmark beside the protocol simulation of the same scenario. See docs/report.md.",
+    )
+    r.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULT_DIR",
+        help="a directory written with --out (or a result JSON file itself)",
+    )
+    r.add_argument(
+        "-o",
+        "--output",
+        default="report.html",
+        metavar="FILE.html",
+        help="the page to write (default report.html)",
+    )
 
     g = sub.add_parser(
         "collect",

@@ -11,6 +11,7 @@ __all__ = ["run_simulate"]
 
 def run_simulate(args: argparse.Namespace) -> int:
     from ..io.simulation import write_simulation
+    from ..provenance import provenance
     from ..report.simulate import simulate_summary
     from ..simulate import simulate
 
@@ -26,6 +27,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         result = simulate(scenario, progress, stages=stages, threads=args.threads)
     finally:
         progress.close()
+    result.provenance = provenance()
     emit(result, args.json, simulate_summary)
     for warning in result.get("warnings", []):
         warn(warning)

@@ -1,18 +1,20 @@
-"""Writing results: tidy CSV tables (one row per step, link, class/load or conflict)."""
+"""Writing the results of ``daqnet conflicts``: result.json (the ``--json`` document) and tidy
+CSV tables (one row per step, link, class/load or conflict)."""
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Iterator
+import json
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..analysis import ConflictReport
-from .files import atomic_open, ensure_dir
+from .files import atomic_open, ensure_dir, write_text_atomic
 
-__all__ = ["write_conflict_csv"]
+__all__ = ["write_conflict_csv", "write_conflict_files"]
 
 
 def _write(path: Path, header: list[str], rows: Iterable[Iterable[Any]]) -> None:
@@ -99,3 +101,17 @@ def write_conflict_csv(
     )
     written.append(path)
     return written
+
+
+def write_conflict_files(
+    doc: Mapping[str, Any],
+    report: ConflictReport,
+    directory: str | Path,
+    detail_steps: int | None = 20,
+    detail_flows: int | None = 100,
+) -> list[Path]:
+    """result.json (`doc`, the document ``--json`` prints) and the CSV tables of
+    :func:`write_conflict_csv` in `directory`; returns the files written."""
+    d = ensure_dir(directory, "output directory")
+    write_text_atomic(d / "result.json", json.dumps(dict(doc), indent=1) + "\n")
+    return [d / "result.json", *write_conflict_csv(report, d, detail_steps, detail_flows)]

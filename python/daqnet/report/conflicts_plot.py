@@ -1,8 +1,10 @@
-"""Figures (matplotlib, headless)."""
+"""The figure of ``daqnet conflicts`` (matplotlib, headless), from a report or its JSON tables."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -10,7 +12,10 @@ from ..analysis import ConflictReport
 from ..errors import DaqnetError
 from ..io.files import save_figure
 
-__all__ = ["check_plot_path", "plot_conflicts"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["check_plot_path", "conflicts_figure", "plot_conflicts"]
 
 
 def check_plot_path(path: str | Path) -> None:
@@ -32,25 +37,57 @@ def check_plot_path(path: str | Path) -> None:
 
 def plot_conflicts(report: ConflictReport, path: str | Path, title: str | None = None) -> Path:
     """Conflicts and max link load per step, and the load distribution per link class."""
+    title = title or f"{report.workload.describe()} — {report.total_conflicts} conflicts"
+    s = report.steps()
+    fig = conflicts_figure(
+        s["step"],
+        s["conflicts"],
+        s["max_link_load"],
+        report.levels(),
+        title,
+        None if not report.interrupted else (report.steps_done, report.steps_total),
+    )
+    import matplotlib.pyplot as plt
+
+    try:
+        save_figure(fig, path, dpi=110)
+    except OSError as err:
+        raise DaqnetError(f"figure {path}: cannot write: {err.strerror}") from None
+    except ValueError as err:  # e.g. an unknown file extension
+        raise DaqnetError(f"figure {path}: {err}") from None
+    finally:
+        plt.close(fig)
+    return Path(path)
+
+
+def conflicts_figure(
+    step: Sequence[int] | np.ndarray,
+    conflicts: Sequence[int] | np.ndarray,
+    max_link_load: Sequence[int] | np.ndarray,
+    levels: Sequence[Mapping[str, Any]],
+    title: str,
+    interrupted: tuple[int, int] | None = None,
+) -> Figure:
+    """The figure of :func:`plot_conflicts` from plain tables: the per-step columns and the
+    per-class load histograms (``levels``, keys as numbers or, read from JSON, as strings),
+    as the ``--json`` document holds them. `interrupted` is (steps done, steps total)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    s = report.steps()
+    steps = np.asarray(step)
     fig, (ax, bx) = plt.subplots(2, 1, figsize=(10, 7), constrained_layout=True)
-    ax.plot(
-        s["step"], s["conflicts"], drawstyle="steps-mid", color="tab:red", lw=1, label="conflicts"
-    )
+    ax.plot(steps, conflicts, drawstyle="steps-mid", color="tab:red", lw=1, label="conflicts")
     ax.set_xlabel("step")
     ax.set_ylabel("conflicts (Σ max(0, flows − 1) over links)")
-    ax.set_xlim(0.5, max(1.5, s["step"][-1] + 0.5) if len(s["step"]) else 1.5)
+    ax.set_xlim(0.5, max(1.5, steps[-1] + 0.5) if len(steps) else 1.5)
     ax.set_ylim(bottom=0)
     ax2 = ax.twinx()
     ax2.plot(
-        s["step"],
-        s["max_link_load"],
+        steps,
+        max_link_load,
         drawstyle="steps-mid",
         color="tab:blue",
         lw=0.8,
@@ -63,17 +100,17 @@ def plot_conflicts(report: ConflictReport, path: str | Path, title: str | None =
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     lines = ax.get_lines() + ax2.get_lines()
     ax.legend(lines, [ln.get_label() for ln in lines], loc="upper right")
-    title = title or f"{report.workload.describe()} — {report.total_conflicts} conflicts"
-    if report.interrupted:  # the figure must not claim steps it does not hold
-        title += f"\nINTERRUPTED: steps 1–{report.steps_done:,} of {report.steps_total:,} only"
-        ax.set_xlim(0.5, report.steps_total + 0.5)
+    if interrupted is not None:  # the figure must not claim steps it does not hold
+        done, total = interrupted
+        title += f"\nINTERRUPTED: steps 1–{done:,} of {total:,} only"
+        ax.set_xlim(0.5, total + 0.5)
     ax.set_title(title)
 
-    levels = report.levels()
     width = 0.8 / max(1, len(levels))
     for i, lv in enumerate(levels):
-        loads = np.array(sorted(lv["histogram"]))
-        counts = np.array([lv["histogram"][k] for k in loads], dtype=float)
+        hist = {int(k): v for k, v in lv["histogram"].items()}
+        loads = np.array(sorted(hist))
+        counts = np.array([hist[k] for k in loads], dtype=float)
         bx.bar(
             loads + (i - len(levels) / 2 + 0.5) * width,
             counts / max(1, lv["link_steps"]),
@@ -86,12 +123,4 @@ def plot_conflicts(report: ConflictReport, path: str | Path, title: str | None =
     bx.set_yscale("log")
     bx.legend(ncol=3, fontsize="small")
     bx.set_title("load distribution per link class")
-    try:
-        save_figure(fig, path, dpi=110)
-    except OSError as err:
-        raise DaqnetError(f"figure {path}: cannot write: {err.strerror}") from None
-    except ValueError as err:  # e.g. an unknown file extension
-        raise DaqnetError(f"figure {path}: {err}") from None
-    finally:
-        plt.close(fig)
-    return Path(path)
+    return fig

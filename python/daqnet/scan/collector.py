@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import DaqnetError
 from ..io.files import ensure_dir
 from ..io.scan_files import write_scan_files
+from ..provenance import provenance
 from .metrics import HIGHER_IS_BETTER, METRICS, best_row
 from .result import ScanResult
 
@@ -70,6 +71,7 @@ def document(
         best=best,
         columns=columns(plan),
         rows=rows,
+        provenance=provenance(),
     )
 
 

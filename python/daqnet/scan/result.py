@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..result import Result
+from ..result import Result, optional
 
 __all__ = ["ScanResult"]
 
@@ -33,3 +33,5 @@ class ScanResult(Result):
     best: dict[str, Any] | None  #: the first row with the best metric
     columns: list[str]
     rows: list[dict[str, Any]] = field(default_factory=list)
+    #: where the document was made: daqnet version, build commit, machine, date (daqnet.provenance)
+    provenance: dict[str, Any] | None = optional()

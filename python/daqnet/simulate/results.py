@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..result import Result
+from ..result import Result, optional
 
 __all__ = ["ProtocolResult", "SolverStats", "StepsResult"]
 
@@ -63,6 +63,8 @@ class StepsResult(Result):
     link_loads: list[Row] = field(default_factory=list)
     #: workload kind bisection: the effective bisection bandwidth (None otherwise)
     effective_bisection: dict[str, Any] | None = None
+    #: where the document was made: daqnet version, build commit, machine, date (daqnet.provenance)
+    provenance: dict[str, Any] | None = optional()
 
 
 @dataclass
@@ -113,3 +115,5 @@ class ProtocolResult(Result):
     timeseries: list[Row]
     links: list[Row]  #: bytes and mean utilization of every directed link
     warnings: list[str] = field(default_factory=list)  #: why it may not be the steady state
+    #: where the document was made: daqnet version, build commit, machine, date (daqnet.provenance)
+    provenance: dict[str, Any] | None = optional()

@@ -1,0 +1,710 @@
+"""``daqnet report``: one self-contained HTML page from any mix of results.
+
+The page holds, per result, the scenario it ran, where it was made (daqnet version, commit,
+machine, date: the document's ``provenance``), its key numbers, tables and figures; and,
+for every ``daqnet bench`` result whose scenario a ``daqnet simulate`` protocol-mode result
+shares (:mod:`.pairing`), the measurement beside the prediction with their ratio.
+
+This module turns documents into plain values for the template
+(``templates/report.html.j2``, Jinja2, autoescaped); the figures are SVG images inside the
+page (:mod:`.html_figures`), so it needs no network and no other file to be viewed. Every
+number that comes straight from a document carries the document's path and its JSON key
+(``data-source``, ``data-json``, ``data-scale``), which the tests use to check the page
+against the files.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeGuard
+
+from ..errors import DaqnetError
+from ..io.files import write_text_atomic
+from ..io.result_files import KINDS, ResultFile
+from . import html_figures as figs
+from .pairing import Pair, find_pairs, nodes_of_bench
+
+__all__ = ["Number", "build_page", "render_page", "write_report"]
+
+_SCAN_ROWS = 200  # rows of a scan table on the page; the files have them all
+
+
+@dataclass
+class Number:
+    """A number as shown: its text, unit, and (when it is a document's own value) where in
+    the document it comes from, as a dotted key scaled by `scale` (1000 for ms)."""
+
+    text: str
+    unit: str = ""
+    key: str | None = None
+    scale: float = 1.0
+    source: str | None = None  #: the document's path (set by the section or the comparison)
+
+
+Cell = Number | str
+
+
+@dataclass
+class Table:
+    title: str
+    head: list[str]
+    rows: list[list[Cell]]
+    note: str = ""
+
+
+@dataclass
+class FigureView:
+    name: str  #: what it shows, for tests and anchors
+    title: str
+    uri: str  #: SVG data URI
+    caption: str = ""
+
+
+@dataclass
+class Section:
+    id: str
+    title: str
+    kind: str
+    path: str
+    scenario: dict[str, Any]
+    provenance: list[tuple[str, str]]
+    summary: list[tuple[str, Cell]] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    figures: list[FigureView] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Comparison:
+    id: str
+    title: str
+    measured: str  #: path of the bench result
+    predicted: str  #: path of the simulate result
+    keys: list[tuple[str, str]]  #: compared scenario keys and their (common) values
+    rows: list[tuple[str, Cell, Cell, str]]  #: label, measured, predicted, ratio text
+    figures: list[FigureView] = field(default_factory=list)
+
+
+# -- numbers -----------------------------------------------------------------------------
+
+
+def _get(doc: Mapping[str, Any], key: str) -> Any:
+    value: Any = doc
+    for part in key.split("."):
+        value = value[int(part)] if isinstance(value, list) else value[part]
+    return value
+
+
+def _is_num(v: Any) -> TypeGuard[float]:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _fmt(value: Any, digits: int) -> str:
+    if not _is_num(value) or value != value or value in (float("inf"), float("-inf")):
+        return "n/a"
+    return f"{value:,.{digits}f}"
+
+
+def _num(
+    doc: Mapping[str, Any], key: str, unit: str = "", digits: int = 2, scale: float = 1.0
+) -> Number:
+    """A document's own value at `key`, shown with `digits` decimals after `scale`."""
+    value = _get(doc, key)
+    text = _fmt(value * scale if _is_num(value) else value, digits)
+    return Number(text, unit, key if text != "n/a" else None, scale)
+
+
+def _calc(value: Any, unit: str = "", digits: int = 2) -> Number:
+    """A value the page computes (not checked against a document key)."""
+    return Number(_fmt(value, digits), unit)
+
+
+def _ratio(measured: Any, predicted: Any) -> str:
+    if _is_num(measured) and _is_num(predicted) and predicted:
+        return f"{measured / predicted:.3f}×"
+    return "n/a"
+
+
+# -- scenario and provenance ---------------------------------------------------------------
+
+
+def _toml(values: Mapping[str, Any]) -> str:
+    """The effective scenario as TOML (keys without a value left out: TOML has no null)."""
+    import tomli_w
+
+    def strip(v: Any) -> Any:
+        if isinstance(v, Mapping):
+            return {k: strip(x) for k, x in v.items() if x is not None}
+        if isinstance(v, list):
+            return [strip(x) for x in v if x is not None]
+        return v
+
+    try:
+        return tomli_w.dumps(strip(values))
+    except (TypeError, ValueError) as err:  # not TOML-able: show what it is
+        return f"# cannot be written as TOML: {err}\n{values!r}"
+
+
+def _scenario(r: ResultFile) -> dict[str, Any]:
+    doc = r.doc
+    config = doc.get("config")
+    if isinstance(config, Mapping) and isinstance(config.get("values"), Mapping):
+        values = config["values"]
+        return {
+            "name": values.get("name") or doc.get("name") or "",
+            "file": config.get("file", ""),
+            "set": list(config.get("set") or []),
+            "description": str(values.get("description") or "").strip(),
+            "toml": _toml(values),
+            "what": "effective scenario (every key, defaults filled in)",
+        }
+    if r.kind == "bench":  # daqnet collect: the run description only
+        return {
+            "name": "",
+            "file": "",
+            "set": [],
+            "description": "collected with daqnet collect: the scenario file is not recorded",
+            "toml": _toml(doc.get("run_config") or {}),
+            "what": "run description daqnet-evb ran (run.cfg)",
+        }
+    return {"name": "", "file": "", "set": [], "description": "", "toml": "", "what": ""}
+
+
+def _provenance(r: ResultFile) -> list[tuple[str, str]]:
+    p = r.doc.get("provenance")
+    out: list[tuple[str, str]] = []
+    if isinstance(p, Mapping):
+        commit = str(p.get("commit", "unknown"))
+        if p.get("commit_dirty"):
+            commit += " (with uncommitted changes)"
+        out += [
+            ("date", str(p.get("date", "unknown"))),
+            ("daqnet", str(p.get("daqnet_version", "unknown"))),
+            ("commit", commit),
+            (
+                "machine",
+                f"{p.get('host', 'unknown')}: {p.get('cpu', '?')}, {p.get('cores', '?')} cores",
+            ),
+            ("platform", f"{p.get('platform', '?')}, Python {p.get('python', '?')}"),
+        ]
+    else:
+        when = datetime.datetime.fromtimestamp(r.path.stat().st_mtime, datetime.timezone.utc)
+        out += [
+            ("date", f"not recorded; file modified {when.isoformat(timespec='seconds')}"),
+            ("daqnet", "not recorded (a result written before daqnet recorded its provenance)"),
+        ]
+    if r.kind == "bench":
+        hosts = list(dict.fromkeys(str(u.get("host")) for u in r.doc.get("units", [])))
+        if hosts:
+            more = f" and {len(hosts) - 8} more" if len(hosts) > 8 else ""
+            out.append(("ranks ran on", ", ".join(hosts[:8]) + more))
+        if r.doc.get("mpi_library"):
+            out.append(("MPI", " ".join(str(r.doc["mpi_library"]).split())))
+    return out
+
+
+# -- one section per kind -----------------------------------------------------------------
+
+
+def _stages(doc: Mapping[str, Any]) -> list[tuple[str, Cell]]:
+    return [(k, str(doc[k])) for k in ("fabric", "routing", "placement", "workload") if k in doc]
+
+
+def _conflicts(s: Section, d: Mapping[str, Any]) -> None:
+    s.summary += _stages(d)
+    s.summary += [
+        ("hosts", _num(d, "hosts", digits=0)),
+        ("flows", _num(d, "total_flows", digits=0)),
+        ("conflicts", _num(d, "total_conflicts", digits=0)),
+        ("steps with conflicts", _num(d, "steps_with_conflicts", f"of {d['steps_done']:,}", 0)),
+        ("max link load", _num(d, "max_link_load", "flows", 0)),
+        ("Σ max link load", _num(d, "sum_max_link_load", f"against {d['steps_done']:,}", 0)),
+        (
+            "slowdown of equal-flow steps",
+            _calc(d["sum_max_link_load"] / d["steps_done"] if d["steps_done"] else None, "×", 3),
+        ),
+    ]
+    if d.get("interrupted"):
+        s.notes.append(f"interrupted: {d['steps_done']:,} of {d['steps_total']:,} steps done")
+    s.tables.append(
+        Table(
+            "load per link class",
+            ["class", "links", "busy", "mean load", "max load", "conflicts"],
+            [
+                [
+                    str(lv["class"]),
+                    _num(d, f"levels.{i}.links", digits=0),
+                    _num(d, f"levels.{i}.busy_fraction", "%", 1, 100),
+                    _num(d, f"levels.{i}.mean_load", digits=3),
+                    _num(d, f"levels.{i}.max_load", digits=0),
+                    _num(d, f"levels.{i}.conflicts", digits=0),
+                ]
+                for i, lv in enumerate(d["levels"])
+            ],
+        )
+    )
+    if d["worst_links"]:
+        s.tables.append(
+            Table(
+                "most conflicting links",
+                ["link", "class", "flows", "conflicts", "in steps", "max load"],
+                [
+                    [
+                        f"{w['from']}:{w['from_port']} → {w['to']}:{w['to_port']}",
+                        str(w["class"]),
+                        _num(d, f"worst_links.{i}.flows", digits=0),
+                        _num(d, f"worst_links.{i}.conflicts", digits=0),
+                        _num(d, f"worst_links.{i}.conflict_steps", digits=0),
+                        _num(d, f"worst_links.{i}.max_load", digits=0),
+                    ]
+                    for i, w in enumerate(d["worst_links"])
+                ],
+            )
+        )
+    from .conflicts_plot import conflicts_figure
+
+    steps = d["steps"]
+    fig = conflicts_figure(
+        [r["step"] for r in steps],
+        [r["conflicts"] for r in steps],
+        [r["max_link_load"] for r in steps],
+        d["levels"],
+        f"{d.get('workload', '')} — {d['total_conflicts']:,} conflicts",
+        (d["steps_done"], d["steps_total"]) if d.get("interrupted") else None,
+    )
+    s.figures.append(
+        FigureView(
+            "conflicts",
+            "conflicts per step and link-load distribution per class",
+            figs.svg_data_uri(fig),
+            "Top: conflicts (Σ over links of flows − 1) and the most flows on one link, per "
+            "step. Bottom: how often a link of each class carried k flows in one step.",
+        )
+    )
+
+
+def _simulate_steps(s: Section, d: Mapping[str, Any]) -> None:
+    s.summary += _stages(d)
+    s.summary += [
+        ("message", _num(d, "message_bytes", "bytes", 0)),
+        ("total time", _num(d, "total_seconds", "ms", 3, 1e3)),
+    ]
+    if d.get("ideal_seconds") is not None:
+        s.summary += [
+            ("contention-free", _num(d, "ideal_seconds", "ms", 3, 1e3)),
+            ("slowdown", _num(d, "slowdown", "×", 3)),
+        ]
+    s.summary.append(("per host", _num(d, "gbps_per_host", "Gb/s")))
+    if d.get("ideal_gbps_per_host") is not None:
+        s.summary.append(("per host, contention-free", _num(d, "ideal_gbps_per_host", "Gb/s")))
+    s.summary.append(("steps", _num(d, "steps_done", f"of {d['steps_total']:,}", 0)))
+    if d.get("interrupted"):
+        s.notes.append(f"interrupted: {d['steps_done']:,} of {d['steps_total']:,} steps done")
+    rows = d.get("link_loads") or []
+    if rows:
+        s.tables.append(
+            Table(
+                "bytes per link, per link class",
+                ["class", "links", "used", "mean", "median", "p99", "max", "busiest for"],
+                [
+                    [
+                        str(r["class"]),
+                        _num(d, f"link_loads.{i}.links", digits=0),
+                        _num(d, f"link_loads.{i}.used", "%", 1, 100),
+                        _num(d, f"link_loads.{i}.mean_bytes", "MB", 1, 1e-6),
+                        _num(d, f"link_loads.{i}.median_bytes", "MB", 1, 1e-6),
+                        _num(d, f"link_loads.{i}.p99_bytes", "MB", 1, 1e-6),
+                        _num(d, f"link_loads.{i}.max_bytes", "MB", 1, 1e-6),
+                        _num(d, f"link_loads.{i}.max_busy_seconds", "ms", 3, 1e3),
+                    ]
+                    for i, r in enumerate(rows)
+                ],
+            )
+        )
+    if d["steps"]:
+        s.figures.append(
+            FigureView(
+                "step-times",
+                "time of every step",
+                figs.svg_data_uri(figs.step_times_figure(d["steps"])),
+                "Each step's duration with max-min fair sharing of the links, and the same "
+                "flows on a fabric without contention.",
+            )
+        )
+    if rows:
+        s.figures.append(
+            FigureView(
+                "link-loads",
+                "link-load distribution per class",
+                figs.svg_data_uri(figs.link_bytes_figure(rows)),
+                "Bytes each directed link carried over all steps: median, mean, p99 and max "
+                "over the links of each class.",
+            )
+        )
+
+
+def _latency_numbers(d: Mapping[str, Any]) -> list[tuple[str, Cell]]:
+    return [
+        (f"latency {p}", _num(d, f"latency_seconds.{p}", "ms", 3, 1e3))
+        for p in ("p50", "p99", "max")
+    ]
+
+
+def _simulate_protocol(s: Section, d: Mapping[str, Any]) -> None:
+    s.summary += [(k, str(d[k])) for k in ("fabric", "routing", "placement") if k in d]
+    s.summary += [
+        (
+            "protocol",
+            f"{str(d['protocol']).upper()}, {d['schedule']} gathers, {d['nodes']} nodes, "
+            f"{d['credits']} credits, {d['in_flight']} in flight",
+        ),
+        ("fragment", _num(d, "fragment_bytes", "bytes", 0)),
+        ("throughput", _num(d, "throughput_gbps", "Gb/s")),
+        ("per node", _num(d, "gbps_per_host", "Gb/s")),
+        ("per node, over the network", _num(d, "network_gbps_per_host", "Gb/s")),
+        ("events per second", _num(d, "events_per_second", "", 0)),
+        *_latency_numbers(d),
+        ("events measured", _num(d, "events_built", "", 0)),
+        ("window", _num(d, "window_seconds", "s (simulated)", 3)),
+        ("warm-up", _num(d, "warmup_seconds", "s", 3)),
+    ]
+    s.notes += [f"warning: {w}" for w in d.get("warnings", [])]
+    s.notes += [f"error: {e}" for e in d.get("errors", [])]
+    s.figures += [
+        FigureView(
+            "throughput",
+            "throughput over time",
+            figs.svg_data_uri(
+                figs.throughput_figure([("predicted", d["timeseries"], d.get("warmup_seconds"))])
+            ),
+            "Payload delivered to the builders per time bin of the simulation.",
+        ),
+        FigureView(
+            "latency",
+            "event latency percentiles",
+            figs.svg_data_uri(figs.latency_figure([("predicted", d["latency_seconds"])])),
+            "From an event's assignment to its last fragment at the builder, events of the "
+            "measurement window.",
+        ),
+    ]
+    if d["links"]:
+        s.figures.append(
+            FigureView(
+                "link-loads",
+                "link-load distribution per class",
+                figs.svg_data_uri(figs.link_utilization_figure(d["links"])),
+                "Mean utilization of every directed link over the run, by link class.",
+            )
+        )
+
+
+def _bench(s: Section, d: Mapping[str, Any]) -> None:
+    nodes = nodes_of_bench(d)
+    tp = d.get("throughput_gbps")
+    s.summary += [
+        ("status", str(d["status"])),
+        ("ranks", _num(d, "ranks", f"transport {d.get('transport')}", 0)),
+    ]
+    if "protocol" in d:
+        s.summary.append(
+            (
+                "protocol",
+                f"{str(d['protocol']).upper()}, {d.get('schedule')} gathers, "
+                f"{d.get('credits')} credits, {d.get('in_flight')} in flight",
+            )
+        )
+    if "fragment_bytes" in d:
+        s.summary.append(("fragment", _num(d, "fragment_bytes", "bytes", 0)))
+    s.summary += [
+        ("throughput", _num(d, "throughput_gbps", "Gb/s")),
+        (
+            "per node",
+            _calc(tp / nodes if _is_num(tp) and nodes else None, f"Gb/s ({nodes} nodes)"),
+        ),
+    ]
+    if "events_per_second" in d:
+        s.summary.append(("events per second", _num(d, "events_per_second", "", 0)))
+    s.summary += _latency_numbers(d)
+    s.summary.append(("events built", _num(d, "events_built", "", 0)))
+    if "measured_seconds" in d:
+        s.summary += [
+            ("measured", _num(d, "measured_seconds", "s", 3)),
+            ("warm-up", _num(d, "warmup_seconds", "s", 3)),
+        ]
+    s.summary.append(
+        (
+            "integrity",
+            f"lost {d['lost_fragments']}, duplicate {d['duplicate_fragments']}, "
+            f"corrupt {d['corrupt_fragments']}",
+        )
+    )
+    if "baseline" in d:
+        s.summary += [
+            (f"baseline {d['baseline']['name']}", _num(d, "baseline.throughput_gbps", "Gb/s")),
+            ("event builder / baseline", _num(d, "baseline.ratio", "×", 3)),
+        ]
+    s.notes += [f"error: {e}" for e in d.get("errors", [])]
+    if d.get("timeseries"):
+        s.figures.append(
+            FigureView(
+                "throughput",
+                "throughput over time",
+                figs.svg_data_uri(
+                    figs.throughput_figure([("measured", d["timeseries"], d.get("warmup_seconds"))])
+                ),
+                "Built-event payload per report period of the event manager "
+                "(bench.report_seconds); the last period may be partial.",
+            )
+        )
+    if any(v is not None for v in d["latency_seconds"].values()):
+        s.figures.append(
+            FigureView(
+                "latency",
+                "event latency percentiles",
+                figs.svg_data_uri(figs.latency_figure([("measured", d["latency_seconds"])])),
+                "From an event's assignment to its last fragment at the builder, events of "
+                "the measurement window.",
+            )
+        )
+    if any(u.get("unit") in ("ru", "bu") for u in d["units"]):
+        s.figures.append(
+            FigureView(
+                "units",
+                "Gb/s per unit",
+                figs.svg_data_uri(figs.bench_units_figure(d["units"])),
+                "What each readout unit sent and each builder unit received over the window.",
+            )
+        )
+
+
+def _scan(s: Section, d: Mapping[str, Any]) -> None:
+    from .format import cell
+    from .scan_plot import layout_problem, scan_figure
+
+    s.summary += [
+        ("mode", str(d["mode"])),
+        ("varied", " × ".join(f"{v['key']} ({len(v['values'])})" for v in d["vary"])),
+        ("points", _num(d, "points_done", f"of {d['points_total']:,}", 0)),
+        ("metric", f"{d['metric']} ({'higher' if d['higher_is_better'] else 'lower'} is better)"),
+    ]
+    best = d.get("best")
+    if best:
+        where = ", ".join(f"{v['key']}={cell(best[v['key']])}" for v in d["vary"])
+        s.summary += [
+            ("best", _num(d, f"best.{d['metric']}", f"at {where} (point {best['point']})", 4)),
+        ]
+    s.summary.append(("elapsed", _num(d, "elapsed_seconds", "s", 1)))
+    if d.get("interrupted") or d.get("error"):
+        s.notes.append(f"{d['status']}: {d.get('error') or ''}".rstrip(": "))
+    keys = {v["key"] for v in d["vary"]}
+    cols = list(d["columns"])
+    rows: list[list[Cell]] = []
+    for i, r in enumerate(d["rows"][:_SCAN_ROWS]):
+        row: list[Cell] = []
+        for c in cols:
+            v = r.get(c)
+            if c in keys or c == "point" or not _is_num(v):
+                row.append(cell(v))
+            else:
+                digits = 0 if isinstance(v, int) else 4 if abs(v) < 1 else 2
+                row.append(_num(d, f"rows.{i}.{c}", digits=digits))
+        rows.append(row)
+    more = len(d["rows"]) - _SCAN_ROWS
+    s.tables.append(
+        Table(
+            "points",
+            cols,
+            rows,
+            f"{more:,} more rows in scan.csv / scan.json" if more > 0 else "",
+        )
+    )
+    problem = layout_problem([len(v["values"]) for v in d["vary"]])
+    if problem is not None:
+        s.notes.append(f"no figure: {problem}")
+    elif d["rows"]:
+        shape = "heat map" if len(d["vary"]) > 1 else "line"
+        s.figures.append(
+            FigureView(
+                "scan",
+                f"{d['metric']} over the scan ({shape})",
+                figs.svg_data_uri(scan_figure(d)),
+                "As daqnet scan draws it; the best point is marked.",
+            )
+        )
+
+
+_SECTIONS: dict[str, Callable[[Section, Mapping[str, Any]], None]] = {
+    "conflicts": _conflicts,
+    "simulate-steps": _simulate_steps,
+    "simulate-protocol": _simulate_protocol,
+    "bench": _bench,
+    "scan": _scan,
+}
+
+_BAD_CONTENT = (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError)
+
+
+def _section(index: int, r: ResultFile) -> Section:
+    s = Section(
+        id=f"result-{index}",
+        title=r.title,
+        kind=KINDS[r.kind],
+        path=str(r.path),
+        scenario=_scenario(r),
+        provenance=_provenance(r),
+    )
+    try:
+        _SECTIONS[r.kind](s, r.doc)
+    except _BAD_CONTENT as err:
+        raise DaqnetError(
+            f"{r.path}: not a complete {KINDS[r.kind]} result ({type(err).__name__}: {err})"
+        ) from None
+    for value in _cells(s):
+        value.source = str(r.path)
+    return s
+
+
+def _cells(s: Section) -> list[Number]:
+    out = [c for _, c in s.summary if isinstance(c, Number)]
+    out += [c for t in s.tables for row in t.rows for c in row if isinstance(c, Number)]
+    return out
+
+
+# -- prediction beside measurement ------------------------------------------------------------
+
+
+def _comparison(index: int, pair: Pair) -> Comparison:
+    m, p = pair.measured.doc, pair.predicted.doc
+    nodes = nodes_of_bench(m)
+    mp, pp = str(pair.measured.path), str(pair.predicted.path)
+
+    def row(label: str, unit: str, key: str, digits: int = 2, scale: float = 1.0) -> Any:
+        a, b = _num(m, key, unit, digits, scale), _num(p, key, unit, digits, scale)
+        a.source, b.source = mp, pp
+        return (label, a, b, _ratio(_get(m, key), _get(p, key)))
+
+    tp = m.get("throughput_gbps")
+    per_node = Number(_fmt(tp / nodes if _is_num(tp) and nodes else None, 2), "Gb/s")
+    predicted_node = _num(p, "gbps_per_host", "Gb/s")
+    predicted_node.source = pp
+    rows = [
+        row("throughput", "Gb/s", "throughput_gbps"),
+        (
+            f"per node ({nodes} nodes)",
+            per_node,
+            predicted_node,
+            _ratio(tp / nodes if _is_num(tp) and nodes else None, p.get("gbps_per_host")),
+        ),
+        row("events per second", "", "events_per_second", 0),
+        *(row(f"latency {q}", "ms", f"latency_seconds.{q}", 3, 1e3) for q in ("p50", "p99", "max")),
+    ]
+    values = p["config"]["values"]
+    keys = [(k, repr(values[k.split(".")[0]][k.split(".")[1]])) for k in pair.keys]
+    figures = [
+        FigureView(
+            "throughput",
+            "Gb/s per node over time, measured and predicted",
+            figs.svg_data_uri(
+                figs.throughput_figure(
+                    [
+                        (
+                            "measured (daqnet bench)",
+                            m.get("timeseries", []),
+                            m.get("warmup_seconds"),
+                        ),
+                        ("predicted (daqnet simulate)", p["timeseries"], p.get("warmup_seconds")),
+                    ],
+                    per_node=nodes,
+                )
+            ),
+            "Throughput per node: the benchmark's report periods, the simulation's time bins.",
+        ),
+        FigureView(
+            "latency",
+            "event latency, measured and predicted",
+            figs.svg_data_uri(
+                figs.latency_figure(
+                    [("measured", m["latency_seconds"]), ("predicted", p["latency_seconds"])]
+                )
+            ),
+        ),
+    ]
+    name = values.get("name") or pair.predicted.path.parent.name
+    return Comparison(f"pair-{index}", str(name), mp, pp, keys, rows, figures)
+
+
+# -- the page ---------------------------------------------------------------------------------
+
+
+def build_page(results: list[ResultFile]) -> dict[str, Any]:
+    """Everything the template shows, as plain values."""
+    from .. import __version__
+    from ..provenance import provenance
+
+    pairs, near = find_pairs(results)
+    comparisons = []
+    for i, pair in enumerate(pairs):
+        try:
+            comparisons.append(_comparison(i, pair))
+        except _BAD_CONTENT as err:
+            raise DaqnetError(
+                f"{pair.measured.path} beside {pair.predicted.path}: incomplete results "
+                f"({type(err).__name__}: {err})"
+            ) from None
+    near_misses = [
+        {
+            "measured": str(n.measured.path),
+            "predicted": str(n.predicted.path),
+            "differences": [(k, repr(a), repr(b)) for k, a, b in n.differences],
+        }
+        for n in near
+    ]
+    sections = [_section(i, r) for i, r in enumerate(results)]
+    made = provenance()
+    return {
+        "title": "daqnet report",
+        "version": __version__,
+        "made": made,
+        "sections": sections,
+        "comparisons": comparisons,
+        "near_misses": near_misses,
+        # Measurements without a prediction of the same scenario among the inputs.
+        "unpaired": [
+            str(r.path)
+            for r in results
+            if r.kind == "bench" and all(p.measured is not r for p in pairs)
+        ],
+    }
+
+
+def render_page(page: Mapping[str, Any]) -> str:
+    """The HTML text of the page (Jinja2, every value escaped)."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("daqnet.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.tests["number"] = lambda v: isinstance(v, Number)
+    return env.get_template("report.html.j2").render(**page)
+
+
+def write_report(results: list[ResultFile], out: str | Path) -> Path:
+    """Render the page of `results` into `out` (atomically)."""
+    out = Path(out)
+    if not out.name:
+        raise DaqnetError(f"-o {out}: give a file name, e.g. report.html")
+    if not out.parent.is_dir():
+        raise DaqnetError(f"-o {out}: directory {out.parent} does not exist")
+    text = render_page(build_page(results))
+    try:
+        write_text_atomic(out, text)
+    except OSError as err:
+        raise DaqnetError(f"-o {out}: cannot write: {err.strerror}") from None
+    return out

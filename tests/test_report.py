@@ -1,0 +1,287 @@
+"""daqnet report: the page from real outputs of conflicts, simulate (both modes), scan and
+bench, checked in a real headless browser (Debian's chromium driven by Playwright)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from daqnet.io.result_files import read_results, recognise
+from daqnet.report.pairing import find_pairs
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+SMALL = EXAMPLES / "slurm-hostname-64.toml"
+BENCH = EXAMPLES / "bench-local.toml"
+# One short benchmark (4 ranks on this machine), and its prediction with the same keys.
+RUN = ["bench.seconds=1", "bench.warmup_seconds=0.2", "bench.report_seconds=0.2"]
+CHROMIUM = os.environ.get("DAQNET_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def daqnet(*args: object, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "daqnet", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def sets(items: list[str]) -> list[str]:
+    return [a for item in items for a in ("--set", item)]
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Every command's --out directory, written by the real commands."""
+    d = tmp_path_factory.mktemp("results")
+    runs = {
+        "conflicts": ["conflicts", SMALL, "--out", d / "conflicts"],
+        "steps": ["simulate", SMALL, "--out", d / "steps"],
+        "scan": [
+            "scan",
+            SMALL,
+            "--vary",
+            "placement.order=topology,hostname",
+            "--vary",
+            "fabric.taper=1:1,2:1",
+            "-j",
+            "2",
+            "--out",
+            d / "scan",
+        ],
+        "protocol": [
+            "simulate",
+            BENCH,
+            *sets(["simulate.mode=protocol", *RUN]),
+            "--out",
+            d / "protocol",
+        ],
+        "bench": ["bench", BENCH, *sets(RUN), "--out", d / "bench"],
+    }
+    for name, args in runs.items():
+        p = daqnet(*args)
+        assert p.returncode == 0, f"{name}: {p.stderr}"
+    return {name: d / name for name in runs}
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def test_results_are_recognised_by_content_and_carry_provenance(outputs, tmp_path):
+    results = read_results(
+        [outputs[k] for k in ("conflicts", "steps", "scan", "protocol", "bench")]
+    )
+    assert [r.kind for r in results] == [
+        "conflicts",
+        "simulate-steps",
+        "scan",
+        "simulate-protocol",
+        "bench",
+    ]
+    # The bench directory's rank-N.json and launch.json are JSON but no result.
+    assert [r.path.name for r in results if r.kind == "bench"] == ["result.json"]
+    for r in results:
+        p = r.doc["provenance"]
+        assert p["daqnet_version"] and p["host"] and p["date"].endswith("+00:00")
+        assert p["commit"] == "unknown" or len(p["commit"]) == 40
+    # Not by name: a renamed document is still what it is.
+    renamed = tmp_path / "anything.json"
+    shutil.copy(outputs["steps"] / "result.json", renamed)
+    assert [r.kind for r in read_results([renamed])] == ["simulate-steps"]
+    assert recognise({"ranks": 4}) is None
+    # --json on stdout is the same document as --out's result.json.
+    p = daqnet("conflicts", SMALL, "--json")
+    doc = json.loads(p.stdout)
+    saved = load(outputs["conflicts"] / "result.json")
+    drop = {"provenance", "scenario", "config"}
+    assert {k: v for k, v in doc.items() if k not in drop} == {
+        k: v for k, v in saved.items() if k not in drop
+    }
+
+
+def test_prediction_pairs_with_the_measurement_of_the_same_scenario(outputs, tmp_path):
+    results = read_results([outputs["bench"], outputs["protocol"], outputs["steps"]])
+    pairs, near = find_pairs(results)
+    assert len(pairs) == 1 and not near
+    assert {"bench.credits", "bench.in_flight", "bench.ranks", "bench.seconds"} <= set(
+        pairs[0].keys
+    )
+    assert not any(k.startswith(("fabric.", "simulate.")) for k in pairs[0].keys)
+    # Another value of a key both read: not the same scenario, shown as a near miss.
+    other = tmp_path / "other"
+    other.mkdir()
+    doc = load(outputs["protocol"] / "result.json")
+    doc["config"]["values"]["bench"]["credits"] = 3
+    (other / "result.json").write_text(json.dumps(doc))
+    pairs, near = find_pairs(read_results([outputs["bench"], other]))
+    assert not pairs
+    assert [(k, a, b) for k, a, b in near[0].differences] == [("bench.credits", 2, 3)]
+    # A key only the simulation reads does not matter.
+    doc["config"]["values"]["bench"]["credits"] = 2
+    doc["config"]["values"]["fabric"]["hosts"] = 36
+    (other / "result.json").write_text(json.dumps(doc))
+    pairs, near = find_pairs(read_results([outputs["bench"], other]))
+    assert len(pairs) == 1
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("missing", "missing: no such file or directory"),
+        ("empty", "empty: no daqnet result in this directory"),
+        ("corrupt", "corrupt/result.json:1:14: not valid JSON"),
+        ("other.json", "other.json: not a daqnet result"),
+        (
+            "incomplete",
+            "incomplete/result.json: not a complete daqnet simulate (steps mode) result",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_file(outputs, tmp_path, setup, message):
+    target = tmp_path / setup
+    if setup == "empty":
+        target.mkdir()
+        (target / "launch.json").write_text('{"ranks": 4}')
+    elif setup == "corrupt":
+        target.mkdir()
+        (target / "result.json").write_text('{"steps": [1,')
+    elif setup == "other.json":
+        target.write_text("[1, 2]")
+    elif setup == "incomplete":
+        target.mkdir()
+        doc = load(outputs["steps"] / "result.json")
+        doc["link_loads"] = [{"class": "host->leaf"}]
+        (target / "result.json").write_text(json.dumps(doc))
+    p = daqnet("report", target, "-o", tmp_path / "r.html")
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+    assert message in p.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_output_file_problems(outputs, tmp_path):
+    p = daqnet("report", outputs["steps"], "-o", tmp_path / "no" / "r.html")
+    assert p.returncode == 2 and "does not exist" in p.stderr and p.stderr.count("\n") == 1
+
+
+def _browser():
+    """Playwright's chromium driver on the system's chromium, or a skip saying what is missing."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright for Python is not installed (pip install playwright)")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
+    return sync_playwright
+
+
+def _shown(text: str) -> tuple[float, float]:
+    """A number as shown and half its last digit (the rounding it may carry)."""
+    text = text.replace(",", "")
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return float(text), 0.5 * 10**-decimals
+
+
+def test_page_in_a_real_browser(outputs, tmp_path):
+    sync_playwright = _browser()
+    page_path = tmp_path / "report.html"
+    dirs = [outputs[k] for k in ("bench", "protocol", "conflicts", "steps", "scan")]
+    p = daqnet("report", *dirs, "-o", page_path)
+    assert p.returncode == 0, p.stderr
+    html = page_path.read_text()
+    assert "http://" not in html.replace("http://www.w3.org", "")  # nothing to fetch
+    assert "https://" not in html
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            problems: list[str] = []
+            page.on("console", lambda m: problems.append(f"{m.type}: {m.text}"))
+            page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+            page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
+            page.goto(page_path.as_uri(), wait_until="load")
+            figures = page.eval_on_selector_all(
+                "figure img",
+                """els => els.map(e => ({figure: e.closest('figure').dataset.figure,
+                    complete: e.complete, natural: [e.naturalWidth, e.naturalHeight],
+                    box: [e.getBoundingClientRect().width, e.getBoundingClientRect().height]}))""",
+            )
+            numbers = page.eval_on_selector_all(
+                "[data-json]",
+                """els => els.map(e => ({source: e.dataset.source, key: e.dataset.json,
+                    scale: parseFloat(e.dataset.scale), text: e.textContent}))""",
+            )
+            ratios = page.eval_on_selector_all(
+                "table.pair tr",
+                "rows => rows.slice(1).map(r => Array.from(r.cells).map(c => c.textContent))",
+            )
+            sections = page.eval_on_selector_all(
+                "section.result", "els => els.map(e => e.dataset.kind)"
+            )
+            shot = tmp_path / "report.png"
+            page.screenshot(path=str(shot), full_page=True)
+        finally:
+            browser.close()
+    print(f"\nreport screenshot: {shot}\nreport page: {page_path}")
+
+    # Loads without a console message, every figure drawn with a size.
+    assert problems == []
+    assert sections == [
+        "daqnet bench",
+        "daqnet simulate (protocol mode)",
+        "daqnet conflicts",
+        "daqnet simulate (steps mode)",
+        "daqnet scan",
+    ]
+    names = [f["figure"] for f in figures]
+    for wanted in ("conflicts", "step-times", "link-loads", "throughput", "latency", "scan"):
+        assert wanted in names, names
+    assert names.count("link-loads") == 2  # per class: steps mode and protocol mode
+    for f in figures:
+        assert f["complete"] and min(f["natural"]) > 0 and min(f["box"]) > 10, f
+
+    # Every number taken from a document shows that document's value.
+    docs: dict[str, dict] = {}
+    for n in numbers:
+        doc = docs.setdefault(n["source"], load(Path(n["source"])))
+        value = doc
+        for part in n["key"].split("."):
+            value = value[int(part)] if isinstance(value, list) else value[part]
+        shown, tolerance = _shown(n["text"])
+        assert math.isclose(shown, value * n["scale"], abs_tol=tolerance * 1.0001), n
+    keys = {(Path(n["source"]).parent.name, n["key"]) for n in numbers}
+    for wanted in [
+        ("conflicts", "total_conflicts"),
+        ("conflicts", "levels.2.conflicts"),
+        ("steps", "total_seconds"),
+        ("steps", "gbps_per_host"),
+        ("protocol", "throughput_gbps"),
+        ("protocol", "latency_seconds.p99"),
+        ("bench", "throughput_gbps"),
+        ("bench", "latency_seconds.p50"),
+        ("scan", "rows.0.gbps_per_host"),
+    ]:
+        assert wanted in keys, wanted
+
+    # Measured beside predicted: the ratio is measured / predicted of the files' values.
+    bench_doc = load(outputs["bench"] / "result.json")
+    sim_doc = load(outputs["protocol"] / "result.json")
+    by_label = {row[0]: row for row in ratios}
+    assert set(by_label) >= {"throughput", "per node (4 nodes)", "latency p50", "latency max"}
+    expected = {
+        "throughput": bench_doc["throughput_gbps"] / sim_doc["throughput_gbps"],
+        "per node (4 nodes)": bench_doc["throughput_gbps"] / 4 / sim_doc["gbps_per_host"],
+        "latency p99": bench_doc["latency_seconds"]["p99"] / sim_doc["latency_seconds"]["p99"],
+    }
+    for label, ratio in expected.items():
+        shown, tolerance = _shown(by_label[label][3].rstrip("×"))
+        assert math.isclose(shown, ratio, abs_tol=tolerance * 1.0001), (label, by_label[label])
+    assert shot.stat().st_size > 10_000
