@@ -1,10 +1,12 @@
 #include "evb/config.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -13,6 +15,9 @@
 
 namespace daqnet::evb {
 namespace {
+
+// Counts and sizes daqnet-evb keeps in an int (rank counts, as MPI's; fragment sizes).
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
 std::string trim(const std::string& s) {
   auto b = s.find_first_not_of(" \t\r");
@@ -176,6 +181,16 @@ Config Config::parse(const std::string& text, const std::string& path) {
   }
   const auto fail = [&](const std::string& key, const std::string& what) { throw key_error(path, values, key, what); };
   if (c.meta_bytes > 0 && c.meta_bytes < 64) fail("meta_bytes", "must be 0 (no meta-data) or at least 64");
+  // Buffers hold one largest fragment per readout unit: mean × (1 + 8 σ) for drawn sizes
+  // (fragments.cpp), which must stay below 2 GiB, as daqnet bench checks in the scenario.
+  if (c.distribution != SizeDistribution::fixed) {
+    const auto& per_ru = c.fragment_bytes_per_ru;
+    const double mean = per_ru.empty() ? c.fragment_bytes : *std::max_element(per_ru.begin(), per_ru.end());
+    if (mean * (1 + 8 * c.fragment_sigma) > static_cast<double>(kIntMax))
+      fail("fragment_sigma", "= " + number_text(c.fragment_sigma) + " makes fragments of up to " +
+                                 (per_ru.empty() ? "fragment_bytes" : "max(fragment_bytes_per_ru)") + " × (1 + 8 × " +
+                                 number_text(c.fragment_sigma) + ") bytes, more than 2 GiB");
+  }
   if ((c.events > 0) == (c.seconds > 0)) throw ConfigError(path + ": give exactly one of events and seconds");
   if (c.mode == Mode::time_frames && (c.senders < 1 || c.receivers < 1))
     throw ConfigError(path + ": time-frames mode needs senders ≥ 1 and receivers ≥ 1");

@@ -1,0 +1,51 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+// Tests of Config::parse (run.cfg) on what its fuzz harness (config_fuzz.cpp) found or
+// checks: each bad run description gives one ConfigError naming run.cfg, its line and key.
+#include "evb/config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "evb/fragments.hpp"
+
+namespace daqnet::evb {
+namespace {
+
+// The message Config::parse refuses `text` with ("" if it accepts it).
+std::string refusal(const std::string& text) {
+  try {
+    Config::parse(text, "run.cfg");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RunConfig, DefaultsAndOneRunLength) {
+  Config c = Config::parse("# written by hand\nseconds = 2\ncredits = 4  # four\n", "run.cfg");
+  EXPECT_EQ(c.credits, 4);
+  EXPECT_EQ(c.seconds, 2.0);
+  EXPECT_EQ(c.fragment_bytes, 1048576.0);
+}
+
+TEST(RunConfig, FragmentsWithTheirSpreadStayBelowTwoGiB) {
+  // Found by the fuzzer: buffers of mean × (1 + 8 σ) bytes, past 2 GiB, or past what a
+  // size_t holds (undefined behaviour in FragmentSizes) for a larger σ.
+  EXPECT_EQ(refusal("seconds = 1\nfragment_distribution = normal\nfragment_sigma = 564\n"),
+            "run.cfg:3: fragment_sigma = 564 makes fragments of up to fragment_bytes × (1 + 8 × 564) bytes, more than "
+            "2 GiB");
+  EXPECT_NE(refusal("seconds = 1\nfragment_distribution = lognormal\nfragment_sigma = 1e300\n"), "");
+  EXPECT_NE(refusal("seconds = 1\nfragment_distribution = normal\nfragment_sigma = 1\nfragment_bytes_per_ru = "
+                    "64, 300000000\n"),
+            "");
+  // A fixed size has no spread, and a spread that fits is fine.
+  Config c = Config::parse("seconds = 1\nfragment_sigma = 564\n", "run.cfg");
+  EXPECT_EQ(FragmentSizes(c, 3).max_bytes(), 1048576u);
+  c = Config::parse("seconds = 1\nfragment_distribution = normal\nfragment_sigma = 100\n", "run.cfg");
+  EXPECT_EQ(FragmentSizes(c, 3).max_bytes(), 1048576u * 801);
+}
+
+}  // namespace
+}  // namespace daqnet::evb
