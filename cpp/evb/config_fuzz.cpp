@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "evb/config.hpp"
+#include "evb/config_keys.hpp"
 #include "evb/flow_control.hpp"
 #include "evb/fragments.hpp"
 #include "evb/gather_order.hpp"
@@ -30,6 +31,37 @@ namespace {
 void check_message(const std::string& msg, bool names_file) {
   if (msg.empty() || msg.find('\n') != std::string::npos) fail("not one line: '" + msg + "'");
   if (names_file && msg.rfind("run.cfg", 0) != 0) fail("does not start with the file: '" + msg + "'");
+}
+
+// Every whole number run.cfg gives and Config::parse took is written in decimal digits (a
+// '-' first for signed keys): anything else (blanks, '+', "-1" for a seed) must be refused,
+// not read as some other number.
+void check_whole_numbers(const std::string& text) {
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    line = line.substr(0, line.find('#'));
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    const auto blank = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\r'; };
+    auto trim = [&](std::string s) {
+      while (!s.empty() && blank(s.back())) s.pop_back();
+      std::size_t i = 0;
+      while (i < s.size() && blank(s[i])) ++i;
+      return s.substr(i);
+    };
+    const std::string key = trim(line.substr(0, eq)), value = trim(line.substr(eq + 1));
+    for (const ConfigKey& k : config_keys()) {
+      if (k.name != key || (k.kind != ConfigKey::Kind::integer && k.kind != ConfigKey::Kind::seed)) continue;
+      std::size_t i = k.kind == ConfigKey::Kind::integer && !value.empty() && value[0] == '-' ? 1 : 0;
+      bool digits = i < value.size();
+      for (; i < value.size(); ++i) digits = digits && value[i] >= '0' && value[i] <= '9';
+      if (!digits) fail(key + " = '" + value + "' taken as a whole number");
+    }
+  }
 }
 
 // What daqnet-evb derives from an accepted run description on `ranks` processes.
@@ -87,6 +119,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_message(e.what(), true);
     return 0;
   }
+  check_whole_numbers(text);
   // MPI's world: the prepared size, or (0: any) the units time-frames mode needs, else 4;
   // capped, as a world of millions of ranks says nothing more about the reader.
   long long ranks = c.ranks > 0 ? c.ranks : c.mode == Mode::time_frames ? 0LL + c.senders + c.receivers : 4;
