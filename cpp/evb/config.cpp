@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -55,7 +56,17 @@ bool parse_number(const std::string& text, double& out) {
   char* end = nullptr;
   errno = 0;
   out = std::strtod(text.c_str(), &end);
-  return end != text.c_str() && *end == 0 && errno == 0 && std::isfinite(out);
+  return end != text.c_str() && end == text.c_str() + text.size() && errno == 0 && std::isfinite(out);
+}
+
+// A whole number as run.cfg writes it: the whole text, decimal digits after an optional '-'
+// (signed types only), in range. No blank, '+' or other prefix: strtoll would skip a
+// vertical tab and strtoull would take "-1" as 2^64-1.
+template <class Int>
+bool parse_whole(const std::string& text, Int& out) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  return ec == std::errc() && ptr == end;
 }
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -83,25 +94,17 @@ ConfigValue read_value(const ConfigKey& k, const std::string& text,
     if (x > k.maximum) fail("= " + shown + " must be at most " + number_text(k.maximum));
   };
   switch (k.kind) {
-  case Kind::integer: {
-    char* end = nullptr;
-    errno = 0;
-    v.integer = std::strtoll(text.c_str(), &end, 10);
-    if (end == text.c_str() || *end || errno) fail("= '" + text + "' is not a whole number");
+  case Kind::integer:
+    if (!parse_whole(text, v.integer)) fail("= '" + text + "' is not a whole number");
     within(static_cast<double>(v.integer), text);
     break;
-  }
   case Kind::number:
     if (!parse_number(text, v.number)) fail("= '" + text + "' is not a number");
     within(v.number, text);
     break;
-  case Kind::seed: {
-    char* end = nullptr;
-    errno = 0;
-    v.seed = std::strtoull(text.c_str(), &end, 10);
-    if (end == text.c_str() || *end || errno || text[0] == '-') fail("= '" + text + "' is not a seed");
+  case Kind::seed:
+    if (!parse_whole(text, v.seed)) fail("= '" + text + "' is not a seed (a whole number from 0 to 2^64-1)");
     break;
-  }
   case Kind::boolean:
     if (text == "1" || text == "true")
       v.boolean = true;
@@ -158,6 +161,8 @@ Config Config::parse(const std::string& text, const std::string& path) {
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
+    // C functions would end a value at a NUL byte and ignore the rest of the line.
+    if (line.find('\0') != std::string::npos) throw line_error(path, number, "a NUL byte: run.cfg is a text file");
     auto hash = line.find('#');
     if (hash != std::string::npos) line.resize(hash);
     line = trim(line);

@@ -47,5 +47,27 @@ TEST(RunConfig, FragmentsWithTheirSpreadStayBelowTwoGiB) {
   EXPECT_EQ(FragmentSizes(c, 3).max_bytes(), 1048576u * 801);
 }
 
+TEST(RunConfig, WholeNumbersAreDigitsOnly) {
+  // strtoull skipped a vertical tab and read "-1" behind it as 2^64-1.
+  EXPECT_EQ(refusal("seconds = 1\nseed = \v-1\n"),
+            "run.cfg:2: seed = '\v-1' is not a seed (a whole number from 0 to 2^64-1)");
+  EXPECT_NE(refusal("seconds = 1\nseed = -1\n"), "");
+  EXPECT_NE(refusal("seconds = 1\nseed = +5\n"), "");
+  EXPECT_NE(refusal("seconds = 1\nseed = 18446744073709551616\n"), "");
+  EXPECT_EQ(Config::parse("seconds = 1\nseed = 18446744073709551615\n", "run.cfg").seed, ~0ULL);
+  EXPECT_EQ(refusal("seconds = 1\ncredits = \v4\n"), "run.cfg:2: credits = '\v4' is not a whole number");
+  EXPECT_NE(refusal("seconds = 1\ncredits = 4x\n"), "");
+  EXPECT_NE(refusal("events = 9223372036854775808\n"), "");
+  EXPECT_EQ(Config::parse("events = -0\nseconds = 1\n", "run.cfg").events, 0);
+}
+
+TEST(RunConfig, NulBytesAreRefused) {
+  // Found by the fuzzer: strtoll and strtod stopped at a NUL, so "10240\0anything" was 10240.
+  using namespace std::string_literals;
+  EXPECT_EQ(refusal("seconds = 1\nmeta_bytes = 10240\0 x = 64\n"s),
+            "run.cfg:2: a NUL byte: run.cfg is a text file");
+  EXPECT_EQ(refusal("seconds = 1\0 oops\n"s), "run.cfg:1: a NUL byte: run.cfg is a text file");
+}
+
 }  // namespace
 }  // namespace daqnet::evb
