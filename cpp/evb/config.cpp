@@ -199,6 +199,11 @@ Config Config::parse(const std::string& text, const std::string& path) {
   if ((c.events > 0) == (c.seconds > 0)) throw ConfigError(path + ": give exactly one of events and seconds");
   if (c.mode == Mode::time_frames && (c.senders < 1 || c.receivers < 1))
     throw ConfigError(path + ": time-frames mode needs senders ≥ 1 and receivers ≥ 1");
+  // One rank per unit: the sum is a rank count (an int, as MPI's).
+  if (c.mode == Mode::time_frames && std::int64_t{c.senders} + c.receivers > kIntMax)
+    fail("receivers", "= " + std::to_string(c.receivers) + ": senders + receivers = " +
+                          std::to_string(std::int64_t{c.senders} + c.receivers) + " ranks, more than " +
+                          std::to_string(kIntMax));
   for (auto& [key, value] : values)
     if (!known.contains(key)) throw line_error(path, value.second, "unknown key " + key);
   return c;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "evb/fragments.hpp"
+#include "evb/layout.hpp"
 
 namespace daqnet::evb {
 namespace {
@@ -67,6 +68,14 @@ TEST(RunConfig, NulBytesAreRefused) {
   EXPECT_EQ(refusal("seconds = 1\nmeta_bytes = 10240\0 x = 64\n"s),
             "run.cfg:2: a NUL byte: run.cfg is a text file");
   EXPECT_EQ(refusal("seconds = 1\0 oops\n"s), "run.cfg:1: a NUL byte: run.cfg is a text file");
+}
+
+TEST(RunConfig, TimeFrameRanksFitAnInt) {
+  // senders + receivers overflowed an int in make_layout (undefined behaviour).
+  EXPECT_EQ(refusal("mode = time-frames\nsenders = 2147483647\nreceivers = 1\nseconds = 1\n"),
+            "run.cfg:3: receivers = 1: senders + receivers = 2147483648 ranks, more than 2147483647");
+  Config c = Config::parse("mode = time-frames\nsenders = 2147483646\nreceivers = 1\nseconds = 1\n", "run.cfg");
+  EXPECT_THROW(make_layout(c, 0, {"a", "b", "c"}), ConfigError);
 }
 
 }  // namespace
