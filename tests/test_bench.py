@@ -376,6 +376,15 @@ def test_interrupt_keeps_what_was_measured(tmp_path):
         (("workload.kind=all-to-all",), "event building only"),
         (("bench.launcher_args='\"x'",), "bench.launcher_args"),
         (("bench.credits=8000", "bench.fragment_bytes=100000000"), "of buffers"),
+        # credits × in_flight overflowed an int in daqnet-evb; then, buffers that cannot fit.
+        (
+            ("bench.baseline=p2p", "bench.credits=2", "bench.in_flight=2147483647"),
+            "bench.in_flight = 2147483647: the p2p baseline keeps credits × in_flight = 4,294,967,294",
+        ),
+        (
+            ("bench.baseline=p2p", "bench.credits=8", "bench.in_flight=100000"),
+            "the p2p baseline would need",
+        ),
         # An explicit 0 with no event count once ran the default 5 s silently.
         (("bench.seconds=0",), "bench.events and bench.seconds are both 0"),
     ],

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "evb/config_keys.hpp"
+#include "evb/flow_control.hpp"
 
 namespace daqnet::evb {
 namespace {
@@ -204,6 +205,9 @@ Config Config::parse(const std::string& text, const std::string& path) {
     fail("receivers", "= " + std::to_string(c.receivers) + ": senders + receivers = " +
                           std::to_string(std::int64_t{c.senders} + c.receivers) + " ranks, more than " +
                           std::to_string(kIntMax));
+  if (c.baseline == "p2p" && p2p_window(c) > kIntMax)
+    fail("in_flight", "= " + std::to_string(c.in_flight) + ": the p2p baseline keeps credits × in_flight = " +
+                          std::to_string(p2p_window(c)) + " messages in flight, more than " + std::to_string(kIntMax));
   for (auto& [key, value] : values)
     if (!known.contains(key)) throw line_error(path, value.second, "unknown key " + key);
   return c;

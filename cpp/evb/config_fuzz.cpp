@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   check_whole_numbers(text);
+  if (c.baseline == "p2p" && p2p_window(c) > std::numeric_limits<int>::max())
+    fail("a p2p baseline window of " + std::to_string(p2p_window(c)) + " messages");
   // MPI's world: the prepared size, or (0: any) the units time-frames mode needs, else 4;
   // capped, as a world of millions of ranks says nothing more about the reader.
   long long ranks = c.ranks > 0 ? c.ranks : c.mode == Mode::time_frames ? 0LL + c.senders + c.receivers : 4;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "evb/flow_control.hpp"
 #include "evb/fragments.hpp"
 #include "evb/layout.hpp"
 
@@ -76,6 +77,17 @@ TEST(RunConfig, TimeFrameRanksFitAnInt) {
             "run.cfg:3: receivers = 1: senders + receivers = 2147483648 ranks, more than 2147483647");
   Config c = Config::parse("mode = time-frames\nsenders = 2147483646\nreceivers = 1\nseconds = 1\n", "run.cfg");
   EXPECT_THROW(make_layout(c, 0, {"a", "b", "c"}), ConfigError);
+}
+
+TEST(RunConfig, P2pBaselineWindowFitsAnInt) {
+  // credits × in_flight overflowed an int in daqnet-evb's main (undefined behaviour).
+  EXPECT_EQ(refusal("seconds = 1\nbaseline = p2p\ncredits = 8192\nin_flight = 2147483647\n"),
+            "run.cfg:4: in_flight = 2147483647: the p2p baseline keeps credits × in_flight = 17592186036224 messages "
+            "in flight, more than 2147483647");
+  Config c = Config::parse("seconds = 1\ncredits = 8192\nin_flight = 2147483647\n", "run.cfg");
+  EXPECT_EQ(p2p_window(c), 17592186036224);  // no baseline, no window: accepted
+  c = Config::parse("seconds = 1\nbaseline = p2p\ncredits = 3\nin_flight = 5\n", "run.cfg");
+  EXPECT_EQ(p2p_window(c), 15);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "evb/baselines.hpp"
 #include "evb/config.hpp"
+#include "evb/flow_control.hpp"
 #include "evb/layout.hpp"
 #include "evb/mpi_transport.hpp"
 #include "evb/node.hpp"
@@ -180,7 +181,7 @@ int main(int argc, char** argv) {
                          : config.baseline == "isend"
                              ? isend_alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds)
                              : p2p_baseline(MPI_COMM_WORLD, *transport, layout, bytes,
-                                            std::max(1, config.in_flight * config.credits), config.baseline_seconds);
+                                            static_cast<int>(p2p_window(config)), config.baseline_seconds);
       if (!rank) write_atomically(out_dir + "/baseline.json", r.json());
     }
   } catch (const std::exception& e) {

@@ -14,7 +14,7 @@ from ..errors import DaqnetError
 from ..io.files import write_text_atomic
 from ..io.hostlist import read_hostnames
 from ..scenario import Scenario
-from ..scenario.schema import run_config_keys
+from ..scenario.schema import INT32_MAX, run_config_keys
 
 __all__ = ["bench_ranks", "run_config", "run_config_text", "write_run_config"]
 
@@ -107,6 +107,21 @@ def run_config(
             "credits",
             f"each builder would need {builder_bytes / 2**30:.1f} GiB of buffers (credits × readout units × largest fragment), more than half of this machine's {memory / 2**30:.0f} GiB",
         )
+
+    if (baseline or b["baseline"]) == "p2p":
+        # Every pair streams with credits × in_flight messages of fragment_bytes in flight.
+        window = b["credits"] * b["in_flight"]
+        if window > INT32_MAX:
+            raise bad(
+                "in_flight",
+                f"the p2p baseline keeps credits × in_flight = {window:,} messages in flight, more than {INT32_MAX:,}",
+            )
+        p2p_bytes = window * ((b["fragment_bytes"] + 7) // 8 * 8)
+        if memory and p2p_bytes > memory / 2:
+            raise bad(
+                "in_flight",
+                f"the p2p baseline would need {p2p_bytes / 2**30:.1f} GiB of buffers (credits × in_flight × fragment_bytes), more than half of this machine's {memory / 2**30:.0f} GiB",
+            )
 
     p = scenario["placement"]
     if p["order"] == "file" and not p["file"]:
