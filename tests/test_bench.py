@@ -376,6 +376,12 @@ def test_interrupt_keeps_what_was_measured(tmp_path):
         (("workload.kind=all-to-all",), "event building only"),
         (("bench.launcher_args='\"x'",), "bench.launcher_args"),
         (("bench.credits=8000", "bench.fragment_bytes=100000000"), "of buffers"),
+        # A list per readout unit was built to size the buffers: killed for lack of memory.
+        (("bench.ranks=2147483647",), "GiB of buffers"),
+        (
+            ("bench.mode=time-frames", "bench.senders=2147483647", "bench.receivers=1"),
+            "bench.senders + bench.receivers = 2,147,483,648 ranks, more than 2,147,483,647",
+        ),
         # credits × in_flight overflowed an int in daqnet-evb; then, buffers that cannot fit.
         (
             ("bench.baseline=p2p", "bench.credits=2", "bench.in_flight=2147483647"),

@@ -58,6 +58,10 @@ def run_config(
             raise DaqnetError(
                 f"{src}: bench.mode = 'time-frames' needs bench.senders ≥ 1 and bench.receivers ≥ 1"
             )
+        if b["senders"] + b["receivers"] > INT32_MAX:
+            raise DaqnetError(
+                f"{src}: bench.senders + bench.receivers = {b['senders'] + b['receivers']:,} ranks, more than {INT32_MAX:,}"
+            )
         if b["senders"] + b["receivers"] != ranks:
             raise DaqnetError(
                 f"{src}: bench.senders + bench.receivers = {b['senders'] + b['receivers']} units but bench.ranks = {ranks}: one unit per rank"
@@ -99,8 +103,9 @@ def run_config(
         raise bad("launcher_args", f"cannot be split like a shell command line: {err}") from None
     # A builder keeps `credits` slots of one largest fragment per RU: refuse what cannot fit.
     rus = b["senders"] if b["mode"] == "time-frames" else ranks // b["processes_per_node"]
-    per_ru = [means[i % len(means)] * spread for i in range(rus)]
-    builder_bytes = b["credits"] * (sum(per_ru) + rus * b["meta_bytes"])
+    cycles, rest = divmod(rus, len(means))  # RU i has means[i % len(means)]: no list per RU
+    fragments = (cycles * sum(means) + sum(means[:rest])) * spread
+    builder_bytes = b["credits"] * (fragments + rus * b["meta_bytes"])
     memory = _physical_memory() if check_memory else 0
     if memory and builder_bytes > memory / 2:
         raise bad(
