@@ -520,3 +520,16 @@ def test_prepare_then_collect(tmp_path):
     r = json.loads(p.stdout)
     assert r["status"] == "finished"
     check_consistent(r, 4)
+
+
+def test_run_cfg_is_read_back_as_daqnet_evb_reads_it(tmp_path):
+    # collect's reader once kept a comment after a value and split lines where daqnet-evb
+    # does not (a vertical tab), so result headlines could disagree with what ran.
+    from daqnet.bench import read_run_config
+
+    cfg = tmp_path / "run.cfg"
+    cfg.write_text("# by hand\ncredits = 4  # four\nranks = ²\nseed = 1\x0bx = 2\n  # in_flight = 9\n")
+    assert read_run_config(cfg) == {"credits": "4", "ranks": "²", "seed": "1\x0bx = 2"}
+    (tmp_path / "rank-0.json").write_text("{}")
+    p = daqnet("collect", str(tmp_path))  # a run.cfg whose ranks is no number: no traceback
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr

@@ -115,16 +115,17 @@ def _timeseries(out_dir: Path) -> list[dict[str, Any]]:
 
 
 def read_run_config(path: Path) -> dict[str, str]:
-    """The key = value pairs of a run.cfg (empty if there is none)."""
+    """The key = value pairs of a run.cfg (empty if there is none), read as daqnet-evb reads
+    them (cpp/evb/config.cpp): '#' starts a comment anywhere on a line."""
     try:
-        lines = path.read_text(errors="replace").splitlines()
+        lines = path.read_text(errors="replace").split("\n")  # as getline: only \n ends a line
     except OSError:
         return {}
     out = {}
     for line in lines:
-        key, eq, value = line.partition("=")
-        if eq and not line.lstrip().startswith("#"):
-            out[key.strip()] = value.strip()
+        key, eq, value = line.split("#", 1)[0].partition("=")
+        if eq:
+            out[key.strip(" \t\r")] = value.strip(" \t\r")
     return out
 
 
@@ -167,7 +168,8 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
     out_dir = Path(out_dir)
     cfg = read_run_config(out_dir / "run.cfg")
     launch = read_json(out_dir / "launch.json") or {}
-    prepared = int(cfg["ranks"]) if cfg.get("ranks", "").isdigit() else None
+    text = cfg.get("ranks", "")
+    prepared = int(text) if text.isascii() and text.isdigit() else None
     n = prepared or expected_ranks or launch.get("ranks")
     if n and launch.get("ranks") not in (None, n):
         raise DaqnetError(
