@@ -155,7 +155,10 @@ Config Config::read(const std::string& path) {
   return parse(text.str(), path);
 }
 
-Config Config::parse(const std::string& text, const std::string& path) {
+namespace {
+
+// Config::parse, also giving each key's value as read when `read` is not null.
+Config parse_config(const std::string& text, const std::string& path, std::map<std::string, ConfigValue>* read) {
   std::istringstream in(text);
   std::map<std::string, std::pair<std::string, int>> values;  // key → (text, line)
   std::string line;
@@ -183,7 +186,9 @@ Config Config::parse(const std::string& text, const std::string& path) {
     known.insert(k.name);
     auto it = values.find(k.name);
     const std::string& text = it == values.end() ? k.default_text : it->second.first;
-    k.store(c, read_value(k, text, [&](const std::string& what) { throw key_error(path, values, k.name, what); }));
+    ConfigValue v = read_value(k, text, [&](const std::string& what) { throw key_error(path, values, k.name, what); });
+    k.store(c, v);
+    if (read) (*read)[k.name] = std::move(v);
   }
   const auto fail = [&](const std::string& key, const std::string& what) { throw key_error(path, values, key, what); };
   if (c.meta_bytes > 0 && c.meta_bytes < 64) fail("meta_bytes", "must be 0 (no meta-data) or at least 64");
@@ -211,6 +216,16 @@ Config Config::parse(const std::string& text, const std::string& path) {
   for (auto& [key, value] : values)
     if (!known.contains(key)) throw line_error(path, value.second, "unknown key " + key);
   return c;
+}
+
+}  // namespace
+
+Config Config::parse(const std::string& text, const std::string& path) { return parse_config(text, path, nullptr); }
+
+std::map<std::string, ConfigValue> read_config_values(const std::string& text, const std::string& path) {
+  std::map<std::string, ConfigValue> read;
+  parse_config(text, path, &read);
+  return read;
 }
 
 }  // namespace daqnet::evb
