@@ -10,7 +10,8 @@ import os
 import shlex
 from pathlib import Path
 
-from ..errors import DaqnetError
+from .. import _core
+from ..errors import CoreError, DaqnetError
 from ..io.files import write_text_atomic
 from ..io.hostlist import read_hostnames
 from ..scenario import Scenario
@@ -128,9 +129,24 @@ def run_config(
                 f"the p2p baseline would need {p2p_bytes / 2**30:.1f} GiB of buffers (credits × in_flight × fragment_bytes), more than half of this machine's {memory / 2**30:.0f} GiB",
             )
 
+    # run.cfg holds one `key = value` per line, '#' starts a comment and blanks around a
+    # value go: a text that needs more would reach daqnet-evb as another value, or lines.
+    for key in run_config_keys():
+        section, _, field = key["scenario"].partition(".")
+        if key["kind"] == "text" and section == "bench":
+            why = _not_carried(b[field])
+            if why:
+                raise bad(field, f"run.cfg cannot carry {why} in a value")
+
     p = scenario["placement"]
     if p["order"] == "file" and not p["file"]:
         raise DaqnetError(f"{src}: placement.order = 'file' needs placement.file")
+    hosts = [] if p["order"] != "file" else read_hostnames(p["file"], "placement.file")
+    for name, lineno in hosts:
+        if "," in name:  # read_hostnames took care of blanks and '#'
+            raise DaqnetError(
+                f"{p['file']}:{lineno}: host '{name}': a ',' in a host name (run.cfg separates names with ',')"
+            )
     # Every key of the core's table, in its order: run.cfg is complete, so daqnet-evb takes no
     # default of its own and a run.cfg says everything the run was given.
     derived: dict[str, object] = {
@@ -139,9 +155,7 @@ def run_config(
         "schedule_seed": scenario["workload"]["seed"],
         "placement": p["order"],
         "placement_seed": p["seed"],
-        "placement_hosts": ",".join(name for name, _ in read_hostnames(p["file"], "placement.file"))
-        if p["order"] == "file"
-        else "",
+        "placement_hosts": ",".join(name for name, _ in hosts),
         "baseline": baseline or b["baseline"],
         "events": b["events"],
         "seconds": 0.0 if b["events"] else (b["seconds"] or DEFAULT_SECONDS),
@@ -158,7 +172,26 @@ def run_config(
             cfg[name] = b[field]
         else:
             cfg[name] = key["default"]  # test hooks, unless DAQNET_EVB_FAULTS sets them
+    # The checks above name the scenario's keys; daqnet-evb's own reader has the last word,
+    # so a run.cfg that it would refuse is never written.
+    try:
+        _core.evb.read_config(run_config_text(cfg, src), "run.cfg")
+    except CoreError as err:
+        raise DaqnetError(f"{src}: daqnet-evb would refuse the run description: {err}") from None
     return cfg
+
+
+def _not_carried(value: str) -> str:
+    """What in a text value run.cfg cannot carry as it is ("" if nothing)."""
+    if "\n" in value or "\r" in value:
+        return "a line break"
+    if "#" in value:
+        return "a '#' (run.cfg's comment sign)"
+    if "\0" in value:
+        return "a NUL character"
+    if value != value.strip(" \t"):
+        return "blanks at the start or end"
+    return ""
 
 
 def _physical_memory() -> int:
