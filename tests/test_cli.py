@@ -219,6 +219,25 @@ def test_bad_input_one_line(scenario, extra, message):
     assert lines[0].startswith("daqnet: error: ")
 
 
+def test_toml_nested_too_deeply_is_one_line(tmp_path):
+    # tomllib recurses per level: 2,000 nested arrays were a RecursionError traceback, in a
+    # scenario, a --set value and a prices file alike.
+    deep = "[" * 2000 + "1" + "]" * 2000
+    p = tmp_path / "deep.toml"
+    p.write_text(f"[fabric]\nradix = 8\nhosts = 16\n[workload]\nshifts = {deep}\n")
+    ok = tmp_path / "ok.toml"
+    ok.write_text(SCENARIO)
+    for args in (
+        ("conflicts", p),
+        ("conflicts", ok, "--set", f"workload.shifts={deep}"),
+        ("plan", "--hosts", "64", "--prices", p),
+    ):
+        r = run_cli(*args)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
+        assert len(r.stderr.strip().splitlines()) == 1
+        assert "nested too deeply" in r.stderr
+
+
 def test_bad_scenario_files(tmp_path):
     p = tmp_path / "bad.toml"
     p.write_text("[fabric\nradix = 8\n")

@@ -32,6 +32,10 @@ def parse_set(item: str) -> tuple[str, str, Any]:
         value = tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         value = text  # a bare word: taken as a string
+    except RecursionError:
+        raise DaqnetError(
+            f"set {item}: not a value daqnet can read: arrays or tables nested too deeply"
+        ) from None
     return parts[0], parts[1], value
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,15 +22,10 @@ from .. import routing as _routing
 from .. import workload as _workload
 from ..errors import DaqnetError
 from ..fabric import Fabric, dragonfly, fat_tree, from_ibnetdiscover, percs
-from ..io.files import read_text
+from ..io.files import read_toml
 from ..io.slurm_topology import read_slurm_topology
 from .overrides import parse_set
 from .schema import INT32_MAX, SCHEMA, SEED_MAX, TOP_LEVEL, Key
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = ["Scenario"]
 
@@ -65,11 +59,7 @@ class Scenario:
     @classmethod
     def load(cls, path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
         path = Path(path)
-        text = read_text(path, "scenario")
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as err:
-            raise DaqnetError(f"{path}: not valid TOML: {err}") from None
+        data = read_toml(path, "scenario")
         for item in overrides:
             section, key, value = parse_set(item)
             if section not in SCHEMA:
