@@ -388,7 +388,7 @@ def test_interrupt_keeps_what_was_measured(tmp_path):
             ("bench.mode=time-frames", "bench.senders=2147483647", "bench.receivers=1"),
             "bench.senders + bench.receivers = 2,147,483,648 ranks, more than 2,147,483,647",
         ),
-        # credits × in_flight overflowed an int in daqnet-evb; then, buffers that cannot fit.
+        # credits * in_flight overflowed an int in daqnet-evb; then, buffers that cannot fit.
         (
             ("bench.baseline=p2p", "bench.credits=2", "bench.in_flight=2147483647"),
             "bench.in_flight = 2147483647: the p2p baseline keeps credits × in_flight = 4,294,967,294",
@@ -534,7 +534,9 @@ def test_run_cfg_is_read_back_as_daqnet_evb_reads_it(tmp_path):
     from daqnet.bench import read_run_config
 
     cfg = tmp_path / "run.cfg"
-    cfg.write_text("# by hand\ncredits = 4  # four\nranks = ²\nseed = 1\x0bx = 2\n  # in_flight = 9\n")
+    cfg.write_text(
+        "# by hand\ncredits = 4  # four\nranks = ²\nseed = 1\x0bx = 2\n  # in_flight = 9\n"
+    )
     assert read_run_config(cfg) == {"credits": "4", "ranks": "²", "seed": "1\x0bx = 2"}
     (tmp_path / "rank-0.json").write_text("{}")
     p = daqnet("collect", str(tmp_path))  # a run.cfg whose ranks is no number: no traceback
@@ -550,4 +552,7 @@ def test_a_host_name_run_cfg_cannot_list_is_refused(tmp_path):
         "--set", "placement.order=file", "--set", f"placement.file={hosts}",
     )  # fmt: skip
     assert p.returncode == 2 and "Traceback" not in p.stderr
-    assert p.stderr.strip() == f"daqnet: error: {hosts}:2: host 'b,c': a ',' in a host name (run.cfg separates names with ',')"
+    assert (
+        p.stderr.strip()
+        == f"daqnet: error: {hosts}:2: host 'b,c': a ',' in a host name (run.cfg separates names with ',')"
+    )

@@ -129,7 +129,11 @@ def _dictionary(path: Path) -> Path:
     )
 
     def quoted(w: str) -> str:
-        return '"' + "".join(c if c.isalnum() or c in "-_.=#, " else f"\\x{ord(c):02x}" for c in w) + '"'
+        return (
+            '"'
+            + "".join(c if c.isalnum() or c in "-_.=#, " else f"\\x{ord(c):02x}" for c in w)
+            + '"'
+        )
 
     path.write_text("".join(quoted(w) + "\n" for w in sorted(words)))
     return path

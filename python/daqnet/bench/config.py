@@ -115,7 +115,7 @@ def run_config(
         )
 
     if (baseline or b["baseline"]) == "p2p":
-        # Every pair streams with credits × in_flight messages of fragment_bytes in flight.
+        # Every pair streams with credits * in_flight messages of fragment_bytes in flight.
         window = b["credits"] * b["in_flight"]
         if window > INT32_MAX:
             raise bad(
