@@ -163,6 +163,11 @@ BAD = [
     ),
     (["--set", "placement.order=file"], 'placement.order = "file" needs placement.file'),
     (["--set", "fabric.levels=4"], "fabric.levels = 4: must be 2 or 3"),
+    # 30 hosts x 2^31-1 tasks: an array of 64 billion ranks was a MemoryError traceback.
+    (
+        ["--set", "workload.tasks_per_node=2147483647"],
+        "workload.tasks_per_node = 2147483647 on 30 hosts makes 64,424,509,410 tasks, more than 2,147,483,647",
+    ),
     (["--set", "workload.kind=broadcast"], "workload.kind = 'broadcast': expected one of"),
     (["--set", "hosts=3"], "set hosts=3: expected section.key=value"),
     (

@@ -287,6 +287,12 @@ class Scenario:
         p = self["placement"]
         tasks = self.tasks_per_node()
         kind = self["workload"]["kind"]
+        # Every host runs `tasks` ranks, and ranks are 32-bit in the core.
+        if fabric.num_hosts * tasks > INT32_MAX:
+            raise DaqnetError(
+                f"{self.source}: workload.tasks_per_node = {tasks} on {fabric.num_hosts:,} hosts makes "
+                f"{fabric.num_hosts * tasks:,} tasks, more than {INT32_MAX:,}"
+            )
         with self._named_errors():
             grid = (
                 _workload.grid(kind, fabric.num_hosts * tasks)
