@@ -163,6 +163,12 @@ BAD = [
     ),
     (["--set", "placement.order=file"], 'placement.order = "file" needs placement.file'),
     (["--set", "fabric.levels=4"], "fabric.levels = 4: must be 2 or 3"),
+    # In range for a double, not for the figures derived from it: inf Gb/s, NaN seconds.
+    (["--set", "fabric.link_gbps=1e308"], "fabric.link_gbps = 1e[+]308: must be at most 1e[+]09"),
+    (
+        ["--set", "simulate.message_bytes=1e308"],
+        "simulate.message_bytes = 1e[+]308: must be at most 9.0072e[+]15",
+    ),
     # 30 hosts x 2^31-1 tasks: an array of 64 billion ranks was a MemoryError traceback.
     (
         ["--set", "workload.tasks_per_node=2147483647"],
