@@ -169,6 +169,10 @@ BAD = [
         ["--set", "simulate.message_bytes=1e308"],
         "simulate.message_bytes = 1e[+]308: must be at most 9.0072e[+]15",
     ),
+    (
+        ["--set", "simulate.injection_gbps=5e-324"],
+        "simulate.injection_gbps = 5e-324: must be at least 1e-06",
+    ),
     # 30 hosts x 2^31-1 tasks: an array of 64 billion ranks was a MemoryError traceback.
     (
         ["--set", "workload.tasks_per_node=2147483647"],

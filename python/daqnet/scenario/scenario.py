@@ -174,6 +174,8 @@ class Scenario:
             raise DaqnetError(f"{where}: must be at least {spec.minimum:g}")
         if spec.kind == "float" and spec.maximum is not None and value > spec.maximum:
             raise DaqnetError(f"{where}: must be at most {spec.maximum:g}")
+        if spec.kind == "float" and spec.nonzero_minimum and 0 < value < spec.nonzero_minimum:
+            raise DaqnetError(f"{where}: must be at least {spec.nonzero_minimum:g}")
         if spec.kind == "float_list":
             if not all(math.isfinite(v) for v in value):
                 raise DaqnetError(f"{where}: must be finite numbers")

@@ -24,6 +24,7 @@ SEED_MAX = 2**64 - 1
 # time, rate and byte count derived from them stays finite (a link rate of 1e308 Gb/s made
 # the step simulation report inf Gb/s and NaN seconds).
 MAX_GBPS = 1e9  # 1 Eb/s on one link
+MIN_GBPS = 1e-6  # 1 kb/s: a rate of 5e-324 Gb/s gave inf seconds, then NaN
 MAX_LATENCY_SECONDS = 1e3
 MAX_MESSAGE_BYTES = 2.0**53  # ~9 PB; whole byte counts stay exact
 
@@ -38,6 +39,8 @@ class Key:
     minimum: float | None = None
     maximum: float | None = None
     unit: str = ""
+    #: float keys: a value above 0 must be at least this (0 may mean "no limit")
+    nonzero_minimum: float | None = None
 
 
 SCHEMA: dict[str, dict[str, Key]] = {
@@ -53,7 +56,13 @@ SCHEMA: dict[str, dict[str, Key]] = {
         ),
         "hosts_per_leaf": Key("int", None, "host ports per leaf (default radix/2)", minimum=1),
         "spine_radix": Key("int", None, "ports of top-level switches (default radix)"),
-        "link_gbps": Key("float", 100.0, "link rate in Gb/s (10^9 bit/s)", maximum=MAX_GBPS),
+        "link_gbps": Key(
+            "float",
+            100.0,
+            "link rate in Gb/s (10^9 bit/s)",
+            maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
+        ),
         "latency_seconds": Key("float", 100e-9, "latency per link", maximum=MAX_LATENCY_SECONDS),
         "naming": Key("str", "cabling", "hostname scheme", tuple(NAMINGS)),
         "naming_seed": Key("seed", 0, "seed of the shuffled naming"),
@@ -64,13 +73,28 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "drawers_per_supernode": Key("int", 4, "kind percs: drawers per supernode", minimum=1),
         "nodes_per_drawer": Key("int", 8, "kind percs: nodes (hubs) per drawer", minimum=1),
         "ll_gbps": Key(
-            "float", 192.0, "kind percs: LL link rate (24 GB/s)", minimum=0, maximum=MAX_GBPS
+            "float",
+            192.0,
+            "kind percs: LL link rate (24 GB/s)",
+            minimum=0,
+            maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
         ),
         "lr_gbps": Key(
-            "float", 40.0, "kind percs: LR link rate (5 GB/s)", minimum=0, maximum=MAX_GBPS
+            "float",
+            40.0,
+            "kind percs: LR link rate (5 GB/s)",
+            minimum=0,
+            maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
         ),
         "d_gbps": Key(
-            "float", 80.0, "kind percs: D link rate (10 GB/s)", minimum=0, maximum=MAX_GBPS
+            "float",
+            80.0,
+            "kind percs: D link rate (10 GB/s)",
+            minimum=0,
+            maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
         ),
         "d_links_per_pair": Key("int", 1, "kind percs: D links per pair of supernodes", minimum=1),
         "host_gbps": Key(
@@ -80,6 +104,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "dragonfly link_gbps)",
             minimum=0,
             maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
         ),
         "p": Key("int", None, "kind dragonfly: hosts per router (required)", minimum=1),
         "a": Key("int", None, "kind dragonfly: routers per group (required)", minimum=1),
@@ -90,12 +115,14 @@ SCHEMA: dict[str, dict[str, Key]] = {
             None,
             "kind dragonfly: local link rate (default link_gbps)",
             maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
         ),
         "global_gbps": Key(
             "float",
             None,
             "kind dragonfly: global link rate (default link_gbps)",
             maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
         ),
     },
     "routing": {
@@ -166,6 +193,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "host NIC limit into the fabric, 0 = only the link",
             minimum=0,
             maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
         ),
         "ejection_gbps": Key(
             "float",
@@ -173,6 +201,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "host NIC limit out of the fabric, 0 = only the link",
             minimum=0,
             maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
         ),
         "events": Key(
             "int",
@@ -194,6 +223,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "protocol mode: RU → BU copies within a node, 0 = instantaneous",
             minimum=0,
             maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
         ),
         "timeseries_bins": Key("int", 50, "protocol mode: periods of the time series", minimum=1),
     },
