@@ -234,6 +234,21 @@ def test_bad_input_one_line(scenario, extra, message):
     assert lines[0].startswith("daqnet: error: ")
 
 
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ("fabric.nami\nled", r"set 'fabric.nami\\nled': expected section.key=value"),
+        ("fab\nric.hosts=4", r"set 'fab\\nric.hosts=4': unknown section 'fab\\nric'"),
+        ("fabric.ho\tsts=4", r"unknown key 'fabric.ho\\tsts'"),
+    ],
+)
+def test_set_items_with_line_breaks_stay_on_one_line(scenario, item, message):
+    # Found by the atheris fuzzer: the item was echoed as typed, line break included.
+    r = run_cli("conflicts", scenario, "--set", item)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert re.search(message, r.stderr), r.stderr
+
+
 def test_toml_nested_too_deeply_is_one_line(tmp_path):
     # tomllib recurses per level: 2,000 nested arrays were a RecursionError traceback, in a
     # scenario, a --set value and a prices file alike.

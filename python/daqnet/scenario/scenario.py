@@ -24,7 +24,7 @@ from ..errors import DaqnetError
 from ..fabric import Fabric, dragonfly, fat_tree, from_ibnetdiscover, percs
 from ..io.files import read_toml
 from ..io.slurm_topology import read_slurm_topology
-from .overrides import parse_set
+from .overrides import parse_set, shown
 from .schema import INT32_MAX, SCHEMA, SEED_MAX, TOP_LEVEL, Key
 
 __all__ = ["Scenario"]
@@ -64,15 +64,15 @@ class Scenario:
             section, key, value = parse_set(item)
             if section not in SCHEMA:
                 raise DaqnetError(
-                    f"set {item}: unknown section '{section}' (known: {', '.join(SCHEMA)})"
+                    f"set {shown(item)}: unknown section {section!r} (known: {', '.join(SCHEMA)})"
                 )
             if key not in SCHEMA[section]:
                 raise DaqnetError(
-                    f"set {item}: unknown key '{section}.{key}' (known: {', '.join(SCHEMA[section])})"
+                    f"set {shown(item)}: unknown key {section + '.' + key!r} (known: {', '.join(SCHEMA[section])})"
                 )
             if not isinstance(data.setdefault(section, {}), dict):
                 raise DaqnetError(
-                    f"{path}: '{section}' must be a table ([{section}]) to take set {item}"
+                    f"{path}: '{section}' must be a table ([{section}]) to take set {shown(item)}"
                 )
             if SCHEMA[section][key].kind == "path" and isinstance(value, str):
                 # A path typed on the command line is relative to the current directory,
