@@ -1,10 +1,8 @@
 #include "evb/config.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -52,12 +50,13 @@ ConfigError key_error(const std::string& path, const std::map<std::string, std::
   return ConfigError(msg);
 }
 
-// A number as run.cfg writes it: the whole text, finite.
+// A number as run.cfg writes it: the whole text, decimal (fixed or scientific), finite.
+// std::from_chars, not strtod, which also took hexadecimal ("0x10" = 16), leading blanks
+// and '+', none of which Python's reader of run.cfg (daqnet collect) reads the same.
 bool parse_number(const std::string& text, double& out) {
-  char* end = nullptr;
-  errno = 0;
-  out = std::strtod(text.c_str(), &end);
-  return end != text.c_str() && end == text.c_str() + text.size() && errno == 0 && std::isfinite(out);
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, out, std::chars_format::general);
+  return ec == std::errc() && ptr == end && std::isfinite(out);
 }
 
 // A whole number as run.cfg writes it: the whole text, decimal digits after an optional '-'

@@ -63,6 +63,17 @@ TEST(RunConfig, WholeNumbersAreDigitsOnly) {
   EXPECT_EQ(Config::parse("events = -0\nseconds = 1\n", "run.cfg").events, 0);
 }
 
+TEST(RunConfig, NumbersAreDecimal) {
+  // Found comparing daqnet collect's reader with this one (tests/fuzz_readers.py): strtod took
+  // "0x10" as 16 seconds, where Python's float() refuses it.
+  EXPECT_EQ(refusal("seconds = 0x10\n"), "run.cfg:1: seconds = '0x10' is not a number");
+  EXPECT_NE(refusal("seconds = +2\n"), "");
+  EXPECT_NE(refusal("seconds = \v2\n"), "");
+  EXPECT_NE(refusal("seconds = 1\nfragment_bytes_per_ru = 64, 0x100\n"), "");
+  EXPECT_NE(refusal("seconds = infinity\n"), "");
+  EXPECT_EQ(Config::parse("seconds = 1.5e1\nwarmup_seconds = .5\nreport_seconds = 2.\n", "run.cfg").seconds, 15.0);
+}
+
 TEST(RunConfig, NulBytesAreRefused) {
   // Found by the fuzzer: strtoll and strtod stopped at a NUL, so "10240\0anything" was 10240.
   using namespace std::string_literals;
