@@ -62,11 +62,12 @@ def read_toml(path: str | Path, what: str) -> dict[str, Any]:
     it is no TOML, or nests arrays or tables deeper than the reader's recursion allows."""
     text = read_text(path, what)
     try:
-        return tomllib.loads(text)
+        data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise DaqnetError(f"{path}: not valid TOML: {err}") from None
     except RecursionError:
         raise DaqnetError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
+    return data
 
 
 def ensure_dir(path: str | Path, what: str = "output directory") -> Path:
