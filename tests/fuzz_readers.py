@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -23,7 +24,7 @@ import atheris
 
 with atheris.instrument_imports(include=["daqnet", "hostlist", "tomllib", "tomli"]):
     from daqnet import _core, fabric, placement, workload
-    from daqnet.bench.collect import read_run_config
+    from daqnet.bench.collect import collect, read_run_config
     from daqnet.errors import USER_ERRORS
     from daqnet.io.hostlist import expand, read_hostnames
     from daqnet.io.slurm_topology import read_slurm_topology
@@ -178,6 +179,23 @@ def run_cfg(data: bytes) -> None:
             raise AssertionError(f"run.cfg {key} = {value!r}: daqnet-evb reads {back[key]!r}")
 
 
+RUN = Path(__file__).resolve().parent / "data" / "fuzz" / "collect-run"
+
+
+def collected(data: bytes) -> None:
+    """A run directory of daqnet-evb (2 ranks, tests/data/fuzz/collect-run/) whose
+    rank-0.json (first byte 'J') or rank-0.csv (any other) is the input: daqnet collect
+    gives a result, or one line naming the directory or the file."""
+    run = WORK / "run"
+    shutil.rmtree(run, ignore_errors=True)
+    shutil.copytree(RUN, run)
+    (run / ("rank-0.json" if data[:1] == b"J" else "rank-0.csv")).write_bytes(data[1:])
+    try:
+        collect(run).to_dict()
+    except USER_ERRORS as err:
+        refused(err, str(run), "rank-0")
+
+
 READERS: dict[str, Callable[[bytes], None]] = {
     "scenario": scenario,
     "steps": steps,
@@ -187,6 +205,7 @@ READERS: dict[str, Callable[[bytes], None]] = {
     "hostlist": hostlist,
     "overrides": overrides,
     "run_cfg": run_cfg,
+    "collect": collected,
 }
 
 

@@ -1,7 +1,7 @@
 """Coverage-guided fuzzing of the Python readers with atheris (tests/fuzz_readers.py):
 scenario files as text, steps files, host lists (placement.file, fabric.naming_file), Slurm
-topology.conf, prices files, hostlist expressions, --set/--vary items, and run.cfg as
-daqnet collect reads it back against daqnet-evb's reader.
+topology.conf, prices files, hostlist expressions, --set/--vary items, run.cfg as daqnet
+collect reads it back against daqnet-evb's reader, and the rank files daqnet collect reads.
 
 Each target starts from its committed corpus (tests/data/fuzz/<target>/, regressions named
 regress-*) and the committed files it names below, grows a working corpus in
@@ -40,6 +40,7 @@ TARGETS = {
     "hostlist": [],  # the lines of hostlists.txt, one seed each
     "overrides": [],
     "run_cfg": [],
+    "collect": [],  # rank-0.json and rank-0.csv of collect-run/, behind a 'J' or 'C'
 }
 
 
