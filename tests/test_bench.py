@@ -376,6 +376,27 @@ def test_interrupt_keeps_what_was_measured(tmp_path):
         (("workload.kind=all-to-all",), "event building only"),
         (("bench.launcher_args='\"x'",), "bench.launcher_args"),
         (("bench.credits=8000", "bench.fragment_bytes=100000000"), "of buffers"),
+        # A '#' or a line break reached daqnet-evb as a shorter value, or as more lines.
+        (("bench.transport=tcp", 'bench.tcp_interface="eth0 # x"'), "run.cfg cannot carry a '#'"),
+        (
+            ("bench.transport=tcp", 'bench.tcp_address="10.0.0.1\\nranks = 7"'),
+            "bench.tcp_address = '10.0.0.1\\nranks = 7': run.cfg cannot carry a line break",
+        ),
+        # A list per readout unit was built to size the buffers: killed for lack of memory.
+        (("bench.ranks=2147483647",), "GiB of buffers"),
+        (
+            ("bench.mode=time-frames", "bench.senders=2147483647", "bench.receivers=1"),
+            "bench.senders + bench.receivers = 2,147,483,648 ranks, more than 2,147,483,647",
+        ),
+        # credits * in_flight overflowed an int in daqnet-evb; then, buffers that cannot fit.
+        (
+            ("bench.baseline=p2p", "bench.credits=2", "bench.in_flight=2147483647"),
+            "bench.in_flight = 2147483647: the p2p baseline keeps credits × in_flight = 4,294,967,294",
+        ),
+        (
+            ("bench.baseline=p2p", "bench.credits=8", "bench.in_flight=100000"),
+            "the p2p baseline would need",
+        ),
         # An explicit 0 with no event count once ran the default 5 s silently.
         (("bench.seconds=0",), "bench.events and bench.seconds are both 0"),
     ],
@@ -505,3 +526,33 @@ def test_prepare_then_collect(tmp_path):
     r = json.loads(p.stdout)
     assert r["status"] == "finished"
     check_consistent(r, 4)
+
+
+def test_run_cfg_is_read_back_as_daqnet_evb_reads_it(tmp_path):
+    # collect's reader once kept a comment after a value and split lines where daqnet-evb
+    # does not (a vertical tab), so result headlines could disagree with what ran.
+    from daqnet.bench import read_run_config
+
+    cfg = tmp_path / "run.cfg"
+    cfg.write_text(
+        "# by hand\ncredits = 4  # four\nranks = ²\nseed = 1\x0bx = 2\n  # in_flight = 9\n"
+    )
+    assert read_run_config(cfg) == {"credits": "4", "ranks": "²", "seed": "1\x0bx = 2"}
+    (tmp_path / "rank-0.json").write_text("{}")
+    p = daqnet("collect", str(tmp_path))  # a run.cfg whose ranks is no number: no traceback
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+
+
+def test_a_host_name_run_cfg_cannot_list_is_refused(tmp_path):
+    # placement_hosts is a ',' list in run.cfg: 'b,c' reached daqnet-evb as two hosts.
+    hosts = tmp_path / "hosts.txt"
+    hosts.write_text("a\nb,c\nd\ne\n")
+    p = daqnet(
+        "bench", str(EXAMPLE), "--prepare", "--out", str(tmp_path / "out"),
+        "--set", "placement.order=file", "--set", f"placement.file={hosts}",
+    )  # fmt: skip
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert (
+        p.stderr.strip()
+        == f"daqnet: error: {hosts}:2: host 'b,c': a ',' in a host name (run.cfg separates names with ',')"
+    )

@@ -163,6 +163,21 @@ BAD = [
     ),
     (["--set", "placement.order=file"], 'placement.order = "file" needs placement.file'),
     (["--set", "fabric.levels=4"], "fabric.levels = 4: must be 2 or 3"),
+    # In range for a double, not for the figures derived from it: inf Gb/s, NaN seconds.
+    (["--set", "fabric.link_gbps=1e308"], "fabric.link_gbps = 1e[+]308: must be at most 1e[+]09"),
+    (
+        ["--set", "simulate.message_bytes=1e308"],
+        "simulate.message_bytes = 1e[+]308: must be at most 9.0072e[+]15",
+    ),
+    (
+        ["--set", "simulate.injection_gbps=5e-324"],
+        "simulate.injection_gbps = 5e-324: must be at least 1e-06",
+    ),
+    # 30 hosts x 2^31-1 tasks: an array of 64 billion ranks was a MemoryError traceback.
+    (
+        ["--set", "workload.tasks_per_node=2147483647"],
+        "workload.tasks_per_node = 2147483647 on 30 hosts makes 64,424,509,410 tasks, more than 2,147,483,647",
+    ),
     (["--set", "workload.kind=broadcast"], "workload.kind = 'broadcast': expected one of"),
     (["--set", "hosts=3"], "set hosts=3: expected section.key=value"),
     (
@@ -217,6 +232,40 @@ def test_bad_input_one_line(scenario, extra, message):
     assert "Traceback" not in r.stderr
     assert re.search(message, lines[0]), lines[0]
     assert lines[0].startswith("daqnet: error: ")
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ("fabric.nami\nled", r"set 'fabric.nami\\nled': expected section.key=value"),
+        ("fab\nric.hosts=4", r"set 'fab\\nric.hosts=4': unknown section 'fab\\nric'"),
+        ("fabric.ho\tsts=4", r"unknown key 'fabric.ho\\tsts'"),
+    ],
+)
+def test_set_items_with_line_breaks_stay_on_one_line(scenario, item, message):
+    # Found by the atheris fuzzer: the item was echoed as typed, line break included.
+    r = run_cli("conflicts", scenario, "--set", item)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert re.search(message, r.stderr), r.stderr
+
+
+def test_toml_nested_too_deeply_is_one_line(tmp_path):
+    # tomllib recurses per level: 2,000 nested arrays were a RecursionError traceback, in a
+    # scenario, a --set value and a prices file alike.
+    deep = "[" * 2000 + "1" + "]" * 2000
+    p = tmp_path / "deep.toml"
+    p.write_text(f"[fabric]\nradix = 8\nhosts = 16\n[workload]\nshifts = {deep}\n")
+    ok = tmp_path / "ok.toml"
+    ok.write_text(SCENARIO)
+    for args in (
+        ("conflicts", p),
+        ("conflicts", ok, "--set", f"workload.shifts={deep}"),
+        ("plan", "--hosts", "64", "--prices", p),
+    ):
+        r = run_cli(*args)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
+        assert len(r.stderr.strip().splitlines()) == 1
+        assert "nested too deeply" in r.stderr
 
 
 def test_bad_scenario_files(tmp_path):

@@ -71,6 +71,20 @@ def test_bad_parameters_are_named():
         percs(2, d_gbps=0)
 
 
+@pytest.mark.parametrize(
+    ("p", "a", "h"), [(1, 2**31 - 1, 1), (2**31 - 1, 2**31 - 1, 2**31 - 1), (1, 65535, 2**31 - 1)]
+)
+def test_a_dragonfly_too_large_is_refused_by_name(p, a, h):
+    # Found by the scenario fuzzer: the default g = a·h + 1 past 2^31 was a TypeError from
+    # the binding, and g·a·ports could overflow 64 bits in the size check.
+    s = Scenario({"fabric": {"kind": "dragonfly", "p": p, "a": a, "h": h}}, "big.toml")
+    with pytest.raises(
+        DaqnetError,
+        match=rf"^big.toml: fabric: a dragonfly with p={p} a={a} h={h} g=\d+ is too large",
+    ):
+        s.build_fabric()
+
+
 def hop_counts(fabric):
     """Fewest links from every host to every node, by breadth-first search (hosts do not
     forward: a path may only end at a host)."""

@@ -1,7 +1,9 @@
 """Fuzzing of the importers (hypothesis): files made by mutating the committed corpus
 (tests/data/ib: real ibnetdiscover, OpenSM and dump_lfts output; tests/data/fuzz: Slurm
-topology.conf, steps files, hostlist expressions) must either load or fail with one
-DaqnetError/core Error naming the file, never crash the process, hang or raise anything else.
+topology.conf, steps files, hostlist expressions, routing table files, host lists, and a
+run directory of daqnet-evb) must either load or fail with one DaqnetError/core Error naming
+the file, never crash the process, hang or raise anything else. tests/test_fuzz_cpp.py and
+tests/test_fuzz_python.py fuzz the same readers guided by coverage.
 
 The short run here is part of every test run (DAQNET_FUZZ_EXAMPLES examples per importer,
 default 60); set DAQNET_FUZZ_EXAMPLES=5000 for a long run. A failing input hypothesis finds
@@ -10,13 +12,16 @@ is kept in its example database (.hypothesis/) and should be added to the corpus
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
-from daqnet import fabric, routing
+from daqnet import fabric, placement, routing
+from daqnet.bench import collect
 from daqnet.errors import USER_ERRORS
-from daqnet.io.hostlist import expand
+from daqnet.io.hostlist import expand, read_hostnames
 from daqnet.io.slurm_topology import read_slurm_topology
 from daqnet.io.steps_file import read_steps
 from hypothesis import HealthCheck, given, settings
@@ -36,7 +41,7 @@ TOKENS = [
     "Switch", "Ca", "Hca", "Rt", "lid", "port", "0x", "[1]", "[99]", "#", '"', "S-", "H-",
     "4xEDR", "4xHDR", "1xSDR", "12xQDR", "-1", "0", "65535", "99999999999", "\t", " ", "\n",
     "Unicast", "lids", "Channel", "SwitchName=", "Switches=", "Nodes=", "node[1-", "]", ",",
-    ">", "x", "\ufeff", "\x00", "é",
+    ">", "x", "\ufeff", "\x00", "é", "leaf0", "spine3", "node07", "node26", "37", "\r",
 ]  # fmt: skip
 
 
@@ -151,3 +156,76 @@ def test_corpus_itself_loads(name):
         assert routing.from_lft_dump(f, IB / name).engine.startswith("lft-dump")
     else:
         assert f.num_hosts == 27
+
+
+@FUZZ_SETTINGS
+@given(data=st.data(), seed=st.sampled_from(["seed-dmodk-27.txt", "seed-random-27.txt"]))
+def test_fuzz_table_file(tmp_path, data, seed):
+    text = data.draw(mutated((FUZZ / "table_file" / seed).read_text()))
+    f = fabric.fat_tree(radix=8, hosts=27)
+    check(lambda p: routing.from_file(f, p), _write(tmp_path, "tables.txt", text))
+
+
+@FUZZ_SETTINGS
+@given(data=st.data())
+def test_fuzz_host_file(tmp_path, data):
+    """A host list as placement.file (alone, and placing ranks) and as fabric.naming_file."""
+    text = data.draw(mutated((FUZZ / "hosts.txt").read_text()))
+    path = _write(tmp_path, "hosts.txt", text)
+    f = fabric.fat_tree(radix=8, hosts=27)
+    check(lambda p: read_hostnames(p, "placement.file"), path)
+    check(lambda p: placement.from_file(f, p), path)
+    check(lambda p: fabric.fat_tree(radix=8, hosts=4, naming="file", naming_file=p), path)
+
+
+JSON_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(),
+    st.text(max_size=5),
+    st.builds(list),
+    st.builds(dict),
+    st.builds(lambda: [[1e308, 2]]),  # a fresh list each time: edits must not leak between examples
+)
+
+
+@st.composite
+def edited_json(draw: st.DrawFn, doc: object) -> object:
+    """The document with a few values replaced (any type) or keys dropped."""
+    doc = json.loads(json.dumps(doc))
+    for _ in range(draw(st.integers(1, 3))):
+        node, path = doc, []
+        while isinstance(node, (dict, list)) and node and draw(st.integers(0, 3)):
+            key = draw(
+                st.sampled_from(sorted(node) if isinstance(node, dict) else range(len(node)))
+            )
+            path.append((node, key))
+            node = node[key]
+        if not path:
+            continue
+        parent, key = path[-1]
+        if isinstance(parent, dict) and draw(st.booleans()):
+            del parent[key]
+        else:
+            parent[key] = draw(JSON_VALUES)
+    return doc
+
+
+RUN = FUZZ / "collect-run"
+
+
+@FUZZ_SETTINGS
+@given(data=st.data())
+def test_fuzz_rank_snapshot(tmp_path, data):
+    """daqnet collect on a run whose rank-0.json holds other values or lacks keys (a file of
+    another version, or edited): a result, or one line naming the run directory."""
+    run = tmp_path / "run"
+    shutil.rmtree(run, ignore_errors=True)
+    shutil.copytree(RUN, run)
+    doc = data.draw(edited_json(json.loads((RUN / "rank-0.json").read_text())))
+    (run / "rank-0.json").write_text(json.dumps(doc))
+    try:
+        collect(run).to_dict()
+    except USER_ERRORS as err:
+        assert "\n" not in str(err) and str(run) in str(err), str(err)

@@ -155,6 +155,9 @@ def _edit(tmp_path: Path, src: Path, edit) -> Path:
             "closing quote",
         ),
         (lambda t: "garbage line\n" + t, "line", "expected a node line"),
+        # Found by the fuzzer: a carriage return after the type word ended the word but not
+        # the search for the port count (std::out_of_range, a traceback from Python).
+        (lambda t: t.replace("Switch\t8", "Switch\r8\x05", 1), "number of ports", "not a whole"),
     ],
     ids=[
         "truncated",
@@ -165,6 +168,7 @@ def _edit(tmp_path: Path, src: Path, edit) -> Path:
         "guid",
         "cut-line",
         "garbage",
+        "carriage-return",
     ],
 )
 def test_ibnetdiscover_errors_name_file_line_and_field(tmp_path, edit, field, text):

@@ -243,3 +243,17 @@ def test_engine_errors(small):
         routing.build(fab, "ecmp")
     with pytest.raises(ValueError, match='routing.engine = "table" needs routing.file'):
         routing.build(fab, "table")
+
+
+def test_a_file_name_too_long_is_one_line(tmp_path):
+    # Found by the scenario fuzzer: std::filesystem::is_directory threw its own
+    # filesystem_error for a name past NAME_MAX, a RuntimeError traceback from Python.
+    from daqnet.errors import USER_ERRORS
+
+    long = tmp_path / ("x" * 300)
+    fab = daqnet.fat_tree(radix=8, hosts=16)
+    for read in (daqnet.fabric.from_ibnetdiscover, lambda p: routing.from_file(fab, p)):
+        with pytest.raises(USER_ERRORS, match="File name too long"):
+            read(long)
+    with pytest.raises(USER_ERRORS, match="File name too long"):
+        routing.from_lft_dump(fab, long)

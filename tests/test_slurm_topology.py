@@ -93,6 +93,12 @@ def test_hostlist_expressions():
         expand("n[1-3],n2", "placement.hosts")
     with pytest.raises(USER_ERRORS, match=r"placement.hosts = 'n\[1-': not a hostlist"):
         expand("n[1-", "placement.hosts")
+    # Found by the atheris fuzzer: python-hostlist recursed without end (RecursionError) on
+    # a line break inside brackets; blanks and control characters are refused first.
+    with pytest.raises(USER_ERRORS, match=r"not a hostlist expression \('\\n' at position 14\)"):
+        expand("node[00]x[1-7,\n0]", "--pool")
+    with pytest.raises(USER_ERRORS, match=r"\(' ' at position 7\)"):
+        expand("n[1-2], n5", "placement.hosts")
 
 
 EXPRESSIONS = [

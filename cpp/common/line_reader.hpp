@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "common/error.hpp"
 
@@ -38,7 +39,10 @@ class LineReader {
 public:
   /// `what` names the file's role for the open error ("topology", "forwarding tables").
   LineReader(std::string path, const std::string& what) : path_(std::move(path)) {
-    if (std::filesystem::is_directory(path_)) throw Error("cannot read " + what + " " + path_ + ": is a directory");
+    // The error_code form: a name too long or a loop of links is the open's error below,
+    // not a std::filesystem::filesystem_error.
+    std::error_code ec;
+    if (std::filesystem::is_directory(path_, ec)) throw Error("cannot read " + what + " " + path_ + ": is a directory");
     in_.open(path_, std::ios::binary);
     if (!in_) throw Error("cannot read " + what + " " + path_ + ": " + std::strerror(errno));
   }

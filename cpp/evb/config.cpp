@@ -1,18 +1,23 @@
 #include "evb/config.hpp"
 
-#include <cerrno>
+#include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "evb/config_keys.hpp"
+#include "evb/flow_control.hpp"
 
 namespace daqnet::evb {
 namespace {
+
+// Counts and sizes daqnet-evb keeps in an int (rank counts, as MPI's; fragment sizes).
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
 std::string trim(const std::string& s) {
   auto b = s.find_first_not_of(" \t\r");
@@ -45,12 +50,23 @@ ConfigError key_error(const std::string& path, const std::map<std::string, std::
   return ConfigError(msg);
 }
 
-// A number as run.cfg writes it: the whole text, finite.
+// A number as run.cfg writes it: the whole text, decimal (fixed or scientific), finite.
+// std::from_chars, not strtod, which also took hexadecimal ("0x10" = 16), leading blanks
+// and '+', none of which Python's reader of run.cfg (daqnet collect) reads the same.
 bool parse_number(const std::string& text, double& out) {
-  char* end = nullptr;
-  errno = 0;
-  out = std::strtod(text.c_str(), &end);
-  return end != text.c_str() && *end == 0 && errno == 0 && std::isfinite(out);
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, out, std::chars_format::general);
+  return ec == std::errc() && ptr == end && std::isfinite(out);
+}
+
+// A whole number as run.cfg writes it: the whole text, decimal digits after an optional '-'
+// (signed types only), in range. No blank, '+' or other prefix: strtoll would skip a
+// vertical tab and strtoull would take "-1" as 2^64-1.
+template <class Int>
+bool parse_whole(const std::string& text, Int& out) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  return ec == std::errc() && ptr == end;
 }
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -78,25 +94,17 @@ ConfigValue read_value(const ConfigKey& k, const std::string& text,
     if (x > k.maximum) fail("= " + shown + " must be at most " + number_text(k.maximum));
   };
   switch (k.kind) {
-  case Kind::integer: {
-    char* end = nullptr;
-    errno = 0;
-    v.integer = std::strtoll(text.c_str(), &end, 10);
-    if (end == text.c_str() || *end || errno) fail("= '" + text + "' is not a whole number");
+  case Kind::integer:
+    if (!parse_whole(text, v.integer)) fail("= '" + text + "' is not a whole number");
     within(static_cast<double>(v.integer), text);
     break;
-  }
   case Kind::number:
     if (!parse_number(text, v.number)) fail("= '" + text + "' is not a number");
     within(v.number, text);
     break;
-  case Kind::seed: {
-    char* end = nullptr;
-    errno = 0;
-    v.seed = std::strtoull(text.c_str(), &end, 10);
-    if (end == text.c_str() || *end || errno || text[0] == '-') fail("= '" + text + "' is not a seed");
+  case Kind::seed:
+    if (!parse_whole(text, v.seed)) fail("= '" + text + "' is not a seed (a whole number from 0 to 2^64-1)");
     break;
-  }
   case Kind::boolean:
     if (text == "1" || text == "true")
       v.boolean = true;
@@ -146,13 +154,18 @@ Config Config::read(const std::string& path) {
   return parse(text.str(), path);
 }
 
-Config Config::parse(const std::string& text, const std::string& path) {
+namespace {
+
+// Config::parse, also giving each key's value as read when `read` is not null.
+Config parse_config(const std::string& text, const std::string& path, std::map<std::string, ConfigValue>* read) {
   std::istringstream in(text);
   std::map<std::string, std::pair<std::string, int>> values;  // key → (text, line)
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
+    // C functions would end a value at a NUL byte and ignore the rest of the line.
+    if (line.find('\0') != std::string::npos) throw line_error(path, number, "a NUL byte: run.cfg is a text file");
     auto hash = line.find('#');
     if (hash != std::string::npos) line.resize(hash);
     line = trim(line);
@@ -172,19 +185,49 @@ Config Config::parse(const std::string& text, const std::string& path) {
     known.insert(k.name);
     auto it = values.find(k.name);
     const std::string& text = it == values.end() ? k.default_text : it->second.first;
-    k.store(c, read_value(k, text, [&](const std::string& what) { throw key_error(path, values, k.name, what); }));
+    ConfigValue v = read_value(k, text, [&](const std::string& what) { throw key_error(path, values, k.name, what); });
+    k.store(c, v);
+    if (read) (*read)[k.name] = std::move(v);
   }
   const auto fail = [&](const std::string& key, const std::string& what) { throw key_error(path, values, key, what); };
   if (c.meta_bytes > 0 && c.meta_bytes < 64) fail("meta_bytes", "must be 0 (no meta-data) or at least 64");
   if (!c.tcp_token.empty() &&
       (c.tcp_token.size() != 32 || c.tcp_token.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos))
     fail("tcp_token", "must be 32 hexadecimal digits");
+  // Buffers hold one largest fragment per readout unit: mean × (1 + 8 σ) for drawn sizes
+  // (fragments.cpp), which must stay below 2 GiB, as daqnet bench checks in the scenario.
+  if (c.distribution != SizeDistribution::fixed) {
+    const auto& per_ru = c.fragment_bytes_per_ru;
+    const double mean = per_ru.empty() ? c.fragment_bytes : *std::max_element(per_ru.begin(), per_ru.end());
+    if (mean * (1 + 8 * c.fragment_sigma) > static_cast<double>(kIntMax))
+      fail("fragment_sigma", "= " + number_text(c.fragment_sigma) + " makes fragments of up to " +
+                                 (per_ru.empty() ? "fragment_bytes" : "max(fragment_bytes_per_ru)") + " × (1 + 8 × " +
+                                 number_text(c.fragment_sigma) + ") bytes, more than 2 GiB");
+  }
   if ((c.events > 0) == (c.seconds > 0)) throw ConfigError(path + ": give exactly one of events and seconds");
   if (c.mode == Mode::time_frames && (c.senders < 1 || c.receivers < 1))
     throw ConfigError(path + ": time-frames mode needs senders ≥ 1 and receivers ≥ 1");
+  // One rank per unit: the sum is a rank count (an int, as MPI's).
+  if (c.mode == Mode::time_frames && std::int64_t{c.senders} + c.receivers > kIntMax)
+    fail("receivers", "= " + std::to_string(c.receivers) + ": senders + receivers = " +
+                          std::to_string(std::int64_t{c.senders} + c.receivers) + " ranks, more than " +
+                          std::to_string(kIntMax));
+  if (c.baseline == "p2p" && p2p_window(c) > kIntMax)
+    fail("in_flight", "= " + std::to_string(c.in_flight) + ": the p2p baseline keeps credits × in_flight = " +
+                          std::to_string(p2p_window(c)) + " messages in flight, more than " + std::to_string(kIntMax));
   for (auto& [key, value] : values)
     if (!known.contains(key)) throw line_error(path, value.second, "unknown key " + key);
   return c;
+}
+
+}  // namespace
+
+Config Config::parse(const std::string& text, const std::string& path) { return parse_config(text, path, nullptr); }
+
+std::map<std::string, ConfigValue> read_config_values(const std::string& text, const std::string& path) {
+  std::map<std::string, ConfigValue> read;
+  parse_config(text, path, &read);
+  return read;
 }
 
 }  // namespace daqnet::evb

@@ -1,6 +1,7 @@
 // daqnet — plan, simulate and benchmark event-building networks.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,10 @@ struct ConfigKey {
 
 /// Every key, in the order run.cfg lists them.
 const std::vector<ConfigKey>& config_keys();
+
+/// Every key's value as Config::parse reads `text` (defaults for the keys it leaves out),
+/// after all its checks (ConfigError naming `path`, line and key): what daqnet-evb would run
+/// with, for the Python package to check the run.cfg it writes.
+std::map<std::string, ConfigValue> read_config_values(const std::string& text, const std::string& path);
 
 }  // namespace daqnet::evb

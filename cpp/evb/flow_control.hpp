@@ -1,6 +1,7 @@
 // daqnet — plan, simulate and benchmark event-building networks.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <set>
@@ -38,6 +39,12 @@ private:
 /// gathers, else `in_flight`.
 inline int gather_window(const Config& c, int readout_units) {
   return c.schedule == Schedule::all_at_once ? readout_units : c.in_flight;
+}
+
+/// Messages in flight per pair of ranks in the p2p baseline: credits × in_flight, as many
+/// transfers as a builder may have under way (Config::parse refuses more than an int holds).
+inline std::int64_t p2p_window(const Config& c) {
+  return std::max<std::int64_t>(1, std::int64_t{c.credits} * c.in_flight);
 }
 
 /// A builder serves its gathers oldest event first, so the process cap never starves the

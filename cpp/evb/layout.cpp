@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <numeric>
 
 #include "common/random.hpp"
@@ -34,7 +35,7 @@ bool natural_less(const std::string& a, const std::string& b) {
 Layout make_layout(const Config& c, int rank, const std::vector<std::string>& hostnames) {
   Layout l;
   l.ranks = static_cast<int>(hostnames.size());
-  int need = c.mode == Mode::time_frames ? c.senders + c.receivers : 0;
+  const std::int64_t need = c.mode == Mode::time_frames ? std::int64_t{c.senders} + c.receivers : 0;
   if (c.mode == Mode::time_frames && need != l.ranks)
     throw ConfigError("time-frames mode needs senders + receivers = " + std::to_string(need) + " ranks, but " +
                       std::to_string(l.ranks) + " were launched");

@@ -16,6 +16,7 @@
 
 #include "evb/baselines.hpp"
 #include "evb/config.hpp"
+#include "evb/flow_control.hpp"
 #include "evb/fragments.hpp"
 #include "evb/layout.hpp"
 #include "evb/mpi_transport.hpp"
@@ -189,12 +190,11 @@ int main(int argc, char** argv) {
   try {
     if (config.baseline != "none") {
       auto bytes = static_cast<std::size_t>(config.fragment_bytes + 7) / 8 * 8;
-      BaselineResult r = config.baseline == "alltoall"
-                             ? alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds)
-                         : config.baseline == "isend"
-                             ? isend_alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds)
-                             : p2p_baseline(MPI_COMM_WORLD, *transport, layout, bytes,
-                                            std::max(1, config.in_flight * config.credits), config.baseline_seconds);
+      BaselineResult r =
+          config.baseline == "alltoall" ? alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds)
+          : config.baseline == "isend"  ? isend_alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds)
+                                        : p2p_baseline(MPI_COMM_WORLD, *transport, layout, bytes,
+                                                       static_cast<int>(p2p_window(config)), config.baseline_seconds);
       if (!rank) write_atomically(out_dir + "/baseline.json", r.json());
     }
   } catch (const std::exception& e) {

@@ -25,11 +25,14 @@ Fabric build_dragonfly(const DragonflySpec& spec) {
     if (!(rate > 0) || !std::isfinite(rate)) throw Error(std::string("fabric.") + key + " must be a finite number > 0");
   if (!(spec.latency_seconds >= 0) || !std::isfinite(spec.latency_seconds))
     throw Error("fabric.latency_seconds must be a finite number >= 0");
-  const int64_t routers = g * a, hosts = routers * p, ports = p + (a - 1) + h;
-  if (hosts < 2) throw Error("fabric: a dragonfly of one host has nothing to route");
-  if (routers * (ports + 1) + hosts > kMaxSwitchPorts || ports > 65535)
+  const int64_t ports = p + (a - 1) + h;
+  // Switch ports and hosts, g·a·(ports + 1) + g·a·p, with each factor bounded before it is
+  // multiplied: g·a·ports alone can pass 2^63.
+  if (ports > 65535 || g > kMaxSwitchPorts || g * a * (ports + 1 + p) > kMaxSwitchPorts)
     throw Error("fabric: a dragonfly with p=" + std::to_string(p) + " a=" + std::to_string(a) +
                 " h=" + std::to_string(h) + " g=" + std::to_string(g) + " is too large to build here");
+  const int64_t routers = g * a, hosts = routers * p;
+  if (hosts < 2) throw Error("fabric: a dragonfly of one host has nothing to route");
 
   Fabric f;
   const NumberedName gn(g), rn(a), hn(p);

@@ -23,7 +23,7 @@ struct DragonflySpec {
   int32_t p = 2;
   int32_t a = 4;
   int32_t h = 2;
-  int32_t g = 9;
+  int64_t g = 9;  ///< up to a·h + 1, which an int32_t may not hold
   double local_gbps = 100;
   double global_gbps = 100;
   double host_gbps = 100;

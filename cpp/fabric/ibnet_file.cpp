@@ -208,7 +208,8 @@ private:
     n.is_switch = line.starts_with("Switch");
     if (line.starts_with("Rt"))
       in_.fail("node type", "routers (Rt) are not supported: daqnet models one subnet of hosts and switches");
-    size_t i = line.find_first_of(" \t");
+    // After the type word, which ends at a blank as starts_with_word saw it ('\r' included).
+    size_t i = static_cast<size_t>(std::find_if(line.begin(), line.end(), is_blank) - line.begin());
     skip_blanks(line, i);
     size_t j = i;
     while (j < line.size() && !is_blank(line[j]) && line[j] != '"') ++j;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <string_view>
+#include <system_error>
 
 #include "common/error.hpp"
 #include "routing/routing.hpp"
@@ -33,7 +34,8 @@ std::shared_ptr<TableRouting> read_table_file(const std::shared_ptr<const Fabric
                                               const Progress& progress) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read routing table " + path + ": " + std::strerror(errno));
-  if (std::filesystem::is_directory(path)) throw Error("cannot read routing table " + path + ": is a directory");
+  std::error_code ec;  // not the throwing form (its filesystem_error is no daqnet::Error)
+  if (std::filesystem::is_directory(path, ec)) throw Error("cannot read routing table " + path + ": is a directory");
   std::stringstream buf;
   buf << in.rdbuf();
   std::string text = buf.str();

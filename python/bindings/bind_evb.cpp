@@ -2,6 +2,11 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <map>
+#include <string>
+
+#include "common/error.hpp"
+#include "evb/config.hpp"
 #include "evb/config_keys.hpp"
 #include "numpy_util.hpp"
 
@@ -32,6 +37,50 @@ void bind_evb(nb::module_& m) {
       "Every key of the event builder's run description (run.cfg): the one description of its "
       "configuration (name, kind, default as written in run.cfg, limits, choices, unit, doc, and "
       "where a scenario gives it)");
+
+  m.def(
+      "read_config",
+      [](const std::string& text, const std::string& source) {
+        std::map<std::string, evb::ConfigValue> values;
+        try {
+          values = evb::read_config_values(text, source);
+        } catch (const evb::ConfigError& e) {
+          throw Error(e.what());
+        }
+        nb::dict out;
+        for (const auto& k : evb::config_keys()) {
+          const evb::ConfigValue& v = values.at(k.name);
+          using Kind = evb::ConfigKey::Kind;
+          switch (k.kind) {
+          case Kind::integer:
+            out[k.name.c_str()] = v.integer;
+            break;
+          case Kind::number:
+            out[k.name.c_str()] = v.number;
+            break;
+          case Kind::boolean:
+            out[k.name.c_str()] = v.boolean;
+            break;
+          case Kind::seed:
+            out[k.name.c_str()] = v.seed;
+            break;
+          case Kind::number_list:
+            out[k.name.c_str()] = v.numbers;
+            break;
+          case Kind::text_list:
+            out[k.name.c_str()] = v.texts;
+            break;
+          case Kind::text:
+          case Kind::choice:
+            out[k.name.c_str()] = v.text;
+            break;
+          }
+        }
+        return out;
+      },
+      nb::arg("text"), nb::arg("source"),
+      "Every key's value as daqnet-evb reads the run description `text` (defaults filled in), "
+      "after all its checks; `source` names it in errors");
 }
 
 }  // namespace daqnet::bindings

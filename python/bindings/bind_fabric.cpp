@@ -140,7 +140,7 @@ void bind_fabric(nb::module_& m) {
       "A PERCS-like two-level direct network (see cpp/fabric/percs.hpp for the D-link rule)");
   m.def(
       "build_dragonfly",
-      [](int32_t p, int32_t a, int32_t h, int32_t g, double local_gbps, double global_gbps, double host_gbps,
+      [](int32_t p, int32_t a, int32_t h, int64_t g, double local_gbps, double global_gbps, double host_gbps,
          double latency_seconds) {
         DragonflySpec s{p, a, h, g, local_gbps, global_gbps, host_gbps, latency_seconds};
         return std::make_shared<Fabric>(build_dragonfly(s));

@@ -211,11 +211,16 @@ def parse_taper(
     return out
 
 
-def _read_names(path: str | Path, count: int, key: str) -> list[str]:
-    names = [name for name, _ in read_hostnames(path, key)]
-    if len(names) != count:
-        raise DaqnetError(f"{path}: {len(names)} hostnames for a fabric of {count} hosts")
-    return names
+def _read_names(path: str | Path, count: int, key: str, taken: Sequence[str] = ()) -> list[str]:
+    """`count` host names from a host list; none may be one of `taken` (the switches')."""
+    listed = read_hostnames(path, key)
+    if len(listed) != count:
+        raise DaqnetError(f"{path}: {len(listed)} hostnames for a fabric of {count} hosts")
+    switches = set(taken)
+    for name, lineno in listed:
+        if name in switches:
+            raise DaqnetError(f"{path}:{lineno}: host '{name}' has the name of a switch")
+    return [name for name, _ in listed]
 
 
 def fat_tree(
@@ -280,7 +285,8 @@ def fat_tree(
     elif naming == "file":
         if naming_file is None:
             raise DaqnetError('fabric.naming = "file" needs fabric.naming_file')
-        core.rename_hosts(_read_names(naming_file, hosts, "fabric.naming_file"))
+        switches = core.node_names()[hosts:]
+        core.rename_hosts(_read_names(naming_file, hosts, "fabric.naming_file", switches))
     return Fabric(core)
 
 

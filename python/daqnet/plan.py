@@ -12,20 +12,14 @@ between switches optical, unless a prices file says otherwise.
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import DaqnetError
 from .fabric import fat_tree, parse_taper
-from .io.files import read_text
+from .io.files import read_toml
 from .result import Result
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = ["DEFAULT_PRICES", "Plan", "candidate", "hosts_per_leaf", "plan", "read_prices"]
 
@@ -53,10 +47,7 @@ class Plan(Result):
 
 def read_prices(path: str | Path) -> dict[str, Any]:
     """Unit prices from a TOML file ([prices] with any of DEFAULT_PRICES' keys)."""
-    try:
-        data = tomllib.loads(read_text(Path(path), "prices"))
-    except tomllib.TOMLDecodeError as err:
-        raise DaqnetError(f"{path}: not valid TOML: {err}") from None
+    data = read_toml(Path(path), "prices")
     given = data.get("prices")
     if not isinstance(given, dict) or set(data) - {"prices"}:
         raise DaqnetError(f"{path}: expected one [prices] table")

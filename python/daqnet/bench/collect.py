@@ -53,9 +53,92 @@ def latency_percentiles(hists: list[dict[str, Any]]) -> dict[str, float | None]:
 def read_json(path: Path) -> dict[str, Any] | None:
     try:
         doc = json.loads(path.read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested too deeply
         return None
     return doc if isinstance(doc, dict) else None
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _whole(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def _histogram(h: Any) -> bool:
+    """A latency histogram as daqnet-evb writes it (geometric buckets of growth 1.01)."""
+    return (
+        isinstance(h, dict)
+        and _number(h.get("base_seconds"))
+        and h["base_seconds"] > 0
+        and _number(h.get("growth"))
+        and 1 < h["growth"] <= 2
+        and _number(h.get("max_seconds"))
+        and isinstance(h.get("buckets"), list)
+        and all(
+            isinstance(b, list) and len(b) == 2 and _whole(b[0]) and b[0] < 100_000 and _whole(b[1])
+            for b in h["buckets"]
+        )
+    )
+
+
+_COUNTERS = (
+    "bytes_in",
+    "bytes_out",
+    "fragments_in",
+    "fragments_out",
+    "events_built",
+    "built_bytes",
+)
+_UNIT_FIELDS = {
+    "bu": ("missing_fragments", "duplicate_fragments", "corrupt_fragments"),
+    "em": (
+        "window_end_seconds",
+        "window_start_seconds",
+        "window_bytes",
+        "window_events",
+        "events_assigned",
+    ),
+    "ru": (),
+}
+
+
+def _is_snapshot(doc: dict[str, Any]) -> bool:
+    """Whether a rank-N.json holds every field collect reads, of the types daqnet-evb
+    writes: a file of another tool or version, or edited, is corrupt, not a traceback."""
+    if not (
+        _whole(doc.get("rank"))
+        and isinstance(doc.get("host"), str)
+        and doc.get("status") in ("running", "finished", "interrupted", "error")
+        and isinstance(doc.get("error"), str)
+        and _number(doc.get("cpu_seconds"))
+        and _number(doc.get("time_seconds"))
+        and isinstance(doc.get("units"), list)
+    ):
+        return False
+    for u in doc["units"]:
+        if not (
+            isinstance(u, dict)
+            and isinstance(u.get("unit"), str)
+            and u["unit"] in _UNIT_FIELDS
+            and _whole(u.get("index"))
+        ):
+            return False
+        counters, window = u.get("counters"), u.get("window")
+        if not (isinstance(counters, dict) and all(_number(counters.get(k)) for k in _COUNTERS)):
+            return False
+        if window is not None and not (
+            isinstance(window, dict) and all(_number(window.get(k)) for k in _COUNTERS)
+        ):
+            return False
+        if u.get("window_seconds") is not None and not _number(u["window_seconds"]):
+            return False
+        if not all(_number(u.get(k)) for k in _UNIT_FIELDS[u["unit"]]):
+            return False
+        if u["unit"] != "ru" and not _histogram(u.get("latency_histogram")):
+            return False
+    return True
 
 
 def _timeseries(out_dir: Path) -> list[dict[str, Any]]:
@@ -67,36 +150,42 @@ def _timeseries(out_dir: Path) -> list[dict[str, Any]]:
     periods: dict[int, dict[str, Any]] = {}
     for path in sorted(out_dir.glob("rank-*.csv")):
         last: dict[str, tuple[float, int, int]] = {}
-        with path.open() as f:
-            for row in csv.DictReader(f):
-                try:
-                    if row["unit"] != "bu":
-                        continue
-                    t = float(row["time_seconds"])
-                    n = int(row["period"]) + int(row["final"])
-                    b, e = int(row["built_bytes"]), int(row["events_built"])
-                except (KeyError, ValueError, TypeError):
-                    continue  # a line cut short by a crash
-                t0, b0, e0 = last.get(row["index"], (0.0, 0, 0))
-                last[row["index"]] = (t, b, e)
-                if t <= t0:
+        try:
+            table = list(csv.DictReader(path.read_text(errors="replace").splitlines()))
+        except (OSError, csv.Error):  # unreadable, or no CSV: no time series from it
+            continue
+        for row in table:
+            try:
+                if row["unit"] != "bu":
                     continue
-                slot = periods.setdefault(
-                    n,
-                    {
-                        "period": n,
-                        "time_seconds": t,
-                        "bytes": 0,
-                        "events": 0,
-                        "seconds": 0.0,
-                        "partial": False,
-                    },
-                )
-                slot["time_seconds"] = max(slot["time_seconds"], t)
-                slot["bytes"] += b - b0
-                slot["events"] += e - e0
-                slot["seconds"] = max(slot["seconds"], t - t0)
-                slot["partial"] |= row["final"] == "1"
+                t = float(row["time_seconds"])
+                n = int(row["period"]) + int(row["final"])
+                b, e = int(row["built_bytes"]), int(row["events_built"])
+                unit, final = row["index"], row["final"] == "1"
+            except (KeyError, ValueError, TypeError):
+                continue  # a line cut short by a crash
+            if not math.isfinite(t):
+                continue
+            t0, b0, e0 = last.get(unit, (0.0, 0, 0))
+            last[unit] = (t, b, e)
+            if t <= t0:
+                continue
+            slot = periods.setdefault(
+                n,
+                {
+                    "period": n,
+                    "time_seconds": t,
+                    "bytes": 0,
+                    "events": 0,
+                    "seconds": 0.0,
+                    "partial": False,
+                },
+            )
+            slot["time_seconds"] = max(slot["time_seconds"], t)
+            slot["bytes"] += b - b0
+            slot["events"] += e - e0
+            slot["seconds"] = max(slot["seconds"], t - t0)
+            slot["partial"] |= final
     rows = []
     for n in sorted(periods):
         s = periods[n]
@@ -116,16 +205,17 @@ def _timeseries(out_dir: Path) -> list[dict[str, Any]]:
 
 
 def read_run_config(path: Path) -> dict[str, str]:
-    """The key = value pairs of a run.cfg (empty if there is none)."""
+    """The key = value pairs of a run.cfg (empty if there is none), read as daqnet-evb reads
+    them (cpp/evb/config.cpp): '#' starts a comment anywhere on a line."""
     try:
-        lines = path.read_text(errors="replace").splitlines()
+        lines = path.read_text(errors="replace").split("\n")  # as getline: only \n ends a line
     except OSError:
         return {}
     out = {}
     for line in lines:
-        key, eq, value = line.partition("=")
-        if eq and not line.lstrip().startswith("#"):
-            out[key.strip()] = value.strip()
+        key, eq, value = line.split("#", 1)[0].partition("=")
+        if eq:
+            out[key.strip(" \t\r")] = value.strip(" \t\r")
     return out
 
 
@@ -171,7 +261,10 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
     out_dir = Path(out_dir)
     cfg = read_run_config(out_dir / "run.cfg")
     launch = read_json(out_dir / "launch.json") or {}
-    prepared = int(cfg["ranks"]) if cfg.get("ranks", "").isdigit() else None
+    if not _whole(launch.get("ranks")):  # a launch.json daqnet-evb did not write
+        launch.pop("ranks", None)
+    text = cfg.get("ranks", "")
+    prepared = int(text) if text.isascii() and text.isdigit() else None
     n = prepared or expected_ranks or launch.get("ranks")
     if n and launch.get("ranks") not in (None, n):
         raise DaqnetError(
@@ -181,7 +274,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
     ranks, corrupt_files = {}, []
     for path in out_dir.glob("rank-*.json"):
         doc = read_json(path)
-        if doc is None or not isinstance(doc, dict) or "rank" not in doc:
+        if doc is None or not _is_snapshot(doc):
             corrupt_files.append(path)
             continue
         ranks[doc["rank"]] = doc
@@ -301,7 +394,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
         result.latency_seconds = latency_percentiles([em["latency_histogram"]])
         result.events_assigned = em["events_assigned"]
     base = read_json(out_dir / "baseline.json")
-    if base:
+    if base and _number(base.get("throughput_gbps")):
         ratio = (
             result.throughput_gbps / base["throughput_gbps"]
             if result.throughput_gbps and base["throughput_gbps"]

@@ -11,11 +11,12 @@ import secrets
 import shlex
 from pathlib import Path
 
-from ..errors import DaqnetError
+from .. import _core
+from ..errors import CoreError, DaqnetError
 from ..io.files import write_text_atomic
 from ..io.hostlist import read_hostnames
 from ..scenario import Scenario
-from ..scenario.schema import run_config_keys
+from ..scenario.schema import INT32_MAX, run_config_keys
 
 __all__ = ["bench_ranks", "run_config", "run_config_text", "write_run_config"]
 
@@ -59,6 +60,10 @@ def run_config(
             raise DaqnetError(
                 f"{src}: bench.mode = 'time-frames' needs bench.senders ≥ 1 and bench.receivers ≥ 1"
             )
+        if b["senders"] + b["receivers"] > INT32_MAX:
+            raise DaqnetError(
+                f"{src}: bench.senders + bench.receivers = {b['senders'] + b['receivers']:,} ranks, more than {INT32_MAX:,}"
+            )
         if b["senders"] + b["receivers"] != ranks:
             raise DaqnetError(
                 f"{src}: bench.senders + bench.receivers = {b['senders'] + b['receivers']} units but bench.ranks = {ranks}: one unit per rank"
@@ -100,8 +105,9 @@ def run_config(
         raise bad("launcher_args", f"cannot be split like a shell command line: {err}") from None
     # A builder keeps `credits` slots of one largest fragment per RU: refuse what cannot fit.
     rus = b["senders"] if b["mode"] == "time-frames" else ranks // b["processes_per_node"]
-    per_ru = [means[i % len(means)] * spread for i in range(rus)]
-    builder_bytes = b["credits"] * (sum(per_ru) + rus * b["meta_bytes"])
+    cycles, rest = divmod(rus, len(means))  # RU i has means[i % len(means)]: no list per RU
+    fragments = (cycles * sum(means) + sum(means[:rest])) * spread
+    builder_bytes = b["credits"] * (fragments + rus * b["meta_bytes"])
     memory = _physical_memory() if check_memory else 0
     if memory and builder_bytes > memory / 2:
         raise bad(
@@ -109,9 +115,39 @@ def run_config(
             f"each builder would need {builder_bytes / 2**30:.1f} GiB of buffers (credits × readout units × largest fragment), more than half of this machine's {memory / 2**30:.0f} GiB",
         )
 
+    if (baseline or b["baseline"]) == "p2p":
+        # Every pair streams with credits * in_flight messages of fragment_bytes in flight.
+        window = b["credits"] * b["in_flight"]
+        if window > INT32_MAX:
+            raise bad(
+                "in_flight",
+                f"the p2p baseline keeps credits × in_flight = {window:,} messages in flight, more than {INT32_MAX:,}",
+            )
+        p2p_bytes = window * ((b["fragment_bytes"] + 7) // 8 * 8)
+        if memory and p2p_bytes > memory / 2:
+            raise bad(
+                "in_flight",
+                f"the p2p baseline would need {p2p_bytes / 2**30:.1f} GiB of buffers (credits × in_flight × fragment_bytes), more than half of this machine's {memory / 2**30:.0f} GiB",
+            )
+
+    # run.cfg holds one `key = value` per line, '#' starts a comment and blanks around a
+    # value go: a text that needs more would reach daqnet-evb as another value, or lines.
+    for key in run_config_keys():
+        section, _, field = key["scenario"].partition(".")
+        if key["kind"] == "text" and section == "bench":
+            why = _not_carried(b[field])
+            if why:
+                raise bad(field, f"run.cfg cannot carry {why} in a value")
+
     p = scenario["placement"]
     if p["order"] == "file" and not p["file"]:
         raise DaqnetError(f"{src}: placement.order = 'file' needs placement.file")
+    hosts = [] if p["order"] != "file" else read_hostnames(p["file"], "placement.file")
+    for name, lineno in hosts:
+        if "," in name:  # read_hostnames took care of blanks and '#'
+            raise DaqnetError(
+                f"{p['file']}:{lineno}: host '{name}': a ',' in a host name (run.cfg separates names with ',')"
+            )
     # Every key of the core's table, in its order: run.cfg is complete, so daqnet-evb takes no
     # default of its own and a run.cfg says everything the run was given.
     derived: dict[str, object] = {
@@ -120,9 +156,7 @@ def run_config(
         "schedule_seed": scenario["workload"]["seed"],
         "placement": p["order"],
         "placement_seed": p["seed"],
-        "placement_hosts": ",".join(name for name, _ in read_hostnames(p["file"], "placement.file"))
-        if p["order"] == "file"
-        else "",
+        "placement_hosts": ",".join(name for name, _ in hosts),
         "baseline": baseline or b["baseline"],
         "events": b["events"],
         "seconds": 0.0 if b["events"] else (b["seconds"] or DEFAULT_SECONDS),
@@ -142,7 +176,26 @@ def run_config(
             cfg[name] = b[field]
         else:
             cfg[name] = key["default"]  # test hooks, unless DAQNET_EVB_FAULTS sets them
+    # The checks above name the scenario's keys; daqnet-evb's own reader has the last word,
+    # so a run.cfg that it would refuse is never written.
+    try:
+        _core.evb.read_config(run_config_text(cfg, src), "run.cfg")
+    except CoreError as err:
+        raise DaqnetError(f"{src}: daqnet-evb would refuse the run description: {err}") from None
     return cfg
+
+
+def _not_carried(value: str) -> str:
+    """What in a text value run.cfg cannot carry as it is ("" if nothing)."""
+    if "\n" in value or "\r" in value:
+        return "a line break"
+    if "#" in value:
+        return "a '#' (run.cfg's comment sign)"
+    if "\0" in value:
+        return "a NUL character"
+    if value != value.strip(" \t"):
+        return "blanks at the start or end"
+    return ""
 
 
 def _physical_memory() -> int:

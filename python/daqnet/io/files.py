@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,10 +18,22 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import DaqnetError
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["atomic_open", "ensure_dir", "read_text", "save_figure", "write_text_atomic"]
+__all__ = [
+    "atomic_open",
+    "ensure_dir",
+    "read_text",
+    "read_toml",
+    "save_figure",
+    "write_text_atomic",
+]
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -42,6 +55,19 @@ def read_text(path: str | Path, what: str) -> str:
             f"{path}:{line}:{column}: {what} is not UTF-8 text (byte 0x{data[err.start]:02x}); "
             "save it as UTF-8"
         ) from None
+
+
+def read_toml(path: str | Path, what: str) -> dict[str, Any]:
+    """The TOML document in `path` (read as :func:`read_text`); one line naming the file if
+    it is no TOML, or nests arrays or tables deeper than the reader's recursion allows."""
+    text = read_text(path, what)
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise DaqnetError(f"{path}: not valid TOML: {err}") from None
+    except RecursionError:
+        raise DaqnetError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
+    return data
 
 
 def ensure_dir(path: str | Path, what: str = "output directory") -> Path:

@@ -19,6 +19,13 @@ __all__ = ["collect", "expand", "read_hostnames"]
 def expand(expression: str, where: str) -> list[str]:
     """The hostnames of a Slurm hostlist expression, in its order; a repeated name is an
     error. `where` names the expression's origin (a scenario key, an option) for messages."""
+    odd = next((c for c in expression if c.isspace() or not c.isprintable()), None)
+    if odd is not None:
+        # No host name holds one; and python-hostlist recurses without end on a line break
+        # inside brackets (its regular expressions stop at it).
+        raise DaqnetError(
+            f"{where} = {expression!r}: not a hostlist expression ({odd!r} at position {expression.index(odd)})"
+        )
     try:
         names: list[str] = _hostlist.expand_hostlist(expression, allow_duplicates=True)
     except _hostlist.BadHostlist as err:

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import USER_ERRORS, DaqnetError
 from ..scenario import Axis, Scenario, parse_set, parse_vary
+from ..scenario.overrides import shown
 from .metrics import METRICS
 
 __all__ = ["Plan", "Point", "ScanRequest", "make_plan"]
@@ -71,7 +72,7 @@ def make_plan(
     for item in overrides:
         section, key, _ = parse_set(item)
         if f"{section}.{key}" in seen:
-            raise DaqnetError(f"set {item}: {section}.{key} is also varied")
+            raise DaqnetError(f"set {shown(item)}: {section}.{key} is also varied")
     base = Scenario.load(path, overrides)
     mode = base["simulate"]["mode"]
     if metric not in METRICS[mode]:

@@ -17,21 +17,31 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["Axis", "parse_set", "parse_vary", "split_values"]
+__all__ = ["Axis", "parse_set", "parse_vary", "shown", "split_values"]
+
+
+def shown(text: str) -> str:
+    """`text` for a one-line message: as typed, or escaped as Python writes a string
+    literal when it holds a line break or another character that does not print."""
+    return text if text.isprintable() else repr(text)
 
 
 def parse_set(item: str) -> tuple[str, str, Any]:
     """Parse one ``section.key=value`` override."""
     if "=" not in item:
-        raise DaqnetError(f"set {item}: expected section.key=value")
+        raise DaqnetError(f"set {shown(item)}: expected section.key=value")
     path, text = item.split("=", 1)
     parts = path.strip().split(".")
     if len(parts) != 2 or not all(parts):
-        raise DaqnetError(f"set {item}: expected section.key=value (e.g. fabric.hosts=64)")
+        raise DaqnetError(f"set {shown(item)}: expected section.key=value (e.g. fabric.hosts=64)")
     try:
         value = tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         value = text  # a bare word: taken as a string
+    except RecursionError:
+        raise DaqnetError(
+            f"set {shown(item)}: not a value daqnet can read: arrays or tables nested too deeply"
+        ) from None
     return parts[0], parts[1], value
 
 
@@ -76,7 +86,7 @@ def split_values(text: str) -> list[str]:
 
 def parse_vary(item: str) -> Axis:
     """``section.key=v1,v2,...``: values read like ``--set`` values (TOML, else a bare word)."""
-    where = f"vary {item}"
+    where = f"vary {shown(item)}"
     if "=" not in item:
         raise DaqnetError(f"{where}: expected section.key=value1,value2,...")
     path, text = item.split("=", 1)
@@ -88,9 +98,9 @@ def parse_vary(item: str) -> Axis:
         )
     section, name = parts
     if section not in SCHEMA:
-        raise DaqnetError(f"{where}: unknown section '{section}' (known: {', '.join(SCHEMA)})")
+        raise DaqnetError(f"{where}: unknown section {section!r} (known: {', '.join(SCHEMA)})")
     if name not in SCHEMA[section]:
-        raise DaqnetError(f"{where}: unknown key '{key}' (known: {', '.join(SCHEMA[section])})")
+        raise DaqnetError(f"{where}: unknown key {key!r} (known: {', '.join(SCHEMA[section])})")
     if key == "simulate.mode":
         raise DaqnetError(
             f"{where}: the two modes give different metrics; run one scan per mode (set simulate.mode=...)"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,15 +22,10 @@ from .. import routing as _routing
 from .. import workload as _workload
 from ..errors import DaqnetError
 from ..fabric import Fabric, dragonfly, fat_tree, from_ibnetdiscover, percs
-from ..io.files import read_text
+from ..io.files import read_toml
 from ..io.slurm_topology import read_slurm_topology
-from .overrides import parse_set
+from .overrides import parse_set, shown
 from .schema import INT32_MAX, SCHEMA, SEED_MAX, TOP_LEVEL, Key
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = ["Scenario"]
 
@@ -65,24 +59,20 @@ class Scenario:
     @classmethod
     def load(cls, path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
         path = Path(path)
-        text = read_text(path, "scenario")
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as err:
-            raise DaqnetError(f"{path}: not valid TOML: {err}") from None
+        data = read_toml(path, "scenario")
         for item in overrides:
             section, key, value = parse_set(item)
             if section not in SCHEMA:
                 raise DaqnetError(
-                    f"set {item}: unknown section '{section}' (known: {', '.join(SCHEMA)})"
+                    f"set {shown(item)}: unknown section {section!r} (known: {', '.join(SCHEMA)})"
                 )
             if key not in SCHEMA[section]:
                 raise DaqnetError(
-                    f"set {item}: unknown key '{section}.{key}' (known: {', '.join(SCHEMA[section])})"
+                    f"set {shown(item)}: unknown key {section + '.' + key!r} (known: {', '.join(SCHEMA[section])})"
                 )
             if not isinstance(data.setdefault(section, {}), dict):
                 raise DaqnetError(
-                    f"{path}: '{section}' must be a table ([{section}]) to take set {item}"
+                    f"{path}: '{section}' must be a table ([{section}]) to take set {shown(item)}"
                 )
             if SCHEMA[section][key].kind == "path" and isinstance(value, str):
                 # A path typed on the command line is relative to the current directory,
@@ -184,6 +174,8 @@ class Scenario:
             raise DaqnetError(f"{where}: must be at least {spec.minimum:g}")
         if spec.kind == "float" and spec.maximum is not None and value > spec.maximum:
             raise DaqnetError(f"{where}: must be at most {spec.maximum:g}")
+        if spec.kind == "float" and spec.nonzero_minimum and 0 < value < spec.nonzero_minimum:
+            raise DaqnetError(f"{where}: must be at least {spec.nonzero_minimum:g}")
         if spec.kind == "float_list":
             if not all(math.isfinite(v) for v in value):
                 raise DaqnetError(f"{where}: must be finite numbers")
@@ -297,6 +289,12 @@ class Scenario:
         p = self["placement"]
         tasks = self.tasks_per_node()
         kind = self["workload"]["kind"]
+        # Every host runs `tasks` ranks, and ranks are 32-bit in the core.
+        if fabric.num_hosts * tasks > INT32_MAX:
+            raise DaqnetError(
+                f"{self.source}: workload.tasks_per_node = {tasks} on {fabric.num_hosts:,} hosts makes "
+                f"{fabric.num_hosts * tasks:,} tasks, more than {INT32_MAX:,}"
+            )
         with self._named_errors():
             grid = (
                 _workload.grid(kind, fabric.num_hosts * tasks)

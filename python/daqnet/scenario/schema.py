@@ -20,6 +20,13 @@ __all__ = ["INT32_MAX", "SCHEMA", "SEED_MAX", "TOP_LEVEL", "Key"]
 
 INT32_MAX = 2**31 - 1
 SEED_MAX = 2**64 - 1
+# Ranges of physical quantities: far beyond any network, well inside a double, so that every
+# time, rate and byte count derived from them stays finite (a link rate of 1e308 Gb/s made
+# the step simulation report inf Gb/s and NaN seconds).
+MAX_GBPS = 1e9  # 1 Eb/s on one link
+MIN_GBPS = 1e-6  # 1 kb/s: a rate of 5e-324 Gb/s gave inf seconds, then NaN
+MAX_LATENCY_SECONDS = 1e3
+MAX_MESSAGE_BYTES = 2.0**53  # ~9 PB; whole byte counts stay exact
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,8 @@ class Key:
     minimum: float | None = None
     maximum: float | None = None
     unit: str = ""
+    #: float keys: a value above 0 must be at least this (0 may mean "no limit")
+    nonzero_minimum: float | None = None
 
 
 SCHEMA: dict[str, dict[str, Key]] = {
@@ -47,8 +56,14 @@ SCHEMA: dict[str, dict[str, Key]] = {
         ),
         "hosts_per_leaf": Key("int", None, "host ports per leaf (default radix/2)", minimum=1),
         "spine_radix": Key("int", None, "ports of top-level switches (default radix)"),
-        "link_gbps": Key("float", 100.0, "link rate in Gb/s (10^9 bit/s)"),
-        "latency_seconds": Key("float", 100e-9, "latency per link"),
+        "link_gbps": Key(
+            "float",
+            100.0,
+            "link rate in Gb/s (10^9 bit/s)",
+            maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
+        ),
+        "latency_seconds": Key("float", 100e-9, "latency per link", maximum=MAX_LATENCY_SECONDS),
         "naming": Key("str", "cabling", "hostname scheme", tuple(NAMINGS)),
         "naming_seed": Key("seed", 0, "seed of the shuffled naming"),
         "naming_file": Key("path", None, "hostnames in cabling order, one per line"),
@@ -57,9 +72,30 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "supernodes": Key("int", None, "kind percs: supernodes (required)", minimum=1),
         "drawers_per_supernode": Key("int", 4, "kind percs: drawers per supernode", minimum=1),
         "nodes_per_drawer": Key("int", 8, "kind percs: nodes (hubs) per drawer", minimum=1),
-        "ll_gbps": Key("float", 192.0, "kind percs: LL link rate (24 GB/s)", minimum=0),
-        "lr_gbps": Key("float", 40.0, "kind percs: LR link rate (5 GB/s)", minimum=0),
-        "d_gbps": Key("float", 80.0, "kind percs: D link rate (10 GB/s)", minimum=0),
+        "ll_gbps": Key(
+            "float",
+            192.0,
+            "kind percs: LL link rate (24 GB/s)",
+            minimum=0,
+            maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
+        ),
+        "lr_gbps": Key(
+            "float",
+            40.0,
+            "kind percs: LR link rate (5 GB/s)",
+            minimum=0,
+            maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
+        ),
+        "d_gbps": Key(
+            "float",
+            80.0,
+            "kind percs: D link rate (10 GB/s)",
+            minimum=0,
+            maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
+        ),
         "d_links_per_pair": Key("int", 1, "kind percs: D links per pair of supernodes", minimum=1),
         "host_gbps": Key(
             "float",
@@ -67,13 +103,27 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "kinds percs, dragonfly: host ↔ switch rate (default percs 1536 = 192 GB/s; "
             "dragonfly link_gbps)",
             minimum=0,
+            maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
         ),
         "p": Key("int", None, "kind dragonfly: hosts per router (required)", minimum=1),
         "a": Key("int", None, "kind dragonfly: routers per group (required)", minimum=1),
         "h": Key("int", None, "kind dragonfly: global ports per router (required)", minimum=0),
         "g": Key("int", None, "kind dragonfly: groups (default a·h + 1, the largest)", minimum=1),
-        "local_gbps": Key("float", None, "kind dragonfly: local link rate (default link_gbps)"),
-        "global_gbps": Key("float", None, "kind dragonfly: global link rate (default link_gbps)"),
+        "local_gbps": Key(
+            "float",
+            None,
+            "kind dragonfly: local link rate (default link_gbps)",
+            maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
+        ),
+        "global_gbps": Key(
+            "float",
+            None,
+            "kind dragonfly: global link rate (default link_gbps)",
+            maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
+        ),
     },
     "routing": {
         "engine": Key("str", "dmodk", "routing engine", tuple(_routing.ENGINES)),
@@ -109,7 +159,11 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "int", None, "MPI tasks per host (default 32 on percs, else 1)", minimum=1
         ),
         "message_bytes": Key(
-            "float", None, "bytes of every message (default simulate.message_bytes)", minimum=1
+            "float",
+            None,
+            "bytes of every message (default simulate.message_bytes)",
+            minimum=1,
+            maximum=MAX_MESSAGE_BYTES,
         ),
         "targets": Key("int", 14, "kind multicast: targets per task", minimum=1),
         "rounds": Key("int", 1, "kind bisection: random bisections (steps)", minimum=1),
@@ -125,13 +179,29 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "steps: the [workload] step by step; protocol: the [bench] event builder over time",
             ("steps", "protocol"),
         ),
-        "message_bytes": Key("float", 1048576.0, "steps mode: bytes of every flow", minimum=1),
+        "message_bytes": Key(
+            "float",
+            1048576.0,
+            "steps mode: bytes of every flow",
+            minimum=1,
+            maximum=MAX_MESSAGE_BYTES,
+        ),
         "ideal": Key("bool", True, "steps mode: also time the steps on a contention-free fabric"),
         "injection_gbps": Key(
-            "float", 0.0, "host NIC limit into the fabric, 0 = only the link", minimum=0
+            "float",
+            0.0,
+            "host NIC limit into the fabric, 0 = only the link",
+            minimum=0,
+            maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
         ),
         "ejection_gbps": Key(
-            "float", 0.0, "host NIC limit out of the fabric, 0 = only the link", minimum=0
+            "float",
+            0.0,
+            "host NIC limit out of the fabric, 0 = only the link",
+            minimum=0,
+            maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
         ),
         "events": Key(
             "int",
@@ -152,6 +222,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
             0.0,
             "protocol mode: RU → BU copies within a node, 0 = instantaneous",
             minimum=0,
+            maximum=MAX_GBPS,
+            nonzero_minimum=MIN_GBPS,
         ),
         "timeseries_bins": Key("int", 50, "protocol mode: periods of the time series", minimum=1),
     },
