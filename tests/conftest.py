@@ -1,4 +1,5 @@
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -7,6 +8,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# A shell without job control starts background commands with SIGINT ignored, and children
+# inherit that: the Ctrl-C tests' subprocesses would never see their SIGINT. Any handler
+# here (not SIG_IGN) makes them start with the default again.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def small_scenario(name: str, hosts: int, extra: str = "") -> str:

@@ -69,9 +69,18 @@ def test_matches_brute_force(case):
     # invariants: the sum of link loads is the sum of path lengths
     assert rep.total_link_traversals == hops == int(links["flows"].sum())
     assert rep.total_flows == sum(len(f) for f in wl.steps())
-    # load histograms count every (link, step) pair once
-    for lv in rep.levels():
+    # load histograms count every (link, step) pair once, per link class, as brute force does
+    klass = rt.fabric.links()["class"]
+    names = rt.fabric.link_class_names()
+    for c, lv in enumerate(rep.levels()):
+        assert lv["class"] == names[c]
         assert lv["link_steps"] == lv["links"] * wl.num_steps
+        members = [i for i, k in enumerate(klass) if k == c]
+        expect: dict[int, int] = {}
+        for _, _, load in per_step:
+            for i in members:
+                expect[load.get(i, 0)] = expect.get(load.get(i, 0), 0) + 1
+        assert lv["histogram"] == expect
     # full link loads of a step
     s_mid = (wl.num_steps + 1) // 2
     loads = rep.step_loads(s_mid)
