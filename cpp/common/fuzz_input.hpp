@@ -29,8 +29,8 @@ inline std::string write_input(const std::uint8_t* data, std::size_t size, const
     return pattern;
   }();
   const std::string path = dir + "/" + name;
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
-                                                               static_cast<std::streamsize>(size));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   return path;
 }
 

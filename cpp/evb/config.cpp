@@ -209,9 +209,9 @@ Config parse_config(const std::string& text, const std::string& path, std::map<s
     throw ConfigError(path + ": time-frames mode needs senders ≥ 1 and receivers ≥ 1");
   // One rank per unit: the sum is a rank count (an int, as MPI's).
   if (c.mode == Mode::time_frames && std::int64_t{c.senders} + c.receivers > kIntMax)
-    fail("receivers", "= " + std::to_string(c.receivers) + ": senders + receivers = " +
-                          std::to_string(std::int64_t{c.senders} + c.receivers) + " ranks, more than " +
-                          std::to_string(kIntMax));
+    fail("receivers", "= " + std::to_string(c.receivers) +
+                          ": senders + receivers = " + std::to_string(std::int64_t{c.senders} + c.receivers) +
+                          " ranks, more than " + std::to_string(kIntMax));
   if (c.baseline == "p2p" && p2p_window(c) > kIntMax)
     fail("in_flight", "= " + std::to_string(c.in_flight) + ": the p2p baseline keeps credits × in_flight = " +
                           std::to_string(p2p_window(c)) + " messages in flight, more than " + std::to_string(kIntMax));

@@ -92,7 +92,8 @@ void derive(const Config& c, int ranks) {
       slot += top;
       for (std::uint64_t event : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{12345}, ~std::uint64_t{0}}) {
         const std::size_t b = sizes.bytes(event, ru);
-        if (b < 64 || b > top || b % 8) fail("fragment of " + std::to_string(b) + " bytes, largest " + std::to_string(top));
+        if (b < 64 || b > top || b % 8)
+          fail("fragment of " + std::to_string(b) + " bytes, largest " + std::to_string(top));
       }
     }
     (void)(slot * static_cast<std::uint64_t>(c.credits));

@@ -77,8 +77,7 @@ TEST(RunConfig, NumbersAreDecimal) {
 TEST(RunConfig, NulBytesAreRefused) {
   // Found by the fuzzer: strtoll and strtod stopped at a NUL, so "10240\0anything" was 10240.
   using namespace std::string_literals;
-  EXPECT_EQ(refusal("seconds = 1\nmeta_bytes = 10240\0 x = 64\n"s),
-            "run.cfg:2: a NUL byte: run.cfg is a text file");
+  EXPECT_EQ(refusal("seconds = 1\nmeta_bytes = 10240\0 x = 64\n"s), "run.cfg:2: a NUL byte: run.cfg is a text file");
   EXPECT_EQ(refusal("seconds = 1\0 oops\n"s), "run.cfg:1: a NUL byte: run.cfg is a text file");
 }
 
