@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import signal
 import subprocess
@@ -190,23 +191,59 @@ def test_event_count_stop_and_files(tmp_path):
     assert (out / "run.cfg").read_text().count("events = 300") == 1
 
 
+def _fragment_bytes(seed: int, event: int, ru: int, mean: float, sigma: float) -> int:
+    """An independent rewrite of daqnet-evb's log-normal size draw (docs/bench.md: a pure
+    function of seed, event and RU; splitmix64 bits, Box-Muller, mean and relative sigma,
+    rounded up to 8 bytes, clipped to [64, mean (1 + 8 sigma)])."""
+    mask = (1 << 64) - 1
+
+    def mix(x: int) -> int:
+        x = (x + 0x9E3779B97F4A7C15) & mask
+        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & mask
+        return x ^ (x >> 31)
+
+    def round8(b: float) -> int:
+        return (math.ceil(b) + 7) // 8 * 8
+
+    key = mix(seed ^ mix((event * 0x100000001B3 + ru) & mask))
+    u1 = ((key >> 11) + 0.5) * 2.0**-53
+    u2 = ((mix(key) >> 11) + 0.5) * 2.0**-53
+    z = math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2)
+    s2 = math.log1p(sigma * sigma)
+    b = mean * math.exp(math.sqrt(s2) * z - s2 / 2)
+    top = max(64, round8(mean * (1 + 8 * sigma)))
+    return min(max(round8(max(b, 64.0)), 64), top)
+
+
 def test_sizes_vary_per_readout_unit_and_are_checked(tmp_path):
+    means = [8192, 16384, 32768, 65536]
+    sigma = 0.5
     p, r = bench(
         tmp_path,
         "bench.fragment_distribution=lognormal",
-        "bench.fragment_sigma=0.5",
-        "bench.fragment_bytes_per_ru=[8192, 16384, 32768, 65536]",
+        f"bench.fragment_sigma={sigma}",
+        f"bench.fragment_bytes_per_ru={means}",
         "bench.events_per_fragment=16",
     )
     assert p.returncode == 0, p.stderr
     assert r["corrupt_fragments"] == 0 and r["events_built"] > 0
-    ru_bytes = {
-        u["index"]: u["bytes_out"] / max(1, u["fragments_out"])
-        for u in r["units"]
-        if u["unit"] == "ru"
-    }
-    # Per-RU means (plus 10 KiB of meta-data per fragment) keep their order.
-    assert ru_bytes[0] < ru_bytes[1] < ru_bytes[2] < ru_bytes[3]
+    cfg = dict(
+        line.split(" = ", 1)
+        for line in (tmp_path / "out" / "run.cfg").read_text().splitlines()
+        if " = " in line and not line.startswith("#")
+    )
+    seed, meta = int(cfg["seed"]), int(cfg["meta_bytes"])
+    for u in (u for u in r["units"] if u["unit"] == "ru"):
+        i, n = u["index"], u["fragments_out"]
+        assert n > 200
+        # Every RU sent events 0 .. n-1: its bytes are those sizes exactly, plus meta-data.
+        sizes = [_fragment_bytes(seed, e, i, means[i], sigma) for e in range(n)]
+        assert u["bytes_out"] == sum(sizes) + n * meta
+        # And the sizes have the configured mean, within 5 standard errors (relative sigma
+        # per fragment; rounding up to 8 bytes adds at most 8).
+        mean = (u["bytes_out"] - n * meta) / n
+        assert abs(mean - means[i]) < 5 * sigma * means[i] / math.sqrt(n) + 8, (i, mean)
 
 
 def test_rate_limit_is_respected(tmp_path):

@@ -1,6 +1,7 @@
 #include "evb/builder_unit.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "evb/flow_control.hpp"
@@ -58,7 +59,7 @@ void BuilderUnit::begin(std::uint32_t slot, std::uint64_t event) {
   Slot& s = slots_[slot];
   s.busy = true;
   s.event = event;
-  s.started = node_.now();
+  s.started = s.last_arrival = node_.now();
   // Event-manager mode times from the assignment; time frames from the first arrival, as
   // frames are granted ahead and may wait for their release (barrier) before anything moves.
   s.timing = c.mode == Mode::event_manager;
@@ -102,6 +103,7 @@ void BuilderUnit::on_command(const Command& cmd, int) {
 }
 
 void BuilderUnit::pump() {
+  check_timeouts();
   pump_gathers(
       slots_, gather_window(node_.config(), rus_), [&](bool exempt) { return node_.take_token(exempt); },
       [&](std::size_t k, int ru) { post(static_cast<std::uint32_t>(k), ru); });
@@ -133,8 +135,9 @@ void BuilderUnit::on_completion(const Completion& c) {
   int ru = static_cast<int>((v >> 1) & 0xFFFFFFFFu);
   bool data = v & 1;
   Slot& s = slots_[slot];
+  s.last_arrival = node_.now();
   if (!s.timing) {
-    s.started = node_.now();
+    s.started = s.last_arrival;
     s.timing = true;
   }
   counters.bytes_in += c.bytes;
@@ -250,18 +253,43 @@ void BuilderUnit::maybe_finish() {
                      counters);
 }
 
-std::uint64_t BuilderUnit::lost() const {
+std::uint64_t BuilderUnit::missing() const {
   std::uint64_t n = 0;
   for (auto& s : slots_)
     if (s.busy) n += rus_ - s.complete;
   return n;
 }
 
+// An event that received nothing for fragment_timeout_seconds will not complete: its missing
+// fragments are lost. They are counted here, once, and the run fails naming them (time
+// frames waiting for their release have received nothing yet and are not timed).
+void BuilderUnit::check_timeouts() {
+  const auto& c = node_.config();
+  double now = node_.now();
+  for (auto& s : slots_) {
+    if (!s.busy || !s.timing || now - s.last_arrival <= c.fragment_timeout_seconds) continue;
+    std::string from;
+    int shown = 0;
+    for (int ru = 0; ru < rus_; ++ru) {
+      if (s.parts[ru] == 3) continue;
+      if (shown++ < 8) from += (from.empty() ? "RU " : ", RU ") + std::to_string(ru);
+    }
+    if (shown > 8) from += ", ...";
+    given_up_ = static_cast<std::uint64_t>(rus_ - s.complete);
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", c.fragment_timeout_seconds);
+    throw TransportError("builder unit " + std::to_string(index_) + ": event " + std::to_string(s.event) +
+                         " received nothing for fragment_timeout_seconds = " + limit + " s; " +
+                         std::to_string(given_up_) + " fragment(s) lost (from " + from + ")");
+  }
+}
+
 void BuilderUnit::report(JsonObject& out) const {
   out.add("corrupt_fragments", corrupt_)
       .add("duplicate_fragments", duplicate_)
       .add("lent_fragments", lent_)
-      .add("missing_fragments", lost())  // of events under way; lost only if the run ended
+      .add("missing_fragments", missing())  // of events under way; lost only if the run ended
+      .add("lost_fragments", given_up_)     // given up after fragment_timeout_seconds
       .raw("latency_histogram", latency_.json());
 }
 
@@ -269,7 +297,7 @@ void BuilderUnit::report(JsonObject& out) const {
 
 namespace daqnet::evb {
 std::string BuilderUnit::waiting() const {
-  return "BU " + std::to_string(index_) + " misses " + std::to_string(lost()) + " fragments" +
+  return "BU " + std::to_string(index_) + " misses " + std::to_string(missing()) + " fragments" +
          (fin_em_ ? "" : " and the EM's end of run");
 }
 }  // namespace daqnet::evb

@@ -19,7 +19,8 @@ public:
   void on_completion(const Completion& c) override;
   void pump() override;
   bool finished() const override { return finished_; }
-  std::uint64_t lost() const override;
+  std::uint64_t lost() const override { return given_up_; }
+  std::uint64_t missing() const override;
   void report(JsonObject& out) const override;
   std::string waiting() const override;
   std::size_t abandoned_receives() const override { return abandoned_; }
@@ -29,11 +30,12 @@ private:
     bool busy = false;
     std::uint64_t event = 0;
     double started = 0;
-    bool timing = false;     // started holds the start of the latency measurement
-    std::vector<int> order;  // RUs in gather order
-    std::size_t next = 0;    // next position of order to post
-    int outstanding = 0;     // fragments posted and not complete
-    int complete = 0;        // fragments complete
+    double last_arrival = 0;  // of any part, or the start: fragment_timeout_seconds counts from it
+    bool timing = false;      // started holds the start of the latency measurement
+    std::vector<int> order;   // RUs in gather order
+    std::size_t next = 0;     // next position of order to post
+    int outstanding = 0;      // fragments posted and not complete
+    int complete = 0;         // fragments complete
     std::uint64_t bytes = 0;
     Buffer data;                       // R fragments of max size
     std::vector<unsigned char> meta;   // R meta blocks
@@ -50,6 +52,7 @@ private:
   void event_built(std::uint32_t slot);
   void grant(std::uint32_t slot, std::uint64_t frame);
   void maybe_finish();
+  void check_timeouts();
   std::size_t data_offset(int ru) const { return offsets_[ru]; }
 
   int index_;
@@ -62,6 +65,7 @@ private:
   std::uint64_t corrupt_ = 0, duplicate_ = 0;
   std::uint64_t lent_ = 0;  // fragments read in place from the RU beside us
   std::size_t abandoned_ = 0;
+  std::uint64_t given_up_ = 0;  // fragments declared lost after fragment_timeout_seconds
   LatencyHistogram latency_;
 };
 

@@ -54,6 +54,7 @@ struct Config {
   double report_seconds{};
   double drain_timeout_seconds{};
   double stall_seconds{};
+  double fragment_timeout_seconds{};  // a builder gives an event's missing fragments up as lost
   std::string placement;
   std::uint64_t placement_seed{};
   std::vector<std::string> placement_hosts;
@@ -64,6 +65,9 @@ struct Config {
   double baseline_seconds{};
   std::int64_t fault_corrupt_every{};    // test hook: RU 0 corrupts every N-th fragment
   std::int64_t fault_duplicate_every{};  // test hook: RU 0 sends every N-th fragment twice
+  std::int64_t fault_drop_every{};       // test hook: RU 0 never sends every N-th fragment
+  std::int64_t fault_delay_every{};      // test hook: RU 0 holds every N-th fragment back ...
+  std::int64_t fault_delay_ms{};         // ... for this long
 
   static Config read(const std::string& path);
   // The same from text; `path` names the source in messages.

@@ -88,6 +88,8 @@ const std::vector<ConfigKey>& config_keys() {
      [](Config& c, const ConfigValue& v) { c.drain_timeout_seconds = v.number; }},
     {"stall_seconds", Kind::number, "30", 0.1, kNone, {}, "seconds", "fail when no event is built for this long", "bench.stall_seconds",
      [](Config& c, const ConfigValue& v) { c.stall_seconds = v.number; }},
+    {"fragment_timeout_seconds", Kind::number, "10", 0.01, kNone, {}, "seconds", "a builder that receives nothing of an event for this long gives its missing fragments up as lost and fails the run (keep it below stall_seconds)", "bench.fragment_timeout_seconds",
+     [](Config& c, const ConfigValue& v) { c.fragment_timeout_seconds = v.number; }},
     {"placement", Kind::choice, "topology", 0, 0, {"topology", "hostname", "random", "file"}, "", "which rank runs which unit", "placement.order",
      [](Config& c, const ConfigValue& v) { c.placement = v.text; }},
     {"placement_seed", Kind::seed, "0", 0, 0, {}, "", "seed of the random placement", "placement.seed",
@@ -110,6 +112,12 @@ const std::vector<ConfigKey>& config_keys() {
      [](Config& c, const ConfigValue& v) { c.fault_corrupt_every = v.integer; }},
     {"fault_duplicate_every", Kind::integer, "0", 0, kInt64, {}, "", "test hook: RU 0 sends every N-th fragment twice", "",
      [](Config& c, const ConfigValue& v) { c.fault_duplicate_every = v.integer; }},
+    {"fault_drop_every", Kind::integer, "0", 0, kInt64, {}, "", "test hook: RU 0 never sends every N-th fragment", "",
+     [](Config& c, const ConfigValue& v) { c.fault_drop_every = v.integer; }},
+    {"fault_delay_every", Kind::integer, "0", 0, kInt64, {}, "", "test hook: RU 0 holds every N-th fragment back for fault_delay_ms", "",
+     [](Config& c, const ConfigValue& v) { c.fault_delay_every = v.integer; }},
+    {"fault_delay_ms", Kind::integer, "0", 0, kInt64, {}, "ms", "test hook: how long fault_delay_every holds a fragment back", "",
+     [](Config& c, const ConfigValue& v) { c.fault_delay_ms = v.integer; }},
   };
   // clang-format on
   return keys;

@@ -205,8 +205,16 @@ void Node::write_snapshot(const std::string& status, const std::string& error) {
     units += o.str();
   }
   units += "]";
-  std::uint64_t lost = 0;
-  for (auto& u : units_) lost += u->lost();
+  std::uint64_t missing = 0, given_up = 0;
+  for (auto& u : units_) {
+    missing += u->missing();
+    given_up += u->lost();
+  }
+  // Fragments a unit gave up on are lost whatever the status. The others of events still
+  // under way are in flight while the run goes on, when it is interrupted, or when a unit
+  // failed on a lost fragment; only a run that ended (or failed otherwise) has lost them.
+  bool in_flight = status == "running" || status == "interrupted" || given_up > 0;
+  std::uint64_t lost = in_flight ? given_up : missing;
   JsonObject doc;
   doc.add("rank", transport_.rank())
       .add("host", host_)
@@ -218,8 +226,8 @@ void Node::write_snapshot(const std::string& status, const std::string& error) {
       .add("protocol_errors", protocol_errors_)
       // Fragments of events still under way when a run is interrupted (or still running)
       // were in flight, not lost: only a run that ended (or failed) has lost them.
-      .add("lost_fragments", status == "running" || status == "interrupted" ? 0 : lost)
-      .add("in_flight_fragments", status == "running" || status == "interrupted" ? lost : 0)
+      .add("lost_fragments", lost)
+      .add("in_flight_fragments", missing - lost)
       .raw("units", units);
   write_atomically(json_path_, doc.str());
 }

@@ -35,7 +35,8 @@ public:
   virtual void on_returned(std::uint64_t /*loan*/) {}  // a buffer lent on the local path is back
   virtual void pump() {}                               // start whatever may start now
   virtual bool finished() const = 0;                   // nothing more to do, to send or to receive
-  virtual std::uint64_t lost() const { return 0; }     // fragments still missing
+  virtual std::uint64_t missing() const { return 0; }  // fragments of events under way, still missing
+  virtual std::uint64_t lost() const { return 0; }     // of those, given up as lost by the unit itself
   // Receives left posted for parts that will never come (cancelled at the end).
   virtual std::size_t abandoned_receives() const { return 0; }
   virtual void report(JsonObject&) const {}           // unit-specific result fields

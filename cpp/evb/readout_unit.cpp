@@ -47,6 +47,8 @@ void ReadoutUnit::pump() {
   const auto& c = node_.config();
   double now = node_.now();
   bool barrier = c.mode == Mode::time_frames && c.barrier;
+  for (; !held_.empty() && held_.front().due <= now; held_.pop_front())
+    transmit(held_.front().send_id, held_.front().peer, held_.front().slot, held_.front().copies);
   // After the EM's FIN (barrier mode) frames beyond the last released one are dropped.
   if (barrier && em_fin_)
     while (!pending_.empty() && static_cast<std::int64_t>(std::prev(pending_.end())->event) > released_)
@@ -80,6 +82,7 @@ void ReadoutUnit::start_send(const Item& item) {
   if (index_ == 0 && c.fault_corrupt_every > 0 && sent_ % c.fault_corrupt_every == 0) {
     s.corrupted = sizeof h + 8 * ((sent_ * 7919) % ((bytes - sizeof h) / 8));
     frag[s.corrupted] ^= 0x5A;  // restored when the send completes
+    ++corrupted_;
   }
   int copies = index_ == 0 && c.fault_duplicate_every > 0 && sent_ % c.fault_duplicate_every == 0 ? 2 : 1;
 
@@ -107,13 +110,36 @@ void ReadoutUnit::start_send(const Item& item) {
   }
   s.parts = copies * (c.meta_bytes > 0 ? 2 : 1);
   sends_[send_id] = s;
+  if (index_ == 0 && c.fault_drop_every > 0 && sent_ % c.fault_drop_every == 0) {
+    // Test hook: the fragment is never sent, as if the network lost it; its buffers and
+    // token come back at once. The builder must give it up as lost, once.
+    ++dropped_;
+    sends_[send_id].parts = 0;
+    sending_.erase(sending_.find(item.event));
+    node_.give_token();
+    release(send_id);
+    return;
+  }
+  if (index_ == 0 && c.fault_delay_every > 0 && sent_ % c.fault_delay_every == 0) {
+    ++delayed_;  // test hook: sent fault_delay_ms late
+    held_.push_back({node_.now() + static_cast<double>(c.fault_delay_ms) * 1e-3, send_id, peer, copies, item.slot});
+    return;
+  }
+  transmit(send_id, peer, item.slot, copies);
+}
+
+void ReadoutUnit::transmit(std::size_t send_id, int peer, std::uint32_t slot, int copies) {
+  const auto& c = node_.config();
+  const Send s = sends_[send_id];  // a copy: sends may complete while we post
+  unsigned char* frag = data_.at(s.data);
+  std::size_t bytes = node_.sizes().bytes(s.event, index_);
   for (int k = 0; k < copies; ++k) {
     if (c.meta_bytes > 0) {
-      node_.send(peer, meta_tag(item.slot), meta_.at(s.meta), c.meta_bytes, cookie(UnitKind::ru, send_id), false);
+      node_.send(peer, meta_tag(slot), meta_.at(s.meta), c.meta_bytes, cookie(UnitKind::ru, send_id), false);
       counters.bytes_out += c.meta_bytes;
       ++counters.messages_out;
     }
-    node_.send(peer, data_tag(item.slot), frag, bytes, cookie(UnitKind::ru, send_id), true);
+    node_.send(peer, data_tag(slot), frag, bytes, cookie(UnitKind::ru, send_id), true);
     counters.bytes_out += bytes;
     ++counters.messages_out;
     ++counters.fragments_out;
@@ -152,6 +178,10 @@ bool ReadoutUnit::finished() const { return fins_ == fins_needed_ && pending_.em
 void ReadoutUnit::report(JsonObject& out) const {
   out.add("pending_fragments", static_cast<std::uint64_t>(pending_.size()))
       .add("buffers", static_cast<std::uint64_t>(data_.size()));
+  const auto& c = node_.config();
+  if (c.fault_corrupt_every > 0) out.add("fault_corrupted_fragments", corrupted_);
+  if (c.fault_drop_every > 0) out.add("fault_dropped_fragments", dropped_);
+  if (c.fault_delay_every > 0) out.add("fault_delayed_fragments", delayed_);
 }
 
 }  // namespace daqnet::evb

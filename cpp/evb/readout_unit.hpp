@@ -3,6 +3,7 @@
 // (PULL), that the EM names (PUSH), or that granted the time frame (time-frame mode).
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <set>
 #include <vector>
@@ -38,7 +39,14 @@ private:
     std::size_t corrupted = 0;       // test hook: byte offset to restore, 0 = none
     std::uint64_t event = 0;
   };
+  struct Held {  // test hook fault_delay_every: a fragment held back until `due`
+    double due;
+    std::size_t send_id;
+    int peer, copies;
+    std::uint32_t slot;
+  };
   void start_send(const Item& item);
+  void transmit(std::size_t send_id, int peer, std::uint32_t slot, int copies);
   void release(std::size_t send_id);  // buffers back to the pools once sent and given back
 
   int index_;
@@ -52,6 +60,8 @@ private:
   std::int64_t released_ = -1;  // time frames with barrier: frames up to this may start
   bool em_fin_ = false;
   std::uint64_t sent_ = 0;
+  std::deque<Held> held_;
+  std::uint64_t corrupted_ = 0, dropped_ = 0, delayed_ = 0;  // by the test hooks
 };
 
 }  // namespace daqnet::evb

@@ -138,6 +138,10 @@ def _is_snapshot(doc: dict[str, Any]) -> bool:
             return False
         if u["unit"] != "ru" and not _histogram(u.get("latency_histogram")):
             return False
+        # Written since fragment_timeout_seconds: a part of missing_fragments.
+        given_up = u.get("lost_fragments", 0) if u["unit"] == "bu" else 0
+        if not (_whole(given_up) and given_up <= u.get("missing_fragments", 0)):
+            return False
     return True
 
 
@@ -327,10 +331,14 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
                 else "",
             }
             if u["unit"] == "bu":
-                # Fragments of events under way: in flight if the run was interrupted or
-                # the rank never finished (killed: it cannot tell), lost if it ended.
-                missing = u["missing_fragments"]
-                if d["status"] in ("running", "interrupted"):
+                # Fragments the builder gave up on (fragment_timeout_seconds) are lost.
+                # The others of events under way: in flight if the run was interrupted,
+                # the rank never finished (killed: it cannot tell) or it failed on a lost
+                # fragment; lost if it ended.
+                given_up = u.get("lost_fragments", 0)
+                missing = u["missing_fragments"] - given_up
+                lost += given_up
+                if d["status"] in ("running", "interrupted") or given_up:
                     in_flight += missing
                 else:
                     lost += missing
