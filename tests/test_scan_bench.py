@@ -361,6 +361,7 @@ def test_ctrl_c_keeps_finished_points_only(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        (["--bench", "--vary", "bench.fragmnt_bytes=65536"], "unknown key 'bench.fragmnt_bytes'"),
         (
             ["--bench", "--vary", "simulate.events=100,200"],
             "vary simulate.events: .*daqnet bench.*every point would give the same row",
