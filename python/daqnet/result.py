@@ -46,6 +46,19 @@ class Result(Mapping[str, Any]):
             out[f.name] = _plain(value)
         return out
 
+    def to_dataframe(self, table: str | None = None) -> Any:
+        """One table of the document as a pandas DataFrame (the main one unless `table`
+        names another; see daqnet.tables). Needs pandas: pip install 'daqnet[tables]'."""
+        from .tables import to_dataframe
+
+        return to_dataframe(self, table)
+
+    def dataframes(self) -> dict[str, Any]:
+        """Every table of the document as a pandas DataFrame, by name (daqnet.tables)."""
+        from .tables import dataframes
+
+        return dataframes(self)
+
     # -- read like the document --------------------------------------------------------
     def __getitem__(self, key: str) -> Any:
         if key not in self._keys():

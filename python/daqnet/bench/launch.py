@@ -146,8 +146,10 @@ def run(
     out_dir: str | Path | None = None,
     baseline: str | None = None,
     progress: Callable[[str], None] | None = None,
+    table_format: str = "csv",
 ) -> BenchResult:
-    """Run the benchmark of a scenario; returns the result document (also written to out_dir)."""
+    """Run the benchmark of a scenario; returns the result document (also written to out_dir,
+    with its tables as CSV or, `table_format` "parquet", as Parquet)."""
     cfg = run_config(scenario, baseline)
     ranks = bench_ranks(scenario)
     b = scenario["bench"]
@@ -160,6 +162,7 @@ def run(
             *out.glob("rank-*.error"),
             out / "baseline.json",
             out / "result.json",
+            *(out / f"{t}.{ext}" for t in ("units", "timeseries") for ext in ("csv", "parquet")),
         ]:
             old.unlink(missing_ok=True)
         write_run_config(cfg, out / "run.cfg", scenario.source)
@@ -202,7 +205,7 @@ def run(
                 if time.monotonic() - last_change > quiet_limit:
                     _stop(proc)
                     why = f"the ranks stopped reporting for {quiet_limit:.0f} s; the run was killed"
-                    return _finish(out, ranks, [why], scenario)
+                    return _finish(out, ranks, [why], scenario, table_format)
         except KeyboardInterrupt:
             interrupted = True
             _stop(proc, signal.SIGINT)
@@ -212,10 +215,10 @@ def run(
         notes.append(
             f"launcher exited with status {proc.returncode}" + (f": {cause}" if cause else "")
         )
-    result = _finish(out, ranks, notes, scenario)
+    result = _finish(out, ranks, notes, scenario, table_format)
     if interrupted:
         result.status, result.interrupted = "interrupted", True
-        write_tables(result, out)
+        write_tables(result, out, table_format)
     return result
 
 
@@ -264,7 +267,9 @@ def first_error(log: Path) -> str:
     return lines[-1] if lines else ""
 
 
-def _finish(out: Path, ranks: int, notes: list[str], scenario: Scenario) -> BenchResult:
+def _finish(
+    out: Path, ranks: int, notes: list[str], scenario: Scenario, table_format: str = "csv"
+) -> BenchResult:
     try:
         result = collect(out, ranks)
     except DaqnetError as err:
@@ -278,5 +283,5 @@ def _finish(out: Path, ranks: int, notes: list[str], scenario: Scenario) -> Benc
     if notes and result.status == "finished":
         result.status = "failed"
     result.out_dir = str(out)
-    write_tables(result, out)
+    write_tables(result, out, table_format)
     return result

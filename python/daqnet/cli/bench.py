@@ -10,18 +10,19 @@ from typing import Any
 
 from ..io.bench_tables import clean, write_tables
 from ..io.files import ensure_dir
+from ..io.table_files import check_format
 from .common import EXIT_INTERRUPTED, Progress, emit, load, note
 
 __all__ = ["run_bench", "run_collect"]
 
 
-def _finish(result: Mapping[str, Any], as_json: bool, label: str) -> int:
+def _finish(result: Mapping[str, Any], as_json: bool, label: str, ext: str = "csv") -> int:
     from ..report.bench import summary
 
     def text(r: Mapping[str, Any]) -> str:
         lines = summary(r, label)
         if r.get("out_dir"):
-            lines += f"\n  results      {r['out_dir']}/result.json, units.csv, timeseries.csv"
+            lines += f"\n  results      {r['out_dir']}/result.json, units.{ext}, timeseries.{ext}"
         return lines
 
     emit(result, as_json, text, clean)
@@ -52,12 +53,13 @@ def run_bench(args: argparse.Namespace) -> int:
         print(shlex.join([bench.mpiexec(), "-n", str(n), *argv]))
         note(f"then: daqnet collect {out}")
         return 0
+    check_format(args.format)
     progress = Progress("bench", args.progress)
     try:
-        result = bench.run(scenario, args.out, args.baseline, progress.text)
+        result = bench.run(scenario, args.out, args.baseline, progress.text, args.format)
     finally:
         progress.close()
-    return _finish(result, args.json, scenario.name)
+    return _finish(result, args.json, scenario.name, args.format)
 
 
 def run_collect(args: argparse.Namespace) -> int:

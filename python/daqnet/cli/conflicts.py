@@ -6,6 +6,7 @@ import argparse
 
 from ..analysis import conflicts
 from ..io.files import ensure_dir
+from ..io.table_files import check_format
 from ..provenance import provenance
 from .common import EXIT_INTERRUPTED, Progress, emit, load, note
 
@@ -16,7 +17,9 @@ def run_conflicts(args: argparse.Namespace) -> int:
     from ..report.conflicts import conflict_summary
     from ..report.conflicts_plot import check_plot_path
 
-    # Unusable output paths fail before a long analysis, not after it.
+    # Unusable output paths (and a format without its packages) fail before a long
+    # analysis, not after it.
+    check_format(args.format)
     out, out_option = (args.out, "--out") if args.out is not None else (args.csv, "--csv")
     if out is not None:
         ensure_dir(out, out_option)
@@ -44,7 +47,7 @@ def run_conflicts(args: argparse.Namespace) -> int:
     if out:
         from ..io.conflicts_csv import write_conflict_files
 
-        write_conflict_files(doc, report, out, args.detail_steps, args.detail_flows)
+        write_conflict_files(doc, report, out, args.detail_steps, args.detail_flows, args.format)
     if args.plot:
         from ..report.conflicts_plot import plot_conflicts
 

@@ -63,6 +63,15 @@ def parser() -> argparse.ArgumentParser:
             help="always show the progress line on stderr (default: only on a terminal)",
         )
 
+    def format_arg(sp: argparse.ArgumentParser, tables: str) -> None:
+        sp.add_argument(
+            "--format",
+            choices=["csv", "parquet"],
+            default="csv",
+            help=f"format of the tables ({tables}) beside the JSON document: csv (default) or "
+            "parquet instead (needs pandas and pyarrow: pip install 'daqnet[tables]')",
+        )
+
     def threads_arg(sp: argparse.ArgumentParser) -> None:
         sp.add_argument(
             "--threads",
@@ -88,6 +97,7 @@ def parser() -> argparse.ArgumentParser:
         "conflicts.csv into DIR",
     )
     c.add_argument("--csv", metavar="DIR", help="older name of --out (the same files)")
+    format_arg(c, "steps, links, levels, conflicts")
     c.add_argument(
         "--plot", metavar="FILE", help="write a figure of conflicts per step (png, pdf, svg)"
     )
@@ -235,6 +245,7 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="only write DIR/run.cfg and print the launch command (for srun/mpirun by hand; then daqnet collect DIR)",
     )
+    format_arg(b, "units, timeseries")
 
     m = sub.add_parser(
         "simulate",
@@ -250,16 +261,18 @@ def parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="write result.json and the CSV tables (steps, or units, timeseries, links) into DIR",
     )
+    format_arg(m, "steps, link_loads, or units, timeseries, links")
     progress_arg(m)
     threads_arg(m)
 
     s = sub.add_parser(
         "scan",
-        help="simulate every combination of scenario values: a table and a heat map",
+        help="simulate (or measure, --bench) every combination of scenario values: a table and a heat map",
         description="Run daqnet simulate for every combination of the --vary values (the "
         "cartesian product, first --vary outermost), in parallel over local cores, or over "
-        "MPI ranks when started by mpiexec or srun. Writes DIR/scan.csv, scan.json (one row "
-        "per point) and scan.png. See docs/scan.md.",
+        "MPI ranks when started by mpiexec or srun; with --bench run daqnet bench for every "
+        "point instead, one run at a time, --repeat times each. Writes DIR/scan.csv, "
+        "scan.json (one row per point) and scan.png. See docs/scan.md.",
     )
     scenario_args(s)
     s.add_argument(
@@ -293,6 +306,26 @@ def parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the figure here instead of DIR/scan.png (png, pdf, svg)",
     )
+    s.add_argument(
+        "--bench",
+        action="store_true",
+        help="measure every point with the real event builder (daqnet bench), one run at a "
+        "time whatever --jobs; per-run results in DIR/runs.csv and DIR/runs/",
+    )
+    s.add_argument(
+        "--predict",
+        action="store_true",
+        help="with --bench: also the protocol simulation of every point, as predicted_* "
+        "columns beside the measured ones, with their ratio",
+    )
+    s.add_argument(
+        "--repeat",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="with --bench: runs per point; the table gives min, median and max (default 1)",
+    )
+    format_arg(s, "scan, runs")
     json_arg(s, "scan.json")
     progress_arg(s)
 

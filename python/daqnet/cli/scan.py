@@ -7,20 +7,28 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..errors import DaqnetError
 from ..scan import ScanRequest, available_cores, make_plan, run_local
 from ..scan.collector import Collector, prepare_out
 from ..scan.mpi import launched_ranks, scan_mpi
+from ..tables import check_format
 from .common import EXIT_INTERRUPTED, Progress, emit, note, warn
 
 __all__ = ["run_scan_command"]
 
 
-def _finish(doc: Mapping[str, Any], out: Path, plot: str | None, as_json: bool) -> int:
+def _finish(
+    doc: Mapping[str, Any], out: Path, plot: str | None, as_json: bool, table_format: str = "csv"
+) -> int:
     """Figure, summary or JSON on stdout, exit status: the end of a scan on the writing rank."""
     from ..report.scan import figure, scan_summary
 
     drawn = figure(doc, Path(plot) if plot else out / "scan.png")
-    files = [str(out / "scan.csv"), str(out / "scan.json")] + ([drawn] if drawn else [])
+    ext = "parquet" if table_format == "parquet" else "csv"
+    files = [str(out / f"scan.{ext}"), str(out / "scan.json")]
+    if doc.get("runs") is not None:
+        files.append(str(out / f"runs.{ext}"))
+    files += [drawn] if drawn else []
     emit(doc, as_json, lambda d: scan_summary(d, files))
     if doc["interrupted"]:
         note(
@@ -28,30 +36,71 @@ def _finish(doc: Mapping[str, Any], out: Path, plot: str | None, as_json: bool) 
             "the finished rows are written"
         )
         return EXIT_INTERRUPTED
+    bad = [
+        r["point"]
+        for r in doc["rows"]
+        if any(r.get(k) for k in ("lost_fragments", "duplicate_fragments", "corrupt_fragments"))
+    ]
+    if bad:
+        note(
+            f"bench failed: lost, duplicate or corrupt fragments at point {', '.join(map(str, bad))} (column 'warning')"
+        )
+        return 1
     return 0
 
 
 def run_scan_command(args: argparse.Namespace) -> int:
     from ..report.scan import check_plot
 
+    check_format(args.format)
     request = ScanRequest(
-        args.scenario, args.vary, args.overrides, args.metric, args.jobs, args.out, args.plot
+        args.scenario,
+        args.vary,
+        args.overrides,
+        args.metric,
+        args.jobs,
+        args.out,
+        args.plot,
+        args.bench,
+        args.predict,
+        args.repeat,
+        args.format,
     )
     progress = Progress("scan", args.progress, "point")
     if launched_ranks() > 1:
+        if args.bench:
+            raise DaqnetError(
+                "--bench: benchmarks run one at a time, each launching its own ranks; start "
+                "daqnet scan --bench once, without mpiexec/srun (bench.launcher starts the ranks)"
+            )
         try:
             doc, out, code = scan_mpi(request, lambda: progress)
         finally:
             progress.close()
-        return code if doc is None or out is None else _finish(doc, out, args.plot, args.json)
-    plan = make_plan(request.scenario, request.vary, request.overrides, request.metric)
+        return (
+            code
+            if doc is None or out is None
+            else _finish(doc, out, args.plot, args.json, args.format)
+        )
+    plan = make_plan(
+        request.scenario,
+        request.vary,
+        request.overrides,
+        request.metric,
+        bench=request.bench,
+        predict=request.predict,
+        repeat=request.repeat,
+    )
     check_plot(plan, args.plot)
     for warning in plan.warnings:
         warn(warning)
-    jobs = args.jobs or available_cores()
+    if plan.measured and args.jobs and args.jobs > 1:
+        warn(f"--jobs {args.jobs}: measured points run one at a time; --jobs does not apply")
+    jobs = 1 if plan.measured else args.jobs or available_cores()
     out = prepare_out(args.out, plan)
     try:
-        doc = run_local(plan, Collector(plan, out, jobs, 1, progress), jobs)
+        collector = Collector(plan, out, jobs, 1, progress, args.format)
+        doc = run_local(plan, collector, jobs, progress.text)
     finally:
         progress.close()
-    return _finish(doc, out, args.plot, args.json)
+    return _finish(doc, out, args.plot, args.json, args.format)

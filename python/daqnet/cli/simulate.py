@@ -11,10 +11,12 @@ __all__ = ["run_simulate"]
 
 def run_simulate(args: argparse.Namespace) -> int:
     from ..io.simulation import write_simulation
+    from ..io.table_files import check_format
     from ..provenance import provenance
     from ..report.simulate import simulate_summary
     from ..simulate import simulate
 
+    check_format(args.format)
     scenario = load(args.scenario, args.overrides, "simulate")
     unit = "event" if scenario["simulate"]["mode"] == "protocol" else "step"
     building = Progress("routes", args.progress, unit="route", scale=True)
@@ -32,7 +34,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     for warning in result.get("warnings", []):
         warn(warning)
     if args.out:
-        write_simulation(result, args.out)
+        write_simulation(result, args.out, args.format)
     if result["interrupted"]:
         where = (
             f"written to {args.out}" if args.out else "printed above (give --out DIR to keep files)"

@@ -1,4 +1,4 @@
-"""A benchmark's result.json, units.csv and timeseries.csv."""
+"""A benchmark's result.json, units.csv and timeseries.csv (or .parquet)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 from ..result import Result
 from .files import atomic_open, write_text_atomic
+from .table_files import columns_of, write_parquet
 
 __all__ = ["clean", "write_tables"]
 
@@ -25,15 +26,16 @@ def clean(value: Any) -> Any:
     return value
 
 
-def write_tables(result: Mapping[str, Any], out_dir: str | Path) -> None:
-    """result.json plus units.csv and timeseries.csv."""
+def write_tables(result: Mapping[str, Any], out_dir: str | Path, table_format: str = "csv") -> None:
+    """result.json plus units.csv and timeseries.csv (or units.parquet, timeseries.parquet)."""
     out_dir = Path(out_dir)
     doc = clean(result.to_dict() if isinstance(result, Result) else dict(result))
     write_text_atomic(out_dir / "result.json", json.dumps(doc, indent=1) + "\n")
     for name, rows in (("units", doc["units"]), ("timeseries", doc["timeseries"])):
-        keys = list(rows[0]) if rows else []
-        for row in rows:
-            keys += [k for k in row if k not in keys]
+        keys = columns_of(rows)
+        if table_format == "parquet":
+            write_parquet(out_dir / f"{name}.parquet", rows, keys)
+            continue
         with atomic_open(out_dir / f"{name}.csv", newline="") as f:
             w = csv.DictWriter(f, fieldnames=keys)
             w.writeheader()

@@ -13,15 +13,23 @@ import numpy as np
 
 from ..analysis import ConflictReport
 from .files import atomic_open, ensure_dir, write_text_atomic
+from .table_files import write_parquet
 
 __all__ = ["write_conflict_csv", "write_conflict_files"]
 
 
-def _write(path: Path, header: list[str], rows: Iterable[Iterable[Any]]) -> None:
+def _write(
+    path: Path, header: list[str], rows: Iterable[Iterable[Any]], table_format: str = "csv"
+) -> Path:
+    """One table as path (CSV) or, `table_format` "parquet", path with suffix .parquet."""
+    if table_format == "parquet":
+        records = [dict(zip(header, row, strict=True)) for row in rows]
+        return write_parquet(path.with_suffix(".parquet"), records, header)
     with atomic_open(path, newline="") as fh:
         w = csv.writer(fh)
         w.writerow(header)
         w.writerows(rows)
+    return path
 
 
 def _columns(table: dict[str, Any]) -> tuple[list[str], Iterable[Iterable[Any]]]:
@@ -35,8 +43,9 @@ def write_conflict_csv(
     directory: str | Path,
     detail_steps: int | None = 20,
     detail_flows: int | None = 100,
+    table_format: str = "csv",
 ) -> list[Path]:
-    """Write steps.csv, links.csv, levels.csv and conflicts.csv into `directory`.
+    """Write steps.csv, links.csv, levels.csv and conflicts.csv (or .parquet) into `directory`.
 
     conflicts.csv lists, for the `detail_steps` steps with most conflicts (all steps when
     None), every link with more than one flow and up to `detail_flows` of the flows on it
@@ -45,21 +54,15 @@ def write_conflict_csv(
     d = ensure_dir(directory, "CSV directory")
     written = []
 
-    path = d / "steps.csv"
-    _write(path, *_columns(report.steps()))
-    written.append(path)
-
-    path = d / "links.csv"
-    _write(path, *_columns(report.links()))
-    written.append(path)
+    written.append(_write(d / "steps.csv", *_columns(report.steps()), table_format))
+    written.append(_write(d / "links.csv", *_columns(report.links()), table_format))
 
     path = d / "levels.csv"
     rows = []
     for lv in report.levels():
         for load, count in sorted(lv["histogram"].items()):
             rows.append([lv["class"], load, count])
-    _write(path, ["class", "load", "link_steps"], rows)
-    written.append(path)
+    written.append(_write(path, ["class", "load", "link_steps"], rows, table_format))
 
     path = d / "conflicts.csv"
     steps = report.worst_steps(report.steps_done if detail_steps is None else detail_steps)
@@ -82,7 +85,7 @@ def write_conflict_csv(
                         f["dst_host"],
                     ]
 
-    _write(
+    path = _write(
         path,
         [
             "step",
@@ -98,6 +101,7 @@ def write_conflict_csv(
             "dst_host",
         ],
         detail_rows(),
+        table_format,
     )
     written.append(path)
     return written
@@ -109,9 +113,13 @@ def write_conflict_files(
     directory: str | Path,
     detail_steps: int | None = 20,
     detail_flows: int | None = 100,
+    table_format: str = "csv",
 ) -> list[Path]:
     """result.json (`doc`, the document ``--json`` prints) and the CSV tables of
     :func:`write_conflict_csv` in `directory`; returns the files written."""
     d = ensure_dir(directory, "output directory")
     write_text_atomic(d / "result.json", json.dumps(dict(doc), indent=1) + "\n")
-    return [d / "result.json", *write_conflict_csv(report, d, detail_steps, detail_flows)]
+    return [
+        d / "result.json",
+        *write_conflict_csv(report, d, detail_steps, detail_flows, table_format),
+    ]

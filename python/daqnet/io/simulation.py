@@ -10,6 +10,7 @@ from typing import Any
 
 from ..result import Result
 from .files import atomic_open, ensure_dir, write_text_atomic
+from .table_files import write_parquet
 
 __all__ = ["write_simulation"]
 
@@ -22,8 +23,11 @@ TABLES = {
 }
 
 
-def write_simulation(r: Mapping[str, Any], out: str | Path) -> list[Path]:
-    """result.json and one CSV per table of the document; returns the files written."""
+def write_simulation(
+    r: Mapping[str, Any], out: str | Path, table_format: str = "csv"
+) -> list[Path]:
+    """result.json and one CSV (or Parquet) file per table of the document; returns the
+    files written."""
     out = ensure_dir(out)
     written = [out / "result.json"]
     write_text_atomic(
@@ -35,6 +39,9 @@ def write_simulation(r: Mapping[str, Any], out: str | Path) -> list[Path]:
             continue
         path = out / name
         fields = list(dict.fromkeys(k for row in rows for k in row))  # RU and BU rows differ
+        if table_format == "parquet":
+            written.append(write_parquet(path.with_suffix(".parquet"), rows, fields))
+            continue
         with atomic_open(path, newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=fields)
             w.writeheader()

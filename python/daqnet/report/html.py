@@ -490,6 +490,8 @@ def _scan(s: Section, d: Mapping[str, Any]) -> None:
         ("points", _num(d, "points_done", f"of {d['points_total']:,}", 0)),
         ("metric", f"{d['metric']} ({'higher' if d['higher_is_better'] else 'lower'} is better)"),
     ]
+    if d.get("repeat"):  # a measured scan: daqnet bench runs per point, in runs.csv
+        s.summary.append(("runs per point", f"{d['repeat']} (min, median, max in the table)"))
     best = d.get("best")
     if best:
         where = ", ".join(f"{v['key']}={cell(best[v['key']])}" for v in d["vary"])

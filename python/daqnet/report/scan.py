@@ -27,6 +27,26 @@ SHOWN = {
         "latency_p50_seconds",
         "latency_p99_seconds",
     ),
+    # measured: OSU-like, the median of the runs with their spread in Gb/s
+    "bench": (
+        "repeats",
+        "gbps_per_host_median",
+        "gbps_per_host_min",
+        "gbps_per_host_max",
+        "throughput_gbps_median",
+        "events_per_second_median",
+        "latency_p50_seconds_median",
+        "latency_p99_seconds_median",
+    ),
+    "compare": (
+        "gbps_per_host_median",
+        "predicted_gbps_per_host",
+        "ratio_gbps_per_host",
+        "events_per_second_median",
+        "predicted_events_per_second",
+        "latency_p50_seconds_median",
+        "predicted_latency_p50_seconds",
+    ),
 }
 
 
@@ -44,8 +64,9 @@ def scan_summary(doc: Mapping[str, Any], files: list[str]) -> str:
 
     numeric = [all(number(r.get(c)) for r in doc["rows"]) for c in head]
     axes = " × ".join(f"{v['key']} ({len(v['values'])})" for v in doc["vary"])
+    runs = f", {doc['repeat']} runs per point" if doc.get("repeat", 1) > 1 else ""
     lines = [
-        f"daqnet scan — {doc['scenario']} ({doc['mode']} mode): {doc['points_total']:,} points over {axes}",
+        f"daqnet scan — {doc['scenario']} ({doc['mode']} mode{runs}): {doc['points_total']:,} points over {axes}",
         "",
         *table(head, body, numeric),
     ]

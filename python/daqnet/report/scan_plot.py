@@ -46,6 +46,19 @@ _LABELS = {
 }
 
 
+def _label(metric: str) -> str:
+    """The axis label of a column, also of a measured scan's NAME_median, predicted_NAME."""
+    for suffix, how in (("_median", "median"), ("_min", "min"), ("_max", "max")):
+        base = metric.removesuffix(suffix)
+        if base != metric and base in _LABELS:
+            return f"{_LABELS[base]}, measured ({how} of runs)"
+    if metric.startswith("predicted_") and metric[10:] in _LABELS:
+        return f"{_LABELS[metric[10:]]}, predicted"
+    if metric.startswith("ratio_") and metric[6:] in _LABELS:
+        return f"{_LABELS[metric[6:]]}: measured / predicted"
+    return _LABELS.get(metric, metric)
+
+
 def layout_problem(sizes: list[int]) -> str | None:
     """Why a scan over keys with these numbers of values cannot be drawn, or None."""
     if len(sizes) > MAX_KEYS:
@@ -140,10 +153,10 @@ def _title(doc: Mapping[str, Any]) -> str:
     how = "highest" if doc["higher_is_better"] else "lowest"
     best = doc["best"]
     if best is None:
-        return str(_LABELS.get(doc["metric"], doc["metric"]))
+        return _label(doc["metric"])
     where = ", ".join(f"{v['key']}={_text(v['key'], best[v['key']])}" for v in doc["vary"])
     mark = " (red frame)" if len(doc["vary"]) > 1 else ""
-    return f"{_LABELS.get(doc['metric'], doc['metric'])} — best ({how}){mark}: {_fmt(best[doc['metric']])} at {where}"
+    return f"{_label(doc['metric'])} — best ({how}){mark}: {_fmt(best[doc['metric']])} at {where}"
 
 
 def _line(doc: Mapping[str, Any], plt: Any) -> Figure:
@@ -156,7 +169,29 @@ def _line(doc: Mapping[str, Any], plt: Any) -> Figure:
     ys = [_value(rows.get(_ident(v)), metric) for v in values]
 
     fig, ax = plt.subplots(figsize=(8, 4.8), constrained_layout=True)
-    ax.plot(xs, ys, "o-", color="tab:blue", label=_LABELS.get(metric, metric))
+    ax.plot(xs, ys, "o-", color="tab:blue", label=_label(metric))
+    base = metric.removesuffix("_median")
+    if base != metric and rows and f"{base}_min" in doc["columns"]:
+        # A measured scan: the spread of the runs around their median.
+        low = [_value(rows.get(_ident(v)), f"{base}_min") for v in values]
+        high = [_value(rows.get(_ident(v)), f"{base}_max") for v in values]
+        ax.fill_between(
+            xs,
+            low,
+            high,
+            color="tab:blue",
+            alpha=0.2,
+            label=f"min–max of {doc.get('repeat', 1)} runs",
+        )
+        if f"predicted_{base}" in doc["columns"]:
+            ax.plot(
+                xs,
+                [_value(rows.get(_ident(v)), f"predicted_{base}") for v in values],
+                "s--",
+                color="tab:orange",
+                ms=4,
+                label=f"{_LABELS.get(base, base)}, predicted",
+            )
     ideal = _IDEAL.get(metric) if doc["mode"] == "steps" else None
     ideal_ys = [_value(rows.get(_ident(v)), ideal) for v in values] if ideal else []
     if not all(math.isnan(y) for y in ideal_ys):  # none with simulate.ideal = false
@@ -179,7 +214,7 @@ def _line(doc: Mapping[str, Any], plt: Any) -> Figure:
         ax.set_xticklabels([_text(key, v) for v in values])
         ax.minorticks_off()
     ax.set_xlabel(key)
-    ax.set_ylabel(_LABELS.get(metric, metric))
+    ax.set_ylabel(_label(metric))
     if all(not math.isnan(y) and y >= 0 for y in ys):
         ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
@@ -289,5 +324,5 @@ def _heat_maps(doc: Mapping[str, Any], plt: Any) -> Figure:
                         clip_on=False,
                     )
                 )
-    fig.colorbar(image, ax=grid_axes, shrink=0.9, label=_LABELS.get(metric, metric))
+    fig.colorbar(image, ax=grid_axes, shrink=0.9, label=_label(metric))
     return cast("Figure", fig)

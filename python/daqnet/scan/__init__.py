@@ -1,8 +1,11 @@
-"""``daqnet scan``: ``daqnet simulate`` over every combination of chosen scenario values.
+"""``daqnet scan``: ``daqnet simulate`` (or ``daqnet bench``) over every combination of
+chosen scenario values.
 
 A scan is planned in full before anything runs (:mod:`.plan`); points run in a process pool
 on this machine (:mod:`.local`), or spread over MPI ranks when the command itself was started
-by ``mpiexec``/``srun`` (:mod:`.mpi`). Each finished point is one row of a tidy table
+by ``mpiexec``/``srun`` (:mod:`.mpi`); measured points run the real event builder one run at
+a time, repeated, optionally beside their prediction (:mod:`.measure`). Each finished point
+is one row of a tidy table
 (:mod:`.collector`); ``scan.csv`` and ``scan.json`` are rewritten as rows arrive, so a long
 scan never loses finished rows. See docs/scan.md.
 """

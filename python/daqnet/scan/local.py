@@ -135,16 +135,28 @@ class LocalRunner:
         self.pool = None
 
 
-def run_local(plan: Plan, collector: Collector, jobs: int) -> ScanResult:
+def run_local(
+    plan: Plan, collector: Collector, jobs: int, live: Callable[[str], None] | None = None
+) -> ScanResult:
     """Every point on this machine; the final document (status finished or interrupted).
 
     A failing point raises DaqnetError after the rows so far are written (status failed).
+    Measured points (plan.measured) run one at a time whatever `jobs`; `live` gets a line
+    about the benchmark under way.
     """
-    runner = LocalRunner(plan.points, jobs)
+    from .measure import BenchRunner
+
+    runner: LocalRunner | BenchRunner
+    runner = (
+        BenchRunner(plan, collector.out, live, collector.table_format)
+        if plan.measured
+        else LocalRunner(plan.points, jobs)
+    )
     try:
         while not runner.done:
             for index, metrics in runner.poll(0.5):
-                collector.add(index, metrics)
+                runs = runner.runs.pop(index) if isinstance(runner, BenchRunner) else None
+                collector.add(index, metrics, runs)
     except KeyboardInterrupt:
         runner.close()
         return collector.flush("interrupted")
@@ -165,14 +177,29 @@ def run_scan(
     jobs: int | None = None,
     metric: str = "gbps_per_host",
     progress: Callable[[int, int], object] | None = None,
+    bench: bool = False,
+    predict: bool = False,
+    repeat: int = 1,
+    table_format: str = "csv",
+    live: Callable[[str], None] | None = None,
 ) -> ScanResult:
-    """The Python API of a local scan: plan, run, write DIR/scan.csv and scan.json; the document."""
-    plan = make_plan(path, list(vary), list(overrides), metric)
-    jobs = jobs or available_cores()
+    """The Python API of a local scan: plan, run, write DIR/scan.csv (or scan.parquet) and
+    scan.json; the document.
+
+    `bench`: measure every point with daqnet bench, `repeat` runs each, one run at a time
+    (runs.csv, runs/); `predict`: also the protocol simulation of each point, side by side.
+    """
+    from ..tables import check_format
+
+    check_format(table_format)
+    plan = make_plan(
+        path, list(vary), list(overrides), metric, bench=bench, predict=predict, repeat=repeat
+    )
+    jobs = 1 if plan.measured else jobs or available_cores()
     if jobs > 1 and len(plan.points) > 1:
         _check_main_guard()
-    collector = Collector(plan, prepare_out(out, plan), jobs, 1, progress)
-    return run_local(plan, collector, jobs)
+    collector = Collector(plan, prepare_out(out, plan), jobs, 1, progress, table_format)
+    return run_local(plan, collector, jobs, live)
 
 
 def _unguarded_line(script: str, lineno: int) -> bool:

@@ -178,7 +178,7 @@ def _root(
         raise DaqnetError(verdict)
 
     progress = make_progress()
-    collector = Collector(plan, out, jobs, size, progress)
+    collector = Collector(plan, out, jobs, size, progress, request.table_format)
     runner = LocalRunner(plan.points[0::size], jobs)
     try:
         while len(collector.rows) < len(plan.points):

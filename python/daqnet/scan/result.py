@@ -16,7 +16,9 @@ class ScanResult(Result):
 
     scenario: str
     name: str
-    mode: str  #: the simulation mode of every point
+    #: steps or protocol (every point simulated in that mode), bench (measured with daqnet
+    #: bench) or compare (measured, and predicted by the protocol simulation)
+    mode: str
     overrides: list[str]  #: the --set items of every point
     config: dict[str, Any]  #: the base scenario's effective keys
     vary: list[dict[str, Any]]  #: key and values of every varied key, outermost first
@@ -33,5 +35,10 @@ class ScanResult(Result):
     best: dict[str, Any] | None  #: the first row with the best metric
     columns: list[str]
     rows: list[dict[str, Any]] = field(default_factory=list)
+    #: measured scans: runs of daqnet bench per point
+    repeat: int | None = optional()
+    #: measured scans: the columns of runs.csv, and its rows (one per run of a finished point)
+    run_columns: list[str] | None = optional()
+    runs: list[dict[str, Any]] | None = optional()
     #: where the document was made: daqnet version, build commit, machine, date (daqnet.provenance)
     provenance: dict[str, Any] | None = optional()
