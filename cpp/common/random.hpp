@@ -30,11 +30,17 @@ private:
 };
 
 /// A seeded uniformly random permutation of 0..n-1 (Fisher-Yates).
-inline std::vector<int32_t> random_permutation(int32_t n, uint64_t seed) {
-  std::vector<int32_t> p(static_cast<size_t>(n));
+// In place, reusing p's memory (the event builder's steady state allocates nothing).
+inline void random_permutation(std::vector<int32_t>& p, int32_t n, uint64_t seed) {
+  p.resize(static_cast<size_t>(n));
   std::iota(p.begin(), p.end(), 0);
   Rng rng(seed);
   for (int32_t i = n - 1; i > 0; --i) std::swap(p[static_cast<size_t>(i)], p[rng.below(static_cast<uint64_t>(i) + 1)]);
+}
+
+inline std::vector<int32_t> random_permutation(int32_t n, uint64_t seed) {
+  std::vector<int32_t> p;
+  random_permutation(p, n, seed);
   return p;
 }
 

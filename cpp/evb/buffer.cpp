@@ -7,6 +7,8 @@
 #include <cstring>
 #include <new>
 
+#include "evb/memory.hpp"
+
 namespace daqnet::evb {
 namespace {
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
@@ -20,6 +22,7 @@ Buffer::Buffer(std::size_t bytes) : size_(bytes) {
   std::size_t rounded = round_up(std::max<std::size_t>(bytes, 1), align);
   auto* p = static_cast<unsigned char*>(std::aligned_alloc(align, rounded));
   if (!p) throw std::bad_alloc();
+  memory::count_allocation();
   if (align == kHugePage) madvise(p, rounded, MADV_HUGEPAGE);  // a hint: ignored where THP is off
   std::memset(p, 0, rounded);                                  // also faults the pages in now
   p_.reset(p);

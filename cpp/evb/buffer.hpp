@@ -35,9 +35,15 @@ public:
     bool fresh;  // never used before (zero-filled)
   };
   Taken take();
+  void reserve(std::size_t buffers) {  // room to track this many without reallocating
+    pieces_.reserve(buffers);
+    free_.reserve(buffers);
+  }
   void give(std::size_t index) { free_.push_back(index); }
   unsigned char* at(std::size_t index) { return pieces_[index]; }
   std::size_t size() const { return pieces_.size(); }
+  std::size_t bytes() const { return slabs_.size() * stride_ * per_slab_; }  // memory held
+  const unsigned char* first() const { return slabs_.empty() ? nullptr : slabs_.front().data(); }
 
 private:
   std::size_t stride_, per_slab_;

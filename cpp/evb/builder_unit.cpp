@@ -6,6 +6,7 @@
 
 #include "evb/flow_control.hpp"
 #include "evb/gather_order.hpp"
+#include "evb/memory.hpp"
 
 namespace daqnet::evb {
 namespace {
@@ -63,7 +64,7 @@ void BuilderUnit::begin(std::uint32_t slot, std::uint64_t event) {
   // Event-manager mode times from the assignment; time frames from the first arrival, as
   // frames are granted ahead and may wait for their release (barrier) before anything moves.
   s.timing = c.mode == Mode::event_manager;
-  s.order = gather_order(c.schedule, index_, gathers_++, event, rus_, c.schedule_seed);
+  gather_order(s.order, c.schedule, index_, gathers_++, event, rus_, c.schedule_seed);
   s.next = 0;
   s.outstanding = s.complete = 0;
   s.bytes = 0;
@@ -284,7 +285,15 @@ void BuilderUnit::check_timeouts() {
   }
 }
 
+std::uint64_t BuilderUnit::buffer_bytes() const {
+  std::uint64_t n = 0;
+  for (auto& s : slots_) n += s.data.size() + s.meta.size();
+  return n;
+}
+
 void BuilderUnit::report(JsonObject& out) const {
+  out.add("buffer_bytes", buffer_bytes())
+      .add("buffer_numa_node", slots_.empty() ? -1 : memory::node_of(slots_.front().data.data()));
   out.add("corrupt_fragments", corrupt_)
       .add("duplicate_fragments", duplicate_)
       .add("lent_fragments", lent_)

@@ -21,6 +21,7 @@ public:
   bool finished() const override { return finished_; }
   std::uint64_t lost() const override { return given_up_; }
   std::uint64_t missing() const override;
+  std::uint64_t buffer_bytes() const override;
   void report(JsonObject& out) const override;
   std::string waiting() const override;
   std::size_t abandoned_receives() const override { return abandoned_; }

@@ -68,6 +68,7 @@ struct Config {
   std::int64_t fault_drop_every{};       // test hook: RU 0 never sends every N-th fragment
   std::int64_t fault_delay_every{};      // test hook: RU 0 holds every N-th fragment back ...
   std::int64_t fault_delay_ms{};         // ... for this long
+  std::int64_t fault_allocate_every{};   // test hook: RU 0 allocates once per N fragments
 
   static Config read(const std::string& path);
   // The same from text; `path` names the source in messages.

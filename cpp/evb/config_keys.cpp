@@ -118,6 +118,8 @@ const std::vector<ConfigKey>& config_keys() {
      [](Config& c, const ConfigValue& v) { c.fault_delay_every = v.integer; }},
     {"fault_delay_ms", Kind::integer, "0", 0, kInt64, {}, "ms", "test hook: how long fault_delay_every holds a fragment back", "",
      [](Config& c, const ConfigValue& v) { c.fault_delay_ms = v.integer; }},
+    {"fault_allocate_every", Kind::integer, "0", 0, kInt64, {}, "", "test hook: RU 0 makes a heap allocation for every N-th fragment (the allocation counter must see it)", "",
+     [](Config& c, const ConfigValue& v) { c.fault_allocate_every = v.integer; }},
   };
   // clang-format on
   return keys;

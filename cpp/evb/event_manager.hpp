@@ -4,6 +4,7 @@
 #pragma once
 
 #include <deque>
+#include <memory_resource>
 #include <utility>
 
 #include "evb/node.hpp"
@@ -28,7 +29,7 @@ private:
   void assign(std::uint64_t event, int bu, std::uint32_t slot);
   void stop();
 
-  std::deque<std::pair<int, std::uint32_t>> credits_;  // (builder, slot) ready for an event
+  std::pmr::deque<std::pair<int, std::uint32_t>> credits_;  // (builder, slot) ready for an event
   std::uint64_t next_event_ = 0;
   std::uint64_t outstanding_ = 0, done_total_ = 0;
   std::int64_t released_frame_ = -1;  // time frames with barrier: last frame allowed to start

@@ -69,8 +69,8 @@ void pump_gathers(Slots& slots, int window, Take&& take, Post&& post) {
 
 /// A readout unit's next fragment may pass a full cap when it belongs to the unit's oldest
 /// event under way (grants and requests can arrive out of event order).
-template <class Event>
-bool readout_exempt(const std::multiset<Event>& sending, Event event) {
+template <class SortedEvents, class Event>
+bool readout_exempt(const SortedEvents& sending, Event event) {
   return sending.empty() || event < *sending.begin();
 }
 

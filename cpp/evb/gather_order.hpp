@@ -14,5 +14,8 @@ namespace daqnet::evb {
 // all-at-once: the barrel order, but every fragment is asked for at once
 std::vector<int> gather_order(Schedule schedule, int builder, std::uint64_t gather_index, std::uint64_t event,
                               int readout_units, std::uint64_t seed);
+// The same into `order`, reusing its memory.
+void gather_order(std::vector<int>& order, Schedule schedule, int builder, std::uint64_t gather_index,
+                  std::uint64_t event, int readout_units, std::uint64_t seed);
 
 }  // namespace daqnet::evb

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory_resource>
 #include <unordered_map>
 #include <vector>
 
@@ -39,8 +40,8 @@ private:
     std::uint64_t cookie;
   };
   struct Queues {
-    std::deque<Message> sends;
-    std::deque<Receive> recvs;
+    std::pmr::deque<Message> sends;  // pmr: see main.cpp
+    std::pmr::deque<Receive> recvs;
   };
   void match(Tag tag, Queues& q);
 

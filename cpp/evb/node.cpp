@@ -11,6 +11,7 @@
 
 #include "evb/builder_unit.hpp"
 #include "evb/event_manager.hpp"
+#include "evb/memory.hpp"
 #include "evb/readout_unit.hpp"
 #include "evb/wait_mode.hpp"
 
@@ -121,6 +122,8 @@ void Node::post_command_receive(std::size_t i) {
 
 void Node::note_stop() {
   if (stop_seconds_ >= 0) return;
+  allocs_at_stop_ = memory::allocations();
+  memory::watch(false);
   stop_seconds_ = now();
   at_stop_.clear();
   for (auto& u : units_) at_stop_.push_back(u->counters);
@@ -145,7 +148,12 @@ void Node::dispatch(const Completion& c) {
     } else {
       std::memcpy(&cmd, cmd_recv_[i].data(), sizeof cmd);
       auto& early = early_[c.peer];
-      early.emplace(cmd.seq, cmd);
+      if (early.empty() && cmd.seq == seq_in_[c.peer]) {  // in order, as nearly always
+        ++seq_in_[c.peer];
+        deliver(cmd, c.peer);
+      } else {
+        early.emplace(cmd.seq, cmd);
+      }
       // Hand over commands in the order the peer sent them.
       for (auto it = early.begin(); it != early.end() && it->first == seq_in_[c.peer]; it = early.erase(it)) {
         ++seq_in_[c.peer];
@@ -181,6 +189,9 @@ bool Node::all_finished() const {
 }
 
 void Node::write_snapshot(const std::string& status, const std::string& error) {
+  bool watching = warmed_up_ && stop_seconds_ < 0;
+  memory::watch(false);  // the report's own allocations are not the event path's
+  std::uint64_t allocs = memory::allocations();
   double t = now();
   double cpu = cpu_seconds();
   std::string units = "[";
@@ -228,14 +239,50 @@ void Node::write_snapshot(const std::string& status, const std::string& error) {
       // were in flight, not lost: only a run that ended (or failed) has lost them.
       .add("lost_fragments", lost)
       .add("in_flight_fragments", missing - lost)
-      .raw("units", units);
+      .raw("units", units)
+      .raw("memory", memory_json(allocs));
   write_atomically(json_path_, doc.str());
+  // The report's own allocations (strings, files) are not the event path's.
+  if (watching) {
+    report_allocs_ += memory::allocations() - allocs;
+    memory::watch(true);
+  }
+}
+
+std::string Node::memory_json(std::uint64_t allocs_now) const {
+  std::uint64_t buffers = 0;
+  for (auto& u : units_) buffers += u->buffer_bytes();
+  JsonObject m;
+  m.add("peak_rss_bytes", memory::peak_rss_bytes())
+      .add("buffer_bytes", buffers)
+      .add("huge_page_bytes", memory::huge_page_bytes())
+      .add("allocations", allocs_now);
+  if (warmed_up_) {
+    std::uint64_t end = stop_seconds_ >= 0 ? allocs_at_stop_ : allocs_now;
+    m.add("allocations_after_warmup", end - allocs_at_warmup_ - report_allocs_);
+  }
+  int nic_node = memory::nic_node(nic_);
+  m.add("numa_node", memory::cpu_node())
+      .add("numa_nodes", memory::nodes_online())
+      .add("nic", nic_)
+      .add("nic_numa_node", nic_node);
+  return m.str();
 }
 
 int Node::run() {
   // Commands are small and unsolicited: keep a pool of receives for them posted at all times.
   std::size_t pool = std::max<std::size_t>(16, 2 * static_cast<std::size_t>(layout_.ranks));
   cmd_recv_.assign(pool, std::vector<unsigned char>(command_bytes_));
+  // Send buffers for as many commands in flight as credits can make, made now rather than
+  // when the run first reaches that many (an allocation after the warm-up).
+  std::size_t sends = std::max<std::size_t>(
+      64, 4 * static_cast<std::size_t>(layout_.ranks) * static_cast<std::size_t>(std::max(1, config_.credits)));
+  cmd_send_.reserve(2 * sends);
+  cmd_send_free_.reserve(2 * sends);
+  for (std::size_t i = 0; i < sends; ++i) {
+    cmd_send_.emplace_back(command_bytes_, 0);
+    cmd_send_free_.push_back(sends - 1 - i);
+  }
   for (std::size_t i = 0; i < pool; ++i) post_command_receive(i);
   t0_ = std::chrono::steady_clock::now();
   window_start_ = config_.warmup_seconds;
@@ -271,6 +318,8 @@ int Node::run() {
         warmed_up_ = true;
         at_warmup_.clear();
         for (auto& u : units_) at_warmup_.push_back(u->counters);
+        allocs_at_warmup_ = memory::allocations();
+        memory::watch(true);
       }
       if (t >= next_report) {
         ++period_;

@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -39,8 +40,9 @@ public:
   virtual std::uint64_t lost() const { return 0; }     // of those, given up as lost by the unit itself
   // Receives left posted for parts that will never come (cancelled at the end).
   virtual std::size_t abandoned_receives() const { return 0; }
-  virtual void report(JsonObject&) const {}           // unit-specific result fields
-  virtual std::string waiting() const { return ""; }  // what an unfinished unit waits for
+  virtual std::uint64_t buffer_bytes() const { return 0; }  // fragment and event buffers held
+  virtual void report(JsonObject&) const {}                 // unit-specific result fields
+  virtual std::string waiting() const { return ""; }        // what an unfinished unit waits for
   Counters counters;
 
 protected:
@@ -74,13 +76,17 @@ public:
   // oldest event always moves and shared caps cannot deadlock.
   bool take_token(bool exempt) { return cap_.take(exempt); }
   void give_token() { cap_.give(); }
-  void note_stop();                    // the first sign of the end of the run reached this process
-  void fail(const std::string& what);  // a protocol error: counted, reported, run fails
+  void note_stop();  // the first sign of the end of the run reached this process
+  void fail(const std::string& what);
+  void set_nic(std::string interface) {
+    nic_ = std::move(interface);
+  }  // a protocol error: counted, reported, run fails
 
 private:
   void dispatch(const Completion& c);
   void post_command_receive(std::size_t i);
   void write_snapshot(const std::string& status, const std::string& error);
+  std::string memory_json(std::uint64_t allocs_now) const;
   bool all_finished() const;
   std::size_t abandoned() const;
 
@@ -94,9 +100,9 @@ private:
   std::size_t command_bytes_;
   std::vector<std::vector<unsigned char>> cmd_recv_, cmd_send_;
   std::vector<std::size_t> cmd_send_free_;
-  std::vector<std::uint32_t> seq_out_, seq_in_;          // per peer rank
-  std::vector<std::map<std::uint32_t, Command>> early_;  // per peer: arrived ahead of order
-  std::deque<Command> to_self_;                          // commands between units of this process
+  std::vector<std::uint32_t> seq_out_, seq_in_;               // per peer rank
+  std::vector<std::pmr::map<std::uint32_t, Command>> early_;  // per peer: arrived ahead of order
+  std::pmr::deque<Command> to_self_;                          // commands between units of this process
   LocalChannel local_;
   bool use_local_;
   void deliver(const Command& cmd, int from_rank);
@@ -104,6 +110,10 @@ private:
   double stop_seconds_ = -1, window_start_ = 0;
   std::vector<Counters> at_warmup_, at_stop_;
   bool warmed_up_ = false;
+  // Allocations (memory::allocations) at the warm-up and at the stop, and those the periodic
+  // reports made in between: the event path's own are the rest.
+  std::uint64_t allocs_at_warmup_ = 0, allocs_at_stop_ = 0, report_allocs_ = 0;
+  std::string nic_;  // the interface the transport uses, when known
   std::uint64_t protocol_errors_ = 0;
   std::string first_error_;
   std::string csv_path_, json_path_;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "evb/flow_control.hpp"
+#include "evb/memory.hpp"
 
 namespace daqnet::evb {
 
@@ -14,6 +15,15 @@ ReadoutUnit::ReadoutUnit(Node& node, int index)
       data_(node.sizes().max_bytes(index)),
       meta_(static_cast<std::size_t>(node.config().meta_bytes)) {
   const auto& c = node.config();
+  // Sends under way are bounded by the events in flight (credits of every builder, twice for
+  // a duplicate): track that many from the start, so no vector grows after the warm-up.
+  std::size_t most =
+      2 * static_cast<std::size_t>(std::max(1, c.credits)) * static_cast<std::size_t>(node.layout().builder_units()) +
+      16;
+  sends_.reserve(most);
+  send_free_.reserve(most);
+  data_.reserve(most);
+  meta_.reserve(most);
   if (c.mode == Mode::event_manager)
     fins_needed_ = c.protocol == Protocol::push ? 1 : node.layout().builder_units();
   else
@@ -83,6 +93,11 @@ void ReadoutUnit::start_send(const Item& item) {
     s.corrupted = sizeof h + 8 * ((sent_ * 7919) % ((bytes - sizeof h) / 8));
     frag[s.corrupted] ^= 0x5A;  // restored when the send completes
     ++corrupted_;
+  }
+  if (index_ == 0 && c.fault_allocate_every > 0 && sent_ % c.fault_allocate_every == 0) {
+    // Test hook: a call of the global allocation function itself, which no compiler elides.
+    ::operator delete(::operator new(64));
+    ++allocated_;
   }
   int copies = index_ == 0 && c.fault_duplicate_every > 0 && sent_ % c.fault_duplicate_every == 0 ? 2 : 1;
 
@@ -177,10 +192,13 @@ bool ReadoutUnit::finished() const { return fins_ == fins_needed_ && pending_.em
 
 void ReadoutUnit::report(JsonObject& out) const {
   out.add("pending_fragments", static_cast<std::uint64_t>(pending_.size()))
-      .add("buffers", static_cast<std::uint64_t>(data_.size()));
+      .add("buffers", static_cast<std::uint64_t>(data_.size()))
+      .add("buffer_bytes", buffer_bytes())
+      .add("buffer_numa_node", data_.first() ? memory::node_of(data_.first()) : -1);
   const auto& c = node_.config();
   if (c.fault_corrupt_every > 0) out.add("fault_corrupted_fragments", corrupted_);
   if (c.fault_drop_every > 0) out.add("fault_dropped_fragments", dropped_);
+  if (c.fault_allocate_every > 0) out.add("fault_allocations", allocated_);
   if (c.fault_delay_every > 0) out.add("fault_delayed_fragments", delayed_);
 }
 

@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <memory>
+#include <memory_resource>
 #include <set>
 #include <vector>
 
@@ -23,6 +24,7 @@ public:
   void on_returned(std::uint64_t loan) override;
   void pump() override;
   bool finished() const override;
+  std::uint64_t buffer_bytes() const override { return data_.bytes() + meta_.bytes(); }
   void report(JsonObject& out) const override;
   std::string waiting() const override;
 
@@ -51,8 +53,10 @@ private:
 
   int index_;
   Pattern pattern_;
-  std::set<Item> pending_;                // oldest event first
-  std::multiset<std::uint64_t> sending_;  // events in flight
+  // std::pmr containers: daqnet-evb's default resource is a pool that keeps freed nodes
+  // (main.cpp), so once warm they allocate nothing per event.
+  std::pmr::set<Item> pending_;                // oldest event first
+  std::pmr::multiset<std::uint64_t> sending_;  // events in flight
   BufferPool data_, meta_;
   std::vector<Send> sends_;
   std::vector<std::size_t> send_free_;
@@ -60,8 +64,8 @@ private:
   std::int64_t released_ = -1;  // time frames with barrier: frames up to this may start
   bool em_fin_ = false;
   std::uint64_t sent_ = 0;
-  std::deque<Held> held_;
-  std::uint64_t corrupted_ = 0, dropped_ = 0, delayed_ = 0;  // by the test hooks
+  std::pmr::deque<Held> held_;
+  std::uint64_t corrupted_ = 0, dropped_ = 0, delayed_ = 0, allocated_ = 0;  // by the test hooks
 };
 
 }  // namespace daqnet::evb

@@ -41,6 +41,15 @@ constexpr int kRefusalsLogged = 10;           // then one line says further ones
 // kernel a page fault and a cleared page per 4 KiB, more than copying the message out.
 constexpr std::size_t kSpareMin = std::size_t{64} << 10;
 constexpr std::size_t kSpareBytes = std::size_t{64} << 20;
+// Smaller ones are kept too, rounded up to a power of two from 256 bytes (up to 8 MiB kept):
+// without them every early meta-data message would be a fresh allocation.
+constexpr std::size_t kSmallSpareBytes = std::size_t{8} << 20;
+constexpr int kSmallClassMin = 8;  // 256 bytes
+int small_class(std::size_t bytes) {
+  int k = kSmallClassMin;
+  while ((std::size_t{1} << k) < bytes) ++k;
+  return k - kSmallClassMin;
+}
 
 struct Endpoint {  // what every rank publishes, in network byte order
   std::uint32_t addr;
@@ -160,6 +169,9 @@ TcpTransport::TcpTransport(MPI_Comm comm, WaitMode wait, const TcpOptions& optio
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
   conns_.resize(static_cast<std::size_t>(size_));
+  spare_.reserve(256);
+  small_spare_.resize(static_cast<std::size_t>(small_class(kSpareMin - 1)) + 1);
+  for (auto& v : small_spare_) v.reserve(256);
   try {
     connect_mesh(comm, options);
   } catch (...) {
@@ -178,6 +190,13 @@ void TcpTransport::close_fds() {
 
 void TcpTransport::connect_mesh(MPI_Comm comm, const TcpOptions& options) {
   max_message_ = options.max_message_bytes;
+  // Spare buffers for early (unexpected) messages, made now, so that reaching a new high of
+  // them later in the run needs no allocation. Untouched pages cost no resident memory.
+  if (max_message_ >= kSpareMin)
+    for (std::size_t n = std::min<std::size_t>(256, (std::size_t{16} << 20) / max_message_); n > 0; --n)
+      give_back({std::make_unique_for_overwrite<char[]>(max_message_), max_message_});
+  for (std::size_t bytes = std::size_t{1} << kSmallClassMin; bytes < kSpareMin; bytes *= 2)
+    for (int n = 0; n < 64; ++n) give_back({std::make_unique_for_overwrite<char[]>(bytes), bytes});
   max_unexpected_ = options.max_unexpected_bytes;
   // The run's token: run.cfg's, else one rank 0 draws; MPI (trusted) gives rank 0's to all,
   // and every rank that read one checks it is the same (one run.cfg for the whole run).
@@ -408,6 +427,17 @@ std::optional<TcpTransport::RecvOp> TcpTransport::match_posted(int peer, Tag tag
 }
 
 TcpTransport::Buffer TcpTransport::take_buffer(std::size_t bytes) {
+  if (bytes < kSpareMin) {
+    auto k = static_cast<std::size_t>(small_class(bytes));
+    if (k < small_spare_.size() && !small_spare_[k].empty()) {
+      Buffer buffer = std::move(small_spare_[k].back());
+      small_spare_[k].pop_back();
+      small_spare_bytes_ -= buffer.capacity;
+      return buffer;
+    }
+    std::size_t capacity = std::size_t{1} << (k + kSmallClassMin);
+    return {std::make_unique_for_overwrite<char[]>(capacity), capacity};
+  }
   auto best = spare_.end();  // the smallest spare buffer that fits
   for (auto it = spare_.begin(); bytes >= kSpareMin && it != spare_.end(); ++it)
     if (it->capacity >= bytes && (best == spare_.end() || it->capacity < best->capacity)) best = it;
@@ -420,6 +450,14 @@ TcpTransport::Buffer TcpTransport::take_buffer(std::size_t bytes) {
 }
 
 void TcpTransport::give_back(Buffer buffer) {
+  if (buffer.capacity < kSpareMin) {
+    if (small_spare_bytes_ + buffer.capacity > kSmallSpareBytes) return;
+    auto k = static_cast<std::size_t>(small_class(buffer.capacity));
+    if (k >= small_spare_.size()) small_spare_.resize(k + 1);
+    small_spare_bytes_ += buffer.capacity;
+    small_spare_[k].push_back(std::move(buffer));
+    return;
+  }
   if (buffer.capacity < kSpareMin || spare_bytes_ + buffer.capacity > kSpareBytes) return;
   spare_bytes_ += buffer.capacity;
   spare_.push_back(std::move(buffer));

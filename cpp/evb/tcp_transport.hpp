@@ -12,6 +12,7 @@
 #include <deque>
 #include <list>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -103,9 +104,9 @@ private:
   struct Conn {
     int fd = -1;
     int peer = -1;
-    bool want_out = false;     // data queued: EPOLLOUT wanted
-    std::uint32_t events = 0;  // what epoll watches on fd (0: not registered)
-    std::deque<SendOp> sendq;
+    bool want_out = false;          // data queued: EPOLLOUT wanted
+    std::uint32_t events = 0;       // what epoll watches on fd (0: not registered)
+    std::pmr::deque<SendOp> sendq;  // pmr: see main.cpp
     // Receive side: headers are parsed out of staged bytes, payloads go to dest.
     std::unique_ptr<char[]> stage;
     std::size_t stage_pos = 0, stage_end = 0;
@@ -114,7 +115,7 @@ private:
     char* dest = nullptr;
     std::size_t left = 0;  // payload bytes still to come
     RecvOp target{};
-    std::list<Unexpected>::iterator heap;
+    std::pmr::list<Unexpected>::iterator heap;
     std::unique_ptr<char[]> discard;   // the rest of a message whose receive was cancelled
     std::size_t unexpected_bytes = 0;  // of unexpected messages from this peer still kept
     bool paused = false;               // reading stopped at a header (unexpected bytes at the cap)
@@ -143,11 +144,14 @@ private:
   WaitMode wait_;
   int epoll_fd_ = -1;
   bool have_pwait2_ = true;
-  std::vector<Conn> conns_;                             // indexed by peer; conns_[rank_] stays unused
-  std::unordered_map<Tag, std::deque<RecvOp>> posted_;  // per tag, in posting order
-  std::list<Unexpected> unexpected_;
+  std::vector<Conn> conns_;                                  // indexed by peer; conns_[rank_] stays unused
+  std::unordered_map<Tag, std::pmr::deque<RecvOp>> posted_;  // per tag, in posting order
+  std::pmr::list<Unexpected> unexpected_;
   std::vector<Buffer> spare_;  // buffers of delivered unexpected messages, for reuse
   std::size_t spare_bytes_ = 0;
+  // Small ones (meta-data, commands) by power-of-two class, so the steady state allocates none.
+  std::vector<std::vector<Buffer>> small_spare_;
+  std::size_t small_spare_bytes_ = 0;
   std::vector<Completion> ready_;  // completed, returned by the next progress()
   std::size_t active_ = 0;
   unsigned char token_[16] = {};

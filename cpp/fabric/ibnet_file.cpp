@@ -284,8 +284,6 @@ private:
   uint64_t pending_port_guid_ = 0;
 };
 
-std::string node_kind(const RawNode& n) { return n.is_switch ? "switch" : "CA"; }
-
 /// Switch names: the description with blanks as '_'; hosts: its first word. A node without
 /// one, or sharing it with another node of its kind, keeps its ibnetdiscover id.
 std::vector<std::string> node_names(const std::vector<RawNode>& nodes) {

@@ -30,7 +30,11 @@ __all__ = ["FORMATS", "TABLES", "check_format", "dataframes", "read_tables", "to
 #: main one: table name → (key of the rows, key of the column list or None: the rows' keys).
 TABLES: dict[str, dict[str, tuple[str, str | None]]] = {
     "scan": {"scan": ("rows", "columns"), "runs": ("runs", "run_columns")},
-    "bench": {"units": ("units", None), "timeseries": ("timeseries", None)},
+    "bench": {
+        "units": ("units", None),
+        "timeseries": ("timeseries", None),
+        "memory": ("memory", None),
+    },
     "simulate-steps": {"steps": ("steps", None), "link_loads": ("link_loads", None)},
     "simulate-protocol": {
         "units": ("units", None),

@@ -145,6 +145,52 @@ def _is_snapshot(doc: dict[str, Any]) -> bool:
     return True
 
 
+_MEMORY_INTS = (
+    "peak_rss_bytes",
+    "buffer_bytes",
+    "huge_page_bytes",
+    "allocations",
+    "allocations_after_warmup",
+)
+
+
+def _memory_row(rank: int, doc: dict[str, Any]) -> dict[str, Any] | None:
+    """One process's memory (docs/bench.md "Memory"), or None for a rank file without it."""
+    m = doc.get("memory")
+    if not isinstance(m, dict):
+        return None
+
+    def whole(key: str) -> int | None:
+        return m[key] if _whole(m.get(key)) else None
+
+    def node(x: Any) -> int | None:  # -1 (unknown) and anything odd read as None
+        return x if _whole(x) else None
+
+    by_role: dict[str, int] = {}
+    buffer_nodes = set()
+    for u in doc["units"]:
+        if _whole(u.get("buffer_bytes")):
+            by_role[u["unit"]] = by_role.get(u["unit"], 0) + u["buffer_bytes"]
+        if node(u.get("buffer_numa_node")) is not None:
+            buffer_nodes.add(u["buffer_numa_node"])
+    nic_node = node(m.get("nic_numa_node"))
+    return {
+        "rank": rank,
+        "host": doc["host"],
+        **{k: whole(k) for k in _MEMORY_INTS},
+        "ru_buffer_bytes": by_role.get("ru", 0),
+        "bu_buffer_bytes": by_role.get("bu", 0),
+        "numa_node": node(m.get("numa_node")),
+        "numa_nodes": whole("numa_nodes"),
+        "buffer_numa_nodes": ",".join(map(str, sorted(buffer_nodes))),
+        "nic": m.get("nic") if isinstance(m.get("nic"), str) else "",
+        "nic_numa_node": nic_node,
+        # Buffers on another node than the NIC cost every transfer a trip over the
+        # inter-socket link (the LHCb nodes' lesson); None when the NIC's node is unknown.
+        "buffers_on_nic_node": None if nic_node is None else buffer_nodes <= {nic_node},
+    }
+
+
 def _timeseries(out_dir: Path) -> list[dict[str, Any]]:
     """Built-event Gb/s and events/s per report period, from the builders' counters.
 
@@ -388,6 +434,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
         builder_latency_seconds=latency_percentiles(bu_hists),
         units=units,
         timeseries=_timeseries(out_dir),
+        memory=[m for r in sorted(ranks) if (m := _memory_row(r, ranks[r]))],
         provenance=provenance(),
     )
     if em is not None:

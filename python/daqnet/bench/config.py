@@ -29,6 +29,7 @@ FAULT_KEYS = (
     "fault_drop_every",
     "fault_delay_every",
     "fault_delay_ms",
+    "fault_allocate_every",
 )
 
 

@@ -50,6 +50,8 @@ class BenchResult(Result):
     baseline: dict[str, Any] | None = optional()  #: name, throughput_gbps, ratio, ...
     units: list[Row] = field(default_factory=list)
     timeseries: list[Row] = field(default_factory=list)
+    #: per process: peak RSS, buffer bytes by role, allocations after warm-up, NUMA nodes
+    memory: list[Row] = field(default_factory=list)
     config: dict[str, Any] | None = optional()  #: the effective scenario (daqnet bench only)
     out_dir: str | None = optional()
     #: where the document was made: daqnet version, build commit, machine, date (daqnet.provenance)

@@ -27,11 +27,14 @@ def clean(value: Any) -> Any:
 
 
 def write_tables(result: Mapping[str, Any], out_dir: str | Path, table_format: str = "csv") -> None:
-    """result.json plus units.csv and timeseries.csv (or units.parquet, timeseries.parquet)."""
+    """result.json plus units.csv, timeseries.csv and memory.csv (or the same as .parquet)."""
     out_dir = Path(out_dir)
     doc = clean(result.to_dict() if isinstance(result, Result) else dict(result))
     write_text_atomic(out_dir / "result.json", json.dumps(doc, indent=1) + "\n")
-    for name, rows in (("units", doc["units"]), ("timeseries", doc["timeseries"])):
+    tables = [("units", doc["units"]), ("timeseries", doc["timeseries"])]
+    if doc.get("memory"):
+        tables.append(("memory", doc["memory"]))
+    for name, rows in tables:
         keys = columns_of(rows)
         if table_format == "parquet":
             write_parquet(out_dir / f"{name}.parquet", rows, keys)

@@ -31,6 +31,41 @@ def summary(result: Mapping[str, Any], name: str = "") -> str:
         lines.append(
             f"  baseline     {b['name']}: {quantity(b['throughput_gbps'], ' Gb/s')}; event builder / baseline = {quantity(b['ratio'], '×')}"
         )
+    lines += _memory_lines(result.get("memory") or [])
     for err in result["errors"]:
         lines.append(f"  error        {err}")
     return "\n".join(lines)
+
+
+def _memory_lines(rows: list[Mapping[str, Any]]) -> list[str]:
+    """Peak RSS and buffers of the largest process, steady-state allocations, NUMA."""
+    if not rows:
+        return []
+
+    def most(key: str) -> int:
+        return max((r[key] or 0) for r in rows)
+
+    mib = 1 / 2**20
+    after = [
+        r["allocations_after_warmup"] for r in rows if r["allocations_after_warmup"] is not None
+    ]
+    lines = [
+        f"  memory       peak RSS up to {quantity(most('peak_rss_bytes'), ' MiB', mib, 1)} per process, "
+        f"buffers up to {quantity(most('buffer_bytes'), ' MiB', mib, 1)} "
+        f"(huge pages {quantity(most('huge_page_bytes'), ' MiB', mib, 1)}); "
+        + (
+            f"{sum(after):,} allocations after warm-up"
+            if after
+            else "allocations after warm-up not measured"
+        )
+    ]
+    nodes = {r["numa_node"] for r in rows if r["numa_node"] is not None}
+    numa = f"  numa         processes on node(s) {', '.join(map(str, sorted(nodes))) or '?'}"
+    away = [r["rank"] for r in rows if r["buffers_on_nic_node"] is False]
+    if away:
+        numa += f"; buffers NOT on the NIC's node for rank(s) {', '.join(map(str, away))}"
+    elif any(r["buffers_on_nic_node"] for r in rows):
+        numa += "; buffers on the NIC's node"
+    else:
+        numa += "; the NIC's node is unknown (loopback or MPI)"
+    return [*lines, numa]
