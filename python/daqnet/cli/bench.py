@@ -23,6 +23,7 @@ def _finish(result: Mapping[str, Any], as_json: bool, label: str, ext: str = "cs
         lines = summary(r, label)
         if r.get("out_dir"):
             lines += f"\n  results      {r['out_dir']}/result.json, units.{ext}, timeseries.{ext}"
+            lines += f", memory.{ext}" if r.get("memory") else ""
         return lines
 
     emit(result, as_json, text, clean)

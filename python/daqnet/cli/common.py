@@ -74,10 +74,9 @@ class Progress:
         if self._bar is None:
             from tqdm import tqdm
 
-            self._bar = tqdm(
-                desc=self.label, bar_format="{desc}: {postfix}", file=sys.stderr, delay=0
-            )
-        self._bar.set_postfix_str(line, refresh=True)
+            # The line is the description: tqdm's postfix would lead it with ", ".
+            self._bar = tqdm(desc=self.label, bar_format="{desc}", file=sys.stderr, delay=0)
+        self._bar.set_description_str(f"{self.label}: {line}", refresh=True)
 
     def close(self) -> None:
         if self._bar is not None:

@@ -54,7 +54,7 @@ def _memory_lines(rows: list[Mapping[str, Any]]) -> list[str]:
         f"buffers up to {quantity(most('buffer_bytes'), ' MiB', mib, 1)} "
         f"(huge pages {quantity(most('huge_page_bytes'), ' MiB', mib, 1)}); "
         + (
-            f"{sum(after):,} allocations after warm-up"
+            f"{sum(after):,} allocation{'' if sum(after) == 1 else 's'} after warm-up"
             if after
             else "allocations after warm-up not measured"
         )
