@@ -563,6 +563,9 @@ def test_prepare_then_collect(tmp_path):
     r = json.loads(p.stdout)
     assert r["status"] == "finished"
     check_consistent(r, 4)
+    # The scenario that ran travels with the run directory: the report can pair it.
+    assert r["config"]["values"]["bench"]["seconds"] == 0.6
+    assert r["config"]["values"]["name"] == "bench-local"
 
 
 def test_run_cfg_is_read_back_as_daqnet_evb_reads_it(tmp_path):

@@ -9,7 +9,7 @@ or not. See docs/bench.md.
 from __future__ import annotations
 
 from .collect import collect, latency_percentiles, read_run_config
-from .config import bench_ranks, run_config, run_config_text, write_run_config
+from .config import bench_ranks, run_config, run_config_text, write_run_config, write_scenario
 from .launch import (
     executable,
     first_error,
@@ -37,4 +37,5 @@ __all__ = [
     "srun_command",
     "uses_mpich_wheel",
     "write_run_config",
+    "write_scenario",
 ]

@@ -145,6 +145,13 @@ def _is_snapshot(doc: dict[str, Any]) -> bool:
     return True
 
 
+def _scenario(out_dir: Path) -> dict[str, Any] | None:
+    """The effective scenario `daqnet bench` (or --prepare) wrote beside run.cfg; None when
+    there is none or it is not one (a file of another tool is ignored, not a traceback)."""
+    doc = read_json(out_dir / "scenario.json")
+    return doc if doc is not None and isinstance(doc.get("values"), dict) else None
+
+
 _MEMORY_INTS = (
     "peak_rss_bytes",
     "buffer_bytes",
@@ -435,6 +442,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
         units=units,
         timeseries=_timeseries(out_dir),
         memory=[m for r in sorted(ranks) if (m := _memory_row(r, ranks[r]))],
+        config=_scenario(out_dir),
         provenance=provenance(),
     )
     if em is not None:

@@ -6,6 +6,7 @@ naming the scenario key.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shlex
@@ -18,7 +19,7 @@ from ..io.hostlist import read_hostnames
 from ..scenario import Scenario
 from ..scenario.schema import INT32_MAX, run_config_keys
 
-__all__ = ["bench_ranks", "run_config", "run_config_text", "write_run_config"]
+__all__ = ["bench_ranks", "run_config", "run_config_text", "write_run_config", "write_scenario"]
 
 DEFAULT_RANKS = 4
 DEFAULT_SECONDS = 5.0
@@ -240,3 +241,10 @@ def run_config_text(cfg: dict[str, object], source: str) -> str:
 def write_run_config(cfg: dict[str, object], path: Path, source: str) -> None:
     # Owner only: the file holds the run's TCP token.
     write_text_atomic(path, run_config_text(cfg, source), mode=0o600)
+
+
+def write_scenario(scenario: Scenario, out_dir: Path) -> None:
+    """scenario.json beside run.cfg: the effective scenario, so that `daqnet collect` (after a
+    launch by hand or by srun) can say what ran and `daqnet report` can pair it with a
+    prediction of the same scenario."""
+    write_text_atomic(out_dir / "scenario.json", json.dumps(scenario.effective(), indent=1) + "\n")

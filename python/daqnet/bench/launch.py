@@ -26,7 +26,7 @@ from ..io.bench_tables import write_tables
 from ..io.files import write_text_atomic
 from ..scenario import Scenario
 from .collect import PMI_HINT, collect, read_json
-from .config import bench_ranks, run_config, write_run_config
+from .config import bench_ranks, run_config, write_run_config, write_scenario
 from .result import BenchResult
 
 __all__ = [
@@ -162,10 +162,15 @@ def run(
             *out.glob("rank-*.error"),
             out / "baseline.json",
             out / "result.json",
-            *(out / f"{t}.{ext}" for t in ("units", "timeseries") for ext in ("csv", "parquet")),
+            *(
+                out / f"{t}.{ext}"
+                for t in ("units", "timeseries", "memory")
+                for ext in ("csv", "parquet")
+            ),
         ]:
             old.unlink(missing_ok=True)
         write_run_config(cfg, out / "run.cfg", scenario.source)
+        write_scenario(scenario, out)
     except OSError as err:
         raise DaqnetError(f"output directory {out}: {err.strerror}") from None
     cmd = launch_command(

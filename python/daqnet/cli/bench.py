@@ -47,6 +47,7 @@ def run_bench(args: argparse.Namespace) -> int:
         ensure_dir(out, "--out")
         cfg = bench.run_config(scenario, args.baseline)
         bench.write_run_config(cfg, out / "run.cfg", scenario.source)
+        bench.write_scenario(scenario, out)
         argv = [bench.executable(), str(out / "run.cfg"), "--out", str(out)]
         n = bench.bench_ranks(scenario)
         note(f"wrote {out}/run.cfg; run it with, e.g.:")

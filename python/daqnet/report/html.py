@@ -166,7 +166,7 @@ def _scenario(r: ResultFile) -> dict[str, Any]:
             "name": "",
             "file": "",
             "set": [],
-            "description": "collected with daqnet collect: the scenario file is not recorded",
+            "description": "no scenario recorded (collected from a directory without scenario.json)",
             "toml": _toml(doc.get("run_config") or {}),
             "what": "run description daqnet-evb ran (run.cfg)",
         }
