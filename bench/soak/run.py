@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import statistics
 import subprocess
 import sys
@@ -89,7 +90,9 @@ def soak(transport: str, seconds: float, warmup: float, out: Path, every: float)
             print(f"\r  {transport}: {time.monotonic() - t0:6.0f} s", end="", file=sys.stderr)
     except KeyboardInterrupt:
         interrupted = True
-        proc.send_signal(2)  # daqnet bench stops its ranks and writes what they measured
+        proc.send_signal(
+            signal.SIGINT
+        )  # daqnet bench stops its ranks and writes what they measured
     proc.wait()
     log.close()
     print(file=sys.stderr)

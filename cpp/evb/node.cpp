@@ -60,6 +60,7 @@ Node::Node(const Config& config, const Layout& layout, Transport& transport, con
   seq_out_.assign(layout.ranks, 0);
   seq_in_.assign(layout.ranks, 0);
   early_.resize(layout.ranks);
+  numa_nodes_ = memory::nodes_online();
   if (layout.my_em) units_.push_back(std::make_unique<EventManager>(*this));
   if (layout.my_ru >= 0) units_.push_back(std::make_unique<ReadoutUnit>(*this, layout.my_ru));
   if (layout.my_bu >= 0) units_.push_back(std::make_unique<BuilderUnit>(*this, layout.my_bu));
@@ -261,12 +262,16 @@ std::string Node::memory_json(std::uint64_t allocs_now) const {
     std::uint64_t end = stop_seconds_ >= 0 ? allocs_at_stop_ : allocs_now;
     m.add("allocations_after_warmup", end - allocs_at_warmup_ - report_allocs_);
   }
-  int nic_node = memory::nic_node(nic_);
   m.add("numa_node", memory::cpu_node())
-      .add("numa_nodes", memory::nodes_online())
+      .add("numa_nodes", numa_nodes_)
       .add("nic", nic_)
-      .add("nic_numa_node", nic_node);
+      .add("nic_numa_node", nic_node_);
   return m.str();
+}
+
+void Node::set_nic(std::string interface) {
+  nic_ = std::move(interface);
+  nic_node_ = memory::nic_node(nic_);
 }
 
 int Node::run() {

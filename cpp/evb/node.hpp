@@ -76,11 +76,9 @@ public:
   // oldest event always moves and shared caps cannot deadlock.
   bool take_token(bool exempt) { return cap_.take(exempt); }
   void give_token() { cap_.give(); }
-  void note_stop();  // the first sign of the end of the run reached this process
-  void fail(const std::string& what);
-  void set_nic(std::string interface) {
-    nic_ = std::move(interface);
-  }  // a protocol error: counted, reported, run fails
+  void note_stop();                     // the first sign of the end of the run reached this process
+  void fail(const std::string& what);   // a protocol error: counted, reported, run fails
+  void set_nic(std::string interface);  // the transport's interface, for its NUMA node
 
 private:
   void dispatch(const Completion& c);
@@ -113,7 +111,9 @@ private:
   // Allocations (memory::allocations) at the warm-up and at the stop, and those the periodic
   // reports made in between: the event path's own are the rest.
   std::uint64_t allocs_at_warmup_ = 0, allocs_at_stop_ = 0, report_allocs_ = 0;
-  std::string nic_;  // the interface the transport uses, when known
+  std::string nic_;     // the interface the transport uses, when known
+  int nic_node_ = -1;   // its NUMA node (sysfs), read once
+  int numa_nodes_ = 1;  // nodes online, read once
   std::uint64_t protocol_errors_ = 0;
   std::string first_error_;
   std::string csv_path_, json_path_;

@@ -453,7 +453,6 @@ void TcpTransport::give_back(Buffer buffer) {
   if (buffer.capacity < kSpareMin) {
     if (small_spare_bytes_ + buffer.capacity > kSmallSpareBytes) return;
     auto k = static_cast<std::size_t>(small_class(buffer.capacity));
-    if (k >= small_spare_.size()) small_spare_.resize(k + 1);
     small_spare_bytes_ += buffer.capacity;
     small_spare_[k].push_back(std::move(buffer));
     return;

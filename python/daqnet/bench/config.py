@@ -24,14 +24,7 @@ __all__ = ["bench_ranks", "run_config", "run_config_text", "write_run_config", "
 DEFAULT_RANKS = 4
 DEFAULT_SECONDS = 5.0
 # Test hooks, never in a scenario: DAQNET_EVB_FAULTS="fault_corrupt_every=5,fault_duplicate_every=7"
-FAULT_KEYS = (
-    "fault_corrupt_every",
-    "fault_duplicate_every",
-    "fault_drop_every",
-    "fault_delay_every",
-    "fault_delay_ms",
-    "fault_allocate_every",
-)
+FAULT_KEYS = tuple(k["name"] for k in _core.evb.config_keys() if k["name"].startswith("fault_"))
 
 
 def bench_ranks(scenario: Scenario) -> int:
