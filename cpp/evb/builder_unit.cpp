@@ -131,6 +131,7 @@ void BuilderUnit::post(std::uint32_t slot, int ru) {
 
 void BuilderUnit::on_completion(const Completion& c) {
   if (c.kind != Completion::Kind::recv) return;  // command sends are the node's
+  if (c.failed) return;  // its readout unit died: the node ends the run (no recovery of RUs yet)
   std::uint64_t v = cookie_value(c.cookie);
   auto slot = static_cast<std::uint32_t>(v >> 33);
   int ru = static_cast<int>((v >> 1) & 0xFFFFFFFFu);

@@ -1,8 +1,37 @@
 #include "evb/event_manager.hpp"
 
+#include <algorithm>
+
 namespace daqnet::evb {
 
-EventManager::EventManager(Node& node) : Unit(node) { window_start_ = node.config().warmup_seconds; }
+EventManager::EventManager(Node& node) : Unit(node) {
+  window_start_ = node.config().warmup_seconds;
+  const auto builders = static_cast<std::size_t>(node.layout().builder_units());
+  assigned_.assign(builders, 0);
+  built_.assign(builders, 0);
+  dead_.assign(builders, 0);
+  fin_.assign(builders, 0);
+  failures_.reserve(builders);
+}
+
+// Recovery: the builder(s) at rank died. No more events go to them; the events they held and
+// had not reported built are abandoned (never counted as built), and the run goes on with the
+// other builders. The time to the next event built is the failure's recovery time.
+void EventManager::peer_lost(int rank) {
+  const auto& l = node_.layout();
+  for (int j = 0; j < l.builder_units(); ++j) {
+    if (l.bu_rank[j] != rank || dead_[j]) continue;
+    dead_[j] = 1;
+    std::erase_if(credits_, [j](const auto& credit) { return credit.first == j; });
+    const std::uint64_t held = assigned_[j] - built_[j];
+    abandoned_events_ += held;
+    outstanding_ -= std::min(outstanding_, held);
+    if (!fin_[j]) ++dead_without_fin_;
+    failures_.push_back({rank, "bu", node_.now(), -1});
+  }
+  if (std::all_of(dead_.begin(), dead_.end(), [](char d) { return d != 0; }))
+    throw TransportError("every builder unit died: the run ends");
+}
 
 void EventManager::start() {
   const auto& c = node_.config();
@@ -18,6 +47,7 @@ void EventManager::assign(std::uint64_t event, int bu, std::uint32_t slot) {
   const auto& l = node_.layout();
   Command cmd{CommandType::assign, UnitKind::bu, UnitKind::em, 0, slot, static_cast<std::uint32_t>(bu), event, 0, 0};
   node_.send_command(l.bu_rank[bu], cmd, counters);
+  ++assigned_[bu];
   if (node_.config().protocol == Protocol::push) {
     cmd.to = UnitKind::ru;
     for (int i = 0; i < l.readout_units(); ++i) node_.send_command(l.ru_rank[i], cmd, counters);
@@ -34,6 +64,9 @@ void EventManager::on_command(const Command& cmd, int) {
   case CommandType::done: {
     double now = node_.now();
     ++done_total_;
+    if (cmd.from_index < built_.size()) ++built_[cmd.from_index];
+    for (auto& f : failures_)
+      if (f.recovery < 0) f.recovery = now - f.detected;
     if (outstanding_) --outstanding_;
     last_done_ = now;
     if (!stopped_ && now >= window_start_) {
@@ -53,6 +86,7 @@ void EventManager::on_command(const Command& cmd, int) {
     break;
   }
   case CommandType::fin:
+    if (cmd.from_index < fin_.size()) fin_[cmd.from_index] = 1;
     ++fins_;
     break;
   default:
@@ -91,7 +125,7 @@ void EventManager::stop() {
   }
 }
 
-bool EventManager::finished() const { return stopped_ && fins_ == node_.layout().builder_units(); }
+bool EventManager::finished() const { return stopped_ && fins_ + dead_without_fin_ == node_.layout().builder_units(); }
 
 void EventManager::report(JsonObject& out) const {
   out.add("window_start_seconds", window_start_)
@@ -101,7 +135,19 @@ void EventManager::report(JsonObject& out) const {
       .add("events_assigned", next_event_)
       .add("events_done", done_total_)
       .add("stopped", stopped_)
-      .raw("latency_histogram", latency_.json());
+      .add("abandoned_events", abandoned_events_)
+      .add("incomplete_events", std::uint64_t{0});  // building without a dead RU: not yet
+  std::string failures = "[";
+  for (const Failure& f : failures_) {
+    JsonObject o;
+    o.add("rank", f.rank).add("role", f.role).add("detected_at_seconds", f.detected);
+    if (f.recovery >= 0)
+      o.add("recovery_seconds", f.recovery);
+    else
+      o.raw("recovery_seconds", "null");
+    failures += (failures.size() > 1 ? "," : "") + o.str();
+  }
+  out.raw("failures", failures + "]").raw("latency_histogram", latency_.json());
 }
 
 }  // namespace daqnet::evb

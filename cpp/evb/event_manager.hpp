@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory_resource>
 #include <utility>
+#include <vector>
 
 #include "evb/node.hpp"
 
@@ -21,6 +22,7 @@ public:
   void pump() override;
   bool finished() const override;
   void report(JsonObject& out) const override;
+  void peer_lost(int rank) override;
   std::string waiting() const override {
     return "EM waits for the end of " + std::to_string(node_.layout().builder_units() - fins_) + " builders";
   }
@@ -39,6 +41,18 @@ private:
   double window_start_ = 0, window_end_ = -1, last_done_ = 0;
   std::uint64_t window_events_ = 0, window_bytes_ = 0;
   LatencyHistogram latency_;
+  // Recovery (bench.recover): per builder, and the failures seen.
+  std::vector<std::uint64_t> assigned_, built_;
+  std::vector<char> dead_, fin_;
+  int dead_without_fin_ = 0;
+  std::uint64_t abandoned_events_ = 0;
+  struct Failure {
+    int rank;
+    const char* role;
+    double detected;
+    double recovery;  // to the next event built after it, < 0 while none was
+  };
+  std::vector<Failure> failures_;
 };
 
 }  // namespace daqnet::evb

@@ -5,8 +5,10 @@
 // DIR/rank-N.csv, so a crash or Ctrl-C keeps what was measured; `daqnet bench` gathers them.
 #include <mpi.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -139,12 +141,27 @@ int main(int argc, char** argv) {
     return 2;
   }
   mkdir(out_dir.c_str(), 0777);
+  // Recovery: MPICH's hydra 5 (-disable-auto-cleanup) keeps the survivors of a rank's death
+  // running but exits as soon as one of them writes to its forwarded stdout or stderr after
+  // the death, orphaning them. So their stderr goes to DIR/rank-N.log (daqnet bench copies it
+  // into launcher.log), and a closed pipe cannot end them either.
+  if (config.recover && config.transport == "tcp") {
+    std::signal(SIGPIPE, SIG_IGN);
+    const std::string log = out_dir + "/rank-" + std::to_string(rank) + ".log";
+    if (std::FILE* f = std::fopen(log.c_str(), "w")) {
+      std::fflush(stderr);
+      dup2(fileno(f), 2);
+      std::fclose(f);
+    }
+  }
 
   std::unique_ptr<Transport> transport;
   try {
     WaitMode wait = parse_wait_mode(config.progress);
     if (config.transport == "tcp") {
       TcpOptions tcp{config.tcp_address, config.tcp_interface, config.tcp_socket_buffer_bytes, config.tcp_token};
+      tcp.recover = config.recover;
+      tcp.heartbeat_seconds = config.heartbeat_seconds;
       // The longest message of this run: a fragment, its meta-data, a command or the
       // baseline's message. A peer's length field is held to it.
       const auto baseline_bytes = static_cast<std::size_t>(config.fragment_bytes + 7) / 8 * 8;
@@ -185,6 +202,15 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {  // e.g. buffers that do not fit in memory
     std::fprintf(stderr, "daqnet-evb rank %d: %s\n", rank, e.what());
     status = 1;
+  }
+  // Recovery: peers died. MPI cannot be used any more (a barrier would wait for the dead, and
+  // MPI_Abort would end the survivors): every survivor leaves on its own, results written.
+  if (config.recover && transport->lost_peers() > 0) {
+    if (status != 0 && status != 130)
+      std::fprintf(stderr, "daqnet-evb rank %d: run failed (see %s/rank-%d.json)\n", rank, out_dir.c_str(), rank);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(status);
   }
   if (status != 0) {
     if (status != 130)

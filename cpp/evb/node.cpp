@@ -134,7 +134,24 @@ void Node::fail(const std::string& what) {
   if (protocol_errors_++ == 0) first_error_ = what;
 }
 
+// Recovery: a peer rank died (the transport said so, bench.recover). A builder's death is
+// survived (units forget it, the EM abandons its events); the EM's ends the run, its results
+// kept; a readout unit's ends it too for now (building without it is the next step).
+void Node::peer_lost(int rank) {
+  const auto& l = layout_;
+  if (rank == l.em_rank)
+    throw TransportError("the event manager's rank " + std::to_string(rank) + " died: the run ends");
+  for (int i = 0; i < l.readout_units(); ++i)
+    if (l.ru_rank[i] == rank)
+      throw TransportError("rank " + std::to_string(rank) + " (readout unit " + std::to_string(i) +
+                           ") died; building without a readout unit is not implemented yet");
+  if (config_.mode == Mode::time_frames)
+    throw TransportError("rank " + std::to_string(rank) + " died; time-frames mode does not recover yet");
+  for (auto& u : units_) u->peer_lost(rank);
+}
+
 void Node::dispatch(const Completion& c) {
+  if (c.kind == Completion::Kind::peer_lost) return peer_lost(c.peer);
   UnitKind k = cookie_unit(c.cookie);
   if (k == UnitKind::node) {
     std::uint64_t v = cookie_value(c.cookie);
@@ -350,7 +367,8 @@ int Node::run() {
     error = e.what();
     exit_code = 1;
   }
-  if (!warmed_up_) {  // a run shorter than its warm-up: measure the whole run instead
+  transport_.say_goodbye();  // recovery: this rank's silence from now on is no failure
+  if (!warmed_up_) {         // a run shorter than its warm-up: measure the whole run instead
     warmed_up_ = true;
     window_start_ = 0;
     at_warmup_.assign(units_.size(), Counters{});

@@ -43,6 +43,8 @@ public:
   virtual std::uint64_t buffer_bytes() const { return 0; }  // fragment and event buffers held
   virtual void report(JsonObject&) const {}                 // unit-specific result fields
   virtual std::string waiting() const { return ""; }        // what an unfinished unit waits for
+  // Recovery (bench.recover): rank died and was a builder's (the node handles other roles).
+  virtual void peer_lost(int /*rank*/) {}
   Counters counters;
 
 protected:
@@ -82,6 +84,7 @@ public:
 
 private:
   void dispatch(const Completion& c);
+  void peer_lost(int rank);
   void post_command_receive(std::size_t i);
   void write_snapshot(const std::string& status, const std::string& error);
   std::string memory_json(std::uint64_t allocs_now) const;

@@ -24,6 +24,8 @@ ReadoutUnit::ReadoutUnit(Node& node, int index)
   send_free_.reserve(most);
   data_.reserve(most);
   meta_.reserve(most);
+  bu_dead_.assign(static_cast<std::size_t>(node.layout().builder_units()), 0);
+  bu_fin_ = bu_dead_;
   if (c.mode == Mode::event_manager)
     fins_needed_ = c.protocol == Protocol::push ? 1 : node.layout().builder_units();
   else
@@ -35,12 +37,14 @@ void ReadoutUnit::on_command(const Command& cmd, int) {
   case CommandType::assign:
   case CommandType::request:
   case CommandType::grant:
+    if (cmd.bu < bu_dead_.size() && bu_dead_[cmd.bu]) break;  // sent before its death was known
     pending_.insert({cmd.event, cmd.bu, cmd.slot});
     break;
   case CommandType::go:
     released_ = std::max<std::int64_t>(released_, static_cast<std::int64_t>(cmd.event));
     break;
   case CommandType::fin:
+    if (cmd.from == UnitKind::bu && cmd.from_index < bu_fin_.size()) bu_fin_[cmd.from_index] = 1;
     ++fins_;
     node_.note_stop();
     if (cmd.from == UnitKind::em && node_.config().mode == Mode::time_frames) {
@@ -186,6 +190,19 @@ void ReadoutUnit::release(std::size_t id) {
   data_.give(s.data);
   if (node_.config().meta_bytes > 0) meta_.give(s.meta);
   send_free_.push_back(id);
+}
+
+// Recovery: the builder at rank died. Its fragments still to send are dropped (sends under
+// way with it fail and come back as completions), and its end of run is not waited for.
+void ReadoutUnit::peer_lost(int rank) {
+  const auto& l = node_.layout();
+  const bool fins_from_builders = node_.config().protocol == Protocol::pull;
+  for (int j = 0; j < l.builder_units(); ++j) {
+    if (l.bu_rank[j] != rank || bu_dead_[j]) continue;
+    bu_dead_[j] = 1;
+    std::erase_if(pending_, [j](const Item& item) { return item.bu == static_cast<std::uint32_t>(j); });
+    if (fins_from_builders && !bu_fin_[j]) --fins_needed_;
+  }
 }
 
 bool ReadoutUnit::finished() const { return fins_ == fins_needed_ && pending_.empty() && sending_.empty(); }

@@ -27,6 +27,7 @@ public:
   std::uint64_t buffer_bytes() const override { return data_.bytes() + meta_.bytes(); }
   void report(JsonObject& out) const override;
   std::string waiting() const override;
+  void peer_lost(int rank) override;
 
 private:
   struct Item {
@@ -63,6 +64,7 @@ private:
   int fins_ = 0, fins_needed_ = 0;
   std::int64_t released_ = -1;  // time frames with barrier: frames up to this may start
   bool em_fin_ = false;
+  std::vector<char> bu_dead_, bu_fin_;  // recovery: per builder
   std::uint64_t sent_ = 0;
   std::pmr::deque<Held> held_;
   std::uint64_t corrupted_ = 0, dropped_ = 0, delayed_ = 0, allocated_ = 0;  // by the test hooks

@@ -198,6 +198,8 @@ void TcpTransport::connect_mesh(MPI_Comm comm, const TcpOptions& options) {
   for (std::size_t bytes = std::size_t{1} << kSmallClassMin; bytes < kSpareMin; bytes *= 2)
     for (int n = 0; n < 64; ++n) give_back({std::make_unique_for_overwrite<char[]>(bytes), bytes});
   max_unexpected_ = options.max_unexpected_bytes;
+  recover_ = options.recover;
+  heartbeat_seconds_ = options.heartbeat_seconds;
   // The run's token: run.cfg's, else one rank 0 draws; MPI (trusted) gives rank 0's to all,
   // and every rank that read one checks it is the same (one run.cfg for the whole run).
   unsigned char own[16] = {};
@@ -270,6 +272,9 @@ void TcpTransport::connect_mesh(MPI_Comm comm, const TcpOptions& options) {
     c.stage = std::make_unique_for_overwrite<char[]>(kStageBytes);
     set_events(c);
   }
+  t0_ = std::chrono::steady_clock::now();
+  for (Conn& c : conns_) c.last_heard = c.last_sent = 0;
+  next_heartbeat_ = heartbeat_seconds_ / 3;
 }
 
 // Watches a connection for what it needs now: input unless reading is paused, output while
@@ -409,8 +414,90 @@ void TcpTransport::too_long(int peer, Tag tag, std::size_t bytes, std::size_t ca
                        " bytes, the posted receive only " + std::to_string(capacity));
 }
 
-void TcpTransport::lost(const Conn& c, const std::string& reason) const {
-  throw TransportError("tcp: connection to rank " + std::to_string(c.peer) + " lost: " + reason);
+void TcpTransport::lost(Conn& c, const std::string& reason) {
+  if (!recover_) throw TransportError("tcp: connection to rank " + std::to_string(c.peer) + " lost: " + reason);
+  mark_dead(c, reason, !c.said_goodbye);
+}
+
+double TcpTransport::clock() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+// Recovery: the peer is gone. Its connection closes; the caller hears of it first (peer_lost,
+// unless the peer had said goodbye), then of every operation with it still under way (failed).
+void TcpTransport::mark_dead(Conn& c, const std::string& reason, bool report) {
+  if (c.dead) return;
+  c.dead = true;
+  ++lost_peers_;
+  if (report) {
+    std::fprintf(stderr, "tcp rank %d: rank %d lost: %s; going on without it\n", rank_, c.peer, reason.c_str());
+    ++active_;  // returned by progress() like an operation
+    ready_.push_back({Completion::Kind::peer_lost, 0, c.peer, 0, 0});
+  }
+  if (c.events != 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  c.events = 0;
+  if (c.fd >= 0) close(std::exchange(c.fd, -1));
+  if (c.paused) {
+    c.paused = false;
+    --paused_;
+  }
+  c.want_out = false;
+  for (const SendOp& op : c.sendq)  // control messages (heartbeats, goodbye) are no operations
+    if (op.header.tag < kGoodbyeTag)
+      ready_.push_back({Completion::Kind::send, op.cookie, c.peer, op.header.tag, 0, false, nullptr, 0, true});
+  c.sendq.clear();
+  if (c.sink == Sink::recv) {
+    ready_.push_back({Completion::Kind::recv, c.target.cookie, c.peer, c.header.tag, 0, false, nullptr, 0, true});
+  } else if (c.sink == Sink::heap) {  // half a message that nobody asked for yet: dropped
+    c.unexpected_bytes -= c.heap->bytes;
+    give_back(std::move(c.heap->buffer));
+    unexpected_.erase(c.heap);
+  }
+  c.sink = Sink::none;
+  c.left = 0;
+  c.discard.reset();
+  c.stage_pos = c.stage_end = 0;
+  for (auto& [tag, queue] : posted_)
+    for (auto it = queue.begin(); it != queue.end();)
+      if (it->peer == c.peer) {
+        ready_.push_back({Completion::Kind::recv, it->cookie, c.peer, tag, 0, false, nullptr, 0, true});
+        it = queue.erase(it);
+      } else {
+        ++it;
+      }
+}
+
+// Recovery: a heartbeat on every connection with nothing sent for a third of the timeout, and
+// a peer heard of for no longer than the timeout is dead (a paused connection, whose reading
+// this rank stopped itself, is not timed).
+void TcpTransport::heartbeat() {
+  const double now = clock();
+  if (now < next_heartbeat_) return;
+  next_heartbeat_ = now + heartbeat_seconds_ / 6;
+  for (Conn& c : conns_) {
+    if (c.peer == rank_ || c.dead) continue;
+    // Timed once heard of: a rank still setting up (allocating its buffers) sends nothing yet;
+    // one that dies meanwhile closes its connections, which is seen at once.
+    if (!c.said_goodbye && !c.paused && c.last_heard > 0 && now - c.last_heard > heartbeat_seconds_) {
+      char text[64];
+      std::snprintf(text, sizeof text, "silent for %.3g s (heartbeat_seconds)", now - c.last_heard);
+      mark_dead(c, text, true);
+      continue;
+    }
+    if (c.sendq.empty() && now - c.last_sent >= heartbeat_seconds_ / 3) {
+      c.sendq.push_back({{kMagic, kHeartbeatTag, 0}, nullptr, 0, 0});
+      flush(c);
+    }
+  }
+}
+
+void TcpTransport::say_goodbye() {
+  if (!recover_) return;
+  for (Conn& c : conns_) {
+    if (c.peer == rank_ || c.dead) continue;
+    c.sendq.push_back({{kMagic, kGoodbyeTag, 0}, nullptr, 0, 0});
+    if (c.sendq.size() == 1) flush(c);
+  }
 }
 
 std::optional<TcpTransport::RecvOp> TcpTransport::match_posted(int peer, Tag tag) {
@@ -482,6 +569,11 @@ void TcpTransport::send(int peer, Tag tag, const void* buf, std::size_t bytes, s
     return;
   }
   Conn& c = conns_[peer];
+  if (c.dead) {  // recovery: the peer is gone, the send fails at once
+    ++active_;
+    ready_.push_back({Completion::Kind::send, cookie, peer, tag, 0, false, nullptr, 0, true});
+    return;
+  }
   c.sendq.push_back({{kMagic, tag, bytes}, data, 0, cookie});
   ++active_;
   if (c.sendq.size() == 1) flush(c);  // else the queue already waits for EPOLLOUT
@@ -512,8 +604,12 @@ void TcpTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity, std:
     resume_paused();
     return;
   }
-  posted_[tag].push_back({peer, dest, capacity, cookie});
   ++active_;
+  if (peer != kAnySource && peer != rank_ && conns_[peer].dead) {  // recovery: nothing will come
+    ready_.push_back({Completion::Kind::recv, cookie, peer, tag, 0, false, nullptr, 0, true});
+    return;
+  }
+  posted_[tag].push_back({peer, dest, capacity, cookie});
   resume_paused();  // the receive may match a paused connection's next message
 }
 
@@ -521,11 +617,22 @@ void TcpTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity, std:
 // unexpected message beyond the peer's cap, to be looked at again once receives are posted.
 bool TcpTransport::start_payload(Conn& c) {
   const Header& h = c.header;
-  if (h.magic != kMagic) lost(c, "bad message header, the byte stream is out of step");
+  if (h.magic != kMagic) {
+    lost(c, "bad message header, the byte stream is out of step");
+    return true;  // only with recovery: the connection is closed
+  }
   // Checked before anything is allocated or matched: the length comes from the network.
-  if (h.bytes > max_message_)
+  if (h.bytes > max_message_) {
     lost(c, "it announced a message of " + std::to_string(h.bytes) + " bytes, more than the longest of this run (" +
                 std::to_string(max_message_) + ")");
+    return true;
+  }
+  if (h.tag >= kGoodbyeTag && h.bytes == 0) {  // recovery's control messages
+    if (h.tag == kGoodbyeTag) c.said_goodbye = true;
+    c.sink = Sink::none;
+    c.left = 0;
+    return true;
+  }
   if (std::optional<RecvOp> op = match_posted(c.peer, h.tag)) {
     if (h.bytes > op->capacity) too_long(c.peer, h.tag, h.bytes, op->capacity);
     c.sink = Sink::recv;
@@ -556,11 +663,11 @@ void TcpTransport::finish_payload(Conn& c) {
 // Reads until the socket is drained (or the budget is spent). c.left > 0 means a payload is
 // in progress; otherwise the next bytes are a header.
 void TcpTransport::read_from(Conn& c) {
-  if (c.paused) return;
+  if (c.paused || c.dead) return;
   std::size_t budget = kReadBudget;
   for (;;) {
     // Consume the staged bytes; stops with the stage empty or holding a partial header.
-    while (c.stage_pos < c.stage_end) {
+    while (!c.dead && c.stage_pos < c.stage_end) {
       std::size_t have = c.stage_end - c.stage_pos;
       if (c.left > 0) {
         std::size_t n = std::min(have, c.left);
@@ -577,12 +684,13 @@ void TcpTransport::read_from(Conn& c) {
           set_events(c);
           return;
         }
+        if (c.dead) return;
         c.stage_pos += sizeof(Header);
       } else {
         break;
       }
     }
-    if (budget == 0) return;
+    if (budget == 0 || c.dead) return;
     bool direct = c.left > 0;
     std::size_t asked;
     ssize_t n;
@@ -596,12 +704,13 @@ void TcpTransport::read_from(Conn& c) {
       asked = kStageBytes - c.stage_end;
       n = ::recv(c.fd, c.stage.get() + c.stage_end, asked, 0);
     }
-    if (n == 0) lost(c, "connection closed by the peer");
+    if (n == 0) return lost(c, "connection closed by the peer");
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR) continue;
-      lost(c, std::strerror(errno));
+      return lost(c, std::strerror(errno));
     }
+    c.last_heard = clock();
     auto got = static_cast<std::size_t>(n);
     budget -= std::min(budget, got);
     if (direct) {
@@ -619,7 +728,7 @@ void TcpTransport::read_from(Conn& c) {
 
 // Writes queued messages, many per sendmsg, until the queue is empty or the socket is full.
 void TcpTransport::flush(Conn& c) {
-  while (!c.sendq.empty()) {
+  while (!c.dead && !c.sendq.empty()) {
     iovec iov[kMaxIov];
     int n = 0;
     std::size_t asked = 0;
@@ -640,8 +749,9 @@ void TcpTransport::flush(Conn& c) {
     if (w < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      lost(c, std::strerror(errno));
+      return lost(c, std::strerror(errno));
     }
+    if (w > 0) c.last_sent = clock();
     for (auto left = static_cast<std::size_t>(w); left > 0;) {
       SendOp& op = c.sendq.front();
       std::size_t total = sizeof(Header) + op.header.bytes;
@@ -649,11 +759,13 @@ void TcpTransport::flush(Conn& c) {
       op.done += take;
       left -= take;
       if (op.done < total) break;
-      ready_.push_back({Completion::Kind::send, op.cookie, c.peer, op.header.tag, op.header.bytes});
+      if (op.header.tag < kGoodbyeTag)  // a control message has no completion
+        ready_.push_back({Completion::Kind::send, op.cookie, c.peer, op.header.tag, op.header.bytes});
       c.sendq.pop_front();
     }
     if (static_cast<std::size_t>(w) < asked) break;  // the socket buffer is full
   }
+  if (c.dead) return;
   c.want_out = !c.sendq.empty();
   set_events(c);
 }
@@ -679,6 +791,7 @@ void TcpTransport::handle_events(double timeout_seconds) {
   if (n < 0 && errno != EINTR) sys_error("epoll_wait");
   for (int i = 0; i < n; ++i) {
     Conn& c = conns_[events[i].data.u32];
+    if (c.dead) continue;  // closed by an earlier event of this batch
     if (events[i].events & EPOLLOUT) flush(c);
     if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) read_from(c);
   }
@@ -688,6 +801,7 @@ void TcpTransport::progress(std::vector<Completion>& out, double timeout_seconds
   for (int peer : resume_) read_from(conns_[peer]);  // read_from never adds to resume_
   resume_.clear();
   handle_events(0);
+  if (recover_) heartbeat();
   if (ready_.empty() && timeout_seconds > 0) {
     if (wait_ == WaitMode::yield)
       sched_yield();

@@ -7,6 +7,7 @@
 #include <mpi.h>
 #include <sys/epoll.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -39,6 +40,10 @@ struct TcpOptions {
   std::size_t max_unexpected_bytes = std::size_t{256} << 20;
   double greeting_seconds = 5;       // an unidentified connection gets this long to greet
   double connect_delay_seconds = 0;  // test hook: wait this long before connecting to lower ranks
+  // A peer whose connection ends (or that is silent for heartbeat_seconds) is reported as a
+  // peer_lost completion instead of an error, and the others go on (bench.recover).
+  bool recover = false;
+  double heartbeat_seconds = 2;  // with recover: idle connections carry a heartbeat every third of it
 };
 
 class TcpTransport final : public Transport {
@@ -57,6 +62,8 @@ public:
   void progress(std::vector<Completion>& out, double timeout_seconds) override;
   std::size_t pending() const override { return active_; }
   void cancel_receives() override;
+  int lost_peers() const override { return lost_peers_; }
+  void say_goodbye() override;
 
   /// Bytes of unexpected messages from other ranks held now (bounded per peer by the options).
   std::size_t unexpected_bytes() const;
@@ -65,6 +72,8 @@ public:
   /// Test hook: writes bytes on the connection to peer as they are, outside the protocol.
   void send_raw_for_test(int peer, const void* data, std::size_t bytes);
   static constexpr std::uint32_t kWireMagic = 0x544e5144;  // "DQNT", first field of every header
+  // Control messages of recovery (empty, never matched; real tags stay below 32768).
+  static constexpr Tag kHeartbeatTag = 0xFFFFFFFFu, kGoodbyeTag = 0xFFFFFFFEu;
 
 private:
   struct Header {  // precedes every message on the wire, in host byte order
@@ -116,9 +125,12 @@ private:
     std::size_t left = 0;  // payload bytes still to come
     RecvOp target{};
     std::pmr::list<Unexpected>::iterator heap;
-    std::unique_ptr<char[]> discard;   // the rest of a message whose receive was cancelled
-    std::size_t unexpected_bytes = 0;  // of unexpected messages from this peer still kept
-    bool paused = false;               // reading stopped at a header (unexpected bytes at the cap)
+    std::unique_ptr<char[]> discard;       // the rest of a message whose receive was cancelled
+    std::size_t unexpected_bytes = 0;      // of unexpected messages from this peer still kept
+    bool paused = false;                   // reading stopped at a header (unexpected bytes at the cap)
+    bool dead = false;                     // recovery: the peer is gone, its connection closed
+    bool said_goodbye = false;             // recovery: the peer's part is over, its silence is no failure
+    double last_heard = 0, last_sent = 0;  // recovery: seconds on the transport's clock
   };
 
   void connect_mesh(MPI_Comm comm, const TcpOptions& options);
@@ -138,7 +150,11 @@ private:
   void give_back(Buffer buffer);
   void check_peer(int peer, const char* what) const;
   [[noreturn]] void too_long(int peer, Tag tag, std::size_t bytes, std::size_t capacity) const;
-  [[noreturn]] void lost(const Conn& c, const std::string& reason) const;
+  // The connection failed: throws, or with recovery marks the peer dead (callers return).
+  void lost(Conn& c, const std::string& reason);
+  void mark_dead(Conn& c, const std::string& reason, bool report);
+  void heartbeat();
+  double clock() const;
 
   int rank_ = 0, size_ = 0;
   WaitMode wait_;
@@ -159,6 +175,10 @@ private:
   int paused_ = 0;           // connections with reading paused
   std::vector<int> resume_;  // peers whose reading resumes at the next progress()
   int refusals_ = 0;         // connections refused at setup (the first few are logged)
+  bool recover_ = false;
+  double heartbeat_seconds_ = 0, next_heartbeat_ = 0;
+  int lost_peers_ = 0;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace daqnet::evb

@@ -13,7 +13,10 @@
 //    completes it may wait up to timeout_seconds (0 = return at once) without busy-polling,
 //    so oversubscribed ranks on a small machine leave the CPU to each other.
 // Errors (a peer that disappeared, a message longer than the posted buffer) throw
-// TransportError with a message naming the peer.
+// TransportError with a message naming the peer. A transport that can recover (TCP with
+// TcpOptions::recover) reports a dead peer instead: one completion of kind peer_lost, then
+// every operation still under way with that peer completes with `failed` set (a send that
+// never arrived, a receive with no data), and later ones with it fail at once.
 #pragma once
 
 #include <cstddef>
@@ -28,7 +31,7 @@ using Tag = std::uint32_t;
 inline constexpr int kAnySource = -1;
 
 struct Completion {
-  enum class Kind : std::uint8_t { send, recv };
+  enum class Kind : std::uint8_t { send, recv, peer_lost };
   Kind kind = Kind::send;
   std::uint64_t cookie = 0;  // the caller's identifier of the operation
   int peer = -1;             // destination of a send, actual source of a receive
@@ -40,6 +43,7 @@ struct Completion {
   bool lent = false;
   const unsigned char* data = nullptr;
   std::uint64_t loan = 0;
+  bool failed = false;  // the peer died: nothing was sent or received
 };
 
 class TransportError : public std::runtime_error {
@@ -62,6 +66,11 @@ public:
   virtual std::size_t pending() const = 0;
   // Drop posted receives that can no longer match (end of run). Sends must be complete.
   virtual void cancel_receives() = 0;
+  // Peers declared dead so far (only a recovering transport declares any).
+  virtual int lost_peers() const { return 0; }
+  // This rank's part of the run is over: peers stop expecting its heartbeats, and its
+  // connections closing from now on is no failure.
+  virtual void say_goodbye() {}
 };
 
 }  // namespace daqnet::evb

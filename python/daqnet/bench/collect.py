@@ -145,6 +145,32 @@ def _is_snapshot(doc: dict[str, Any]) -> bool:
     return True
 
 
+def _failures(em: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The ranks the EM saw die and recovered from (bench.recover), as it wrote them."""
+    rows = em.get("failures") if em else None
+    if not isinstance(rows, list):
+        return []
+    out = []
+    for f in rows:
+        if not (
+            isinstance(f, dict)
+            and _whole(f.get("rank"))
+            and f.get("role") in ("bu", "ru")
+            and _number(f.get("detected_at_seconds"))
+        ):
+            continue
+        recovery = f.get("recovery_seconds")
+        out.append(
+            {
+                "rank": f["rank"],
+                "role": f["role"],
+                "detected_at_seconds": f["detected_at_seconds"],
+                "recovery_seconds": recovery if _number(recovery) else None,
+            }
+        )
+    return out
+
+
 def _scenario(out_dir: Path) -> dict[str, Any] | None:
     """The effective scenario `daqnet bench` (or --prepare) wrote beside run.cfg; None when
     there is none or it is not one (a file of another tool is ignored, not a traceback)."""
@@ -401,9 +427,12 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
                 row["latency_p50_seconds"] = latency_percentiles([u["latency_histogram"]])["p50"]
             units.append(row)
 
-    statuses = {r: ranks[r]["status"] for r in ranks}
+    failures = _failures(em)
+    # Ranks that died and were recovered from: their last snapshot (or none) is no error.
+    dead = {f["rank"] for f in failures}
+    statuses = {r: ranks[r]["status"] for r in ranks if r not in dead}
     corrupt_ranks = {_rank_of(p) for p in corrupt_files} - {None}
-    missing = sorted(set(range(n)) - set(ranks) - corrupt_ranks)
+    missing = sorted(set(range(n)) - set(ranks) - corrupt_ranks - dead)
     errors = [
         f"rank {r}: {ranks[r]['error']}" for r in sorted(ranks) if ranks[r]["status"] == "error"
     ]
@@ -415,12 +444,14 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
     errors += [
         f"rank {r}: stopped without finishing (last report at {ranks[r]['time_seconds']:.1f} s)"
         for r in sorted(ranks)
-        if ranks[r]["status"] == "running"
+        if ranks[r]["status"] == "running" and r not in dead
     ]
     if any(s == "interrupted" for s in statuses.values()):
         status = "interrupted"
     elif errors or any(s != "finished" for s in statuses.values()):
         status = "failed"
+    elif failures:
+        status = "degraded"
     else:
         status = "finished"
 
@@ -438,6 +469,11 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
         in_flight_fragments=in_flight,
         duplicate_fragments=duplicate,
         corrupt_fragments=corrupt,
+        failures=failures,
+        abandoned_events=em["abandoned_events"] if em and _whole(em.get("abandoned_events")) else 0,
+        incomplete_events=em["incomplete_events"]
+        if em and _whole(em.get("incomplete_events"))
+        else 0,
         builder_latency_seconds=latency_percentiles(bu_hists),
         units=units,
         timeseries=_timeseries(out_dir),

@@ -66,12 +66,15 @@ def uses_mpich_wheel() -> bool:
     return bool(_build_info().MPI_KIND == "wheel")
 
 
-def srun_command(ranks: int, extra: list[str]) -> list[str]:
+def srun_command(ranks: int, extra: list[str], keep_going: bool = False) -> list[str]:
     """``srun`` for `ranks` tasks. With the mpich wheel's MPI, ``--mpi=pmi2`` unless the
     extra arguments choose a plugin: Slurm's default (MpiDefault=none, or pmix) would start
     every task as a lone rank 0 of 1. This beats SLURM_MPI_TYPE, which a site may set for
-    its own MPI library."""
+    its own MPI library. `keep_going` (bench.recover): ``--no-kill``, the step survives a
+    task's death."""
     cmd = ["srun", f"--ntasks={ranks}"]
+    if keep_going:
+        cmd.append("--no-kill")
     if uses_mpich_wheel() and not any(a == "--mpi" or a.startswith("--mpi=") for a in extra):
         cmd.append("--mpi=pmi2")
     return [*cmd, *extra]
@@ -92,18 +95,25 @@ def mpiexec() -> str:
     return found
 
 
-def launch_command(launcher: str, ranks: int, extra: str, argv: list[str]) -> list[str]:
-    """The command line that starts `ranks` copies of argv."""
+def launch_command(
+    launcher: str, ranks: int, extra: str, argv: list[str], keep_going: bool = False
+) -> list[str]:
+    """The command line that starts `ranks` copies of argv. `keep_going` (bench.recover with
+    the TCP transport): the launcher must not end every rank when one dies (MPICH hydra's
+    ``-disable-auto-cleanup``, ``srun --no-kill``)."""
     if launcher == "auto":
         launcher = "srun" if os.environ.get("SLURM_JOB_ID") and shutil.which("srun") else "mpiexec"
     if launcher == "srun":
         if not shutil.which("srun"):
             raise DaqnetError("bench.launcher = 'srun' but srun is not on PATH")
-        return [*srun_command(ranks, shlex.split(extra)), *argv]
+        return [*srun_command(ranks, shlex.split(extra), keep_going), *argv]
     mpiexec_path = mpiexec()
     cmd = [mpiexec_path, "-n", str(ranks)]
-    if "Open MPI" in _version(mpiexec_path):
+    version = _version(mpiexec_path)
+    if "Open MPI" in version:
         cmd.append("--oversubscribe")  # more ranks than cores is the normal case on one machine
+    elif keep_going and "HYDRA" in version:
+        cmd.append("-disable-auto-cleanup")
     return [*cmd, *shlex.split(extra), *argv]
 
 
@@ -160,6 +170,7 @@ def run(
             *out.glob("rank-*.json"),
             *out.glob("rank-*.csv"),
             *out.glob("rank-*.error"),
+            *out.glob("rank-*.log"),
             out / "baseline.json",
             out / "result.json",
             *(
@@ -178,6 +189,7 @@ def run(
         ranks,
         b["launcher_args"],
         [executable(), str(out / "run.cfg"), "--out", str(out)],
+        keep_going=bool(b["recover"]) and b["transport"] == "tcp",
     )
     write_text_atomic(out / "command.txt", shlex.join(cmd) + "\n")
 
@@ -214,6 +226,7 @@ def run(
         except KeyboardInterrupt:
             interrupted = True
             _stop(proc, signal.SIGINT)
+    _append_rank_logs(out)
     notes = []
     if proc.returncode not in (0, None) and not interrupted:
         cause = first_error(out / "launcher.log")
@@ -225,6 +238,27 @@ def run(
         result.status, result.interrupted = "interrupted", True
         write_tables(result, out, table_format)
     return result
+
+
+def _append_rank_logs(out: Path) -> None:
+    """With bench.recover each rank writes its stderr to rank-N.log (MPICH's hydra would exit
+    at a survivor's first line after a death): gathered into launcher.log, in rank order."""
+    logs = sorted(out.glob("rank-*.log"), key=lambda p: _rank_number(p.stem))
+    if not logs:
+        return
+    with open(out / "launcher.log", "a") as log:
+        for path in logs:
+            try:
+                log.write(path.read_text(errors="replace"))
+            except OSError:
+                continue
+
+
+def _rank_number(stem: str) -> int:
+    try:
+        return int(stem.split("-", 1)[1])
+    except (IndexError, ValueError):
+        return -1
 
 
 def _stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
@@ -283,6 +317,8 @@ def _finish(
         raise DaqnetError(
             f"daqnet-evb produced no results: {cause} (see {out}/launcher.log)"
         ) from None
+    if result.failures:  # ranks died and were recovered from: the launcher says so too
+        notes = [n for n in notes if not n.startswith("launcher exited with status")]
     result.errors += notes
     result.config = scenario.effective()
     if notes and result.status == "finished":

@@ -16,7 +16,7 @@ Row = dict[str, Any]
 class BenchResult(Result):
     """What a run of daqnet-evb measured, complete or not; field order is the JSON's."""
 
-    status: str  #: finished, interrupted or failed
+    status: str  #: finished, degraded (recovered from failures, bench.recover), interrupted or failed
     interrupted: bool
     errors: list[str]  #: one line per problem, naming the rank
     ranks: int
@@ -46,6 +46,10 @@ class BenchResult(Result):
     in_flight_fragments: int = 0  #: of events under way when the run stopped early
     duplicate_fragments: int = 0
     corrupt_fragments: int = 0
+    #: bench.recover: ranks that died {rank, role, detected_at_seconds, recovery_seconds}
+    failures: list[Row] = field(default_factory=list)
+    abandoned_events: int = 0  #: assigned to a builder that died before building them
+    incomplete_events: int = 0  #: built without a readout unit that died
     builder_latency_seconds: dict[str, float | None] = field(default_factory=dict)
     baseline: dict[str, Any] | None = optional()  #: name, throughput_gbps, ratio, ...
     units: list[Row] = field(default_factory=list)

@@ -31,7 +31,8 @@ def _finish(result: Mapping[str, Any], as_json: bool, label: str, ext: str = "cs
         note("interrupted; what was measured is written")
         return EXIT_INTERRUPTED
     bad = result["lost_fragments"] + result["duplicate_fragments"] + result["corrupt_fragments"]
-    if result["status"] != "finished" or bad:
+    # degraded: ranks died and the run recovered (bench.recover), every built event intact.
+    if result["status"] not in ("finished", "degraded") or bad:
         why = "; ".join(result["errors"]) or f"{bad} lost, duplicate or corrupt fragments"
         note(f"bench failed: {why}")
         return 1
