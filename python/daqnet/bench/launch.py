@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from ..errors import DaqnetError
 from ..io.bench_tables import write_tables
@@ -184,12 +185,13 @@ def run(
         write_scenario(scenario, out)
     except OSError as err:
         raise DaqnetError(f"output directory {out}: {err.strerror}") from None
+    keep_going = bool(b["recover"]) and b["transport"] == "tcp"
     cmd = launch_command(
         b["launcher"],
         ranks,
         b["launcher_args"],
         [executable(), str(out / "run.cfg"), "--out", str(out)],
-        keep_going=bool(b["recover"]) and b["transport"] == "tcp",
+        keep_going=keep_going,
     )
     write_text_atomic(out / "command.txt", shlex.join(cmd) + "\n")
 
@@ -211,6 +213,7 @@ def run(
         )
         last_change = time.monotonic()
         last_seen = 0.0
+        done_at: float | None = None
         try:
             while proc.poll() is None:
                 time.sleep(0.2)
@@ -219,6 +222,13 @@ def run(
                     last_seen, last_change = newest, time.monotonic()
                 if progress and text:
                     progress(text)
+                if keep_going and _only_the_dead_remain(out, ranks):
+                    # A rank declared dead may still live (hung): the others are done.
+                    if done_at is None:
+                        done_at = time.monotonic()
+                    elif time.monotonic() - done_at > 3:
+                        _stop(proc, signal.SIGKILL)
+                        break
                 if time.monotonic() - last_change > quiet_limit:
                     _stop(proc)
                     why = f"the ranks stopped reporting for {quiet_limit:.0f} s; the run was killed"
@@ -238,6 +248,25 @@ def run(
         result.status, result.interrupted = "interrupted", True
         write_tables(result, out, table_format)
     return result
+
+
+def _only_the_dead_remain(out: Path, ranks: int) -> bool:
+    """Whether every rank has written its final snapshot but those the EM declared dead
+    (bench.recover): a hung rank keeps the launcher waiting for nothing."""
+    launch = read_json(out / "launch.json") or {}
+    em_rank = launch.get("em_rank", 0)
+    em_doc = read_json(out / f"rank-{em_rank}.json")
+    if em_doc is None or em_doc.get("status") == "running":
+        return False
+    em: dict[str, Any] = next((u for u in em_doc.get("units", []) if u.get("unit") == "em"), {})
+    dead = {f.get("rank") for f in em.get("failures", []) if isinstance(f, dict)}
+    if not dead:
+        return False
+    for r in set(range(ranks)) - dead:
+        doc = read_json(out / f"rank-{r}.json")
+        if doc is None or doc.get("status") == "running":
+            return False
+    return True
 
 
 def _append_rank_logs(out: Path) -> None:

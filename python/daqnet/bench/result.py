@@ -16,7 +16,9 @@ Row = dict[str, Any]
 class BenchResult(Result):
     """What a run of daqnet-evb measured, complete or not; field order is the JSON's."""
 
-    status: str  #: finished, degraded (recovered from failures, bench.recover), interrupted or failed
+    status: (
+        str  #: finished, degraded (recovered from failures, bench.recover), interrupted or failed
+    )
     interrupted: bool
     errors: list[str]  #: one line per problem, naming the rank
     ranks: int
