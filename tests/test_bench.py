@@ -392,6 +392,10 @@ def test_interrupt_keeps_what_was_measured(tmp_path):
     assert all("lost" not in e for e in r["errors"])
 
 
+RECOVER_FRAMES = ("bench.recover=true", "bench.transport=tcp", "bench.mode=time-frames",
+                  "bench.senders=2", "bench.receivers=2")  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("sets", "message"),
     [
@@ -436,6 +440,12 @@ def test_interrupt_keeps_what_was_measured(tmp_path):
         ),
         # An explicit 0 with no event count once ran the default 5 s silently.
         (("bench.seconds=0",), "bench.events and bench.seconds are both 0"),
+        # Recovery was silently off over MPI and in time-frames mode.
+        (("bench.recover=true",), "bench.recover = True: failure recovery needs bench.transport"),
+        (
+            RECOVER_FRAMES,
+            "time-frames mode does not recover",
+        ),
     ],
 )
 def test_bad_values_are_rejected_before_launch(tmp_path, sets, message):

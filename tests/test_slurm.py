@@ -173,3 +173,54 @@ def test_repair_launch_line_runs_under_srun(slurm, tmp_path):
     assert r.returncode == 0, r.stderr
     out = r.stdout.split()
     assert sorted(out[0::2]) == ["0", "1", "2"] and set(out[1::2]) == {slurm.host}
+
+
+def test_recovery_under_srun(slurm, tmp_path):
+    # bench.recover under srun (--no-kill, each task under the supervising shell): a builder's
+    # task killed mid-run, the step goes on without it.
+    import os
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    sets = ["bench.launcher=srun", "bench.transport=tcp", "bench.recover=true",
+            "bench.processes_per_node=2", "bench.seconds=4", "bench.warmup_seconds=0.1",
+            "bench.fragment_bytes=65536", "bench.report_seconds=0.2",
+            "bench.heartbeat_seconds=1"]  # fmt: skip
+    cmd = [*DAQNET, "bench", str(EXAMPLE), "--json", "--out", str(out)]
+    proc = subprocess.Popen([*cmd, *(a for s in sets for a in ("--set", s))], env=slurm.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            doc = json.loads(p.read_text()) if (p := out / "rank-0.json").exists() else {}
+            em = [u for u in doc.get("units", []) if u["unit"] == "em"]
+            if em and em[0]["events_done"] > 100:
+                break
+            time.sleep(0.1)
+        victim = None
+        for pid in os.listdir("/proc"):
+            try:
+                proc_dir = Path("/proc", pid)
+                if (proc_dir / "comm").read_text().strip() != "daqnet-evb":
+                    continue
+                if str(out) not in (proc_dir / "cmdline").read_text():
+                    continue
+                env = (proc_dir / "environ").read_text().split("\0")
+            except OSError:
+                continue
+            if "SLURM_PROCID=3" in env:
+                victim = int(pid)
+        assert victim is not None, "no task of rank 3 found"
+        os.kill(victim, signal.SIGKILL)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    r = json.loads(stdout)
+    assert r["status"] == "degraded", r["errors"]
+    assert [(f["rank"], f["role"]) for f in r["failures"]] == [(3, "bu")]
+    assert r["failures"][0]["recovery_seconds"] < 2
+    assert r["lost_fragments"] == r["duplicate_fragments"] == r["corrupt_fragments"] == 0
+    assert "--no-kill" in (out / "command.txt").read_text()

@@ -29,6 +29,7 @@ BuilderUnit::BuilderUnit(Node& node, int index) : Unit(node), index_(index), rus
     s.meta.resize(static_cast<std::size_t>(c.meta_bytes) * rus_);
     s.parts.resize(rus_);
   }
+  ru_dead_.assign(static_cast<std::size_t>(rus_), 0);
 }
 
 void BuilderUnit::start() {
@@ -66,6 +67,7 @@ void BuilderUnit::begin(std::uint32_t slot, std::uint64_t event) {
   s.timing = c.mode == Mode::event_manager;
   gather_order(s.order, c.schedule, index_, gathers_++, event, rus_, c.schedule_seed);
   s.next = 0;
+  s.incomplete = false;
   s.outstanding = s.complete = 0;
   s.bytes = 0;
   std::fill(s.parts.begin(), s.parts.end(), 0);
@@ -122,6 +124,7 @@ void BuilderUnit::post(std::uint32_t slot, int ru) {
   node_.recv(l.ru_rank[ru], data_tag(slot), s.data.data() + data_offset(ru), node_.sizes().max_bytes(ru),
              part_cookie(slot, ru, true));
   ++s.outstanding;
+  if (ru_dead_[ru]) return;  // the receives fail at once, unless the fragment came before its death
   if (c.protocol == Protocol::pull && c.mode == Mode::event_manager)
     node_.send_command(l.ru_rank[ru],
                        {CommandType::request, UnitKind::ru, UnitKind::bu, static_cast<std::uint32_t>(index_), slot,
@@ -131,12 +134,12 @@ void BuilderUnit::post(std::uint32_t slot, int ru) {
 
 void BuilderUnit::on_completion(const Completion& c) {
   if (c.kind != Completion::Kind::recv) return;  // command sends are the node's
-  if (c.failed) return;  // its readout unit died: the node ends the run (no recovery of RUs yet)
   std::uint64_t v = cookie_value(c.cookie);
   auto slot = static_cast<std::uint32_t>(v >> 33);
   int ru = static_cast<int>((v >> 1) & 0xFFFFFFFFu);
   bool data = v & 1;
   Slot& s = slots_[slot];
+  if (c.failed) return fragment_gone(slot, ru);  // its readout unit died (bench.recover)
   s.last_arrival = node_.now();
   if (!s.timing) {
     s.started = s.last_arrival;
@@ -214,6 +217,23 @@ void BuilderUnit::fragment_done(std::uint32_t slot, int ru) {
   if (s.complete == rus_) event_built(slot);
 }
 
+// Recovery: the fragment of readout unit `ru` will never come (its rank died). The event is
+// built from the others and reported incomplete; the second failed part changes nothing.
+void BuilderUnit::fragment_gone(std::uint32_t slot, int ru) {
+  Slot& s = slots_[slot];
+  if (!s.busy || (s.parts[ru] & 4) || s.parts[ru] == 3) return;
+  s.parts[ru] |= 4;
+  s.incomplete = true;
+  ++absent_;
+  fragment_done(slot, ru);
+}
+
+void BuilderUnit::peer_lost(int rank) {
+  const auto& l = node_.layout();
+  for (int ru = 0; ru < rus_; ++ru)
+    if (l.ru_rank[ru] == rank) ru_dead_[ru] = 1;
+}
+
 void BuilderUnit::event_built(std::uint32_t slot) {
   const auto& c = node_.config();
   Slot& s = slots_[slot];
@@ -221,12 +241,20 @@ void BuilderUnit::event_built(std::uint32_t slot) {
   if (node_.measuring()) latency_.add(latency);
   ++counters.events_built;
   counters.built_bytes += s.bytes;
+  incomplete_ += s.incomplete;
   s.busy = false;
   give_back_loans(s);  // the event is handed on: the local fragment's buffer is free
-  node_.send_command(node_.layout().em_rank,
-                     {CommandType::done, UnitKind::em, UnitKind::bu, static_cast<std::uint32_t>(index_), slot, 0,
-                      s.event, s.bytes, static_cast<std::int64_t>(latency * 1e9)},
-                     counters);
+  Command done{CommandType::done,
+               UnitKind::em,
+               UnitKind::bu,
+               static_cast<std::uint32_t>(index_),
+               slot,
+               0,
+               s.event,
+               s.bytes,
+               static_cast<std::int64_t>(latency * 1e9)};
+  done.flags = s.incomplete ? kDoneIncomplete : 0;
+  node_.send_command(node_.layout().em_rank, done, counters);
   if (c.mode == Mode::time_frames && !fin_em_) grant(slot, s.event + slots_.size() * node_.layout().builder_units());
   maybe_finish();
 }
@@ -300,6 +328,8 @@ void BuilderUnit::report(JsonObject& out) const {
       .add("lent_fragments", lent_)
       .add("missing_fragments", missing())  // of events under way; lost only if the run ended
       .add("lost_fragments", given_up_)     // given up after fragment_timeout_seconds
+      .add("absent_fragments", absent_)     // never sent: their readout unit died (recover)
+      .add("incomplete_events", incomplete_)
       .raw("latency_histogram", latency_.json());
 }
 

@@ -25,6 +25,7 @@ public:
   void report(JsonObject& out) const override;
   std::string waiting() const override;
   std::size_t abandoned_receives() const override { return abandoned_; }
+  void peer_lost(int rank) override;
 
 private:
   struct Slot {
@@ -35,17 +36,19 @@ private:
     bool timing = false;      // started holds the start of the latency measurement
     std::vector<int> order;   // RUs in gather order
     std::size_t next = 0;     // next position of order to post
+    bool incomplete = false;  // a readout unit died: built without its fragment
     int outstanding = 0;      // fragments posted and not complete
     int complete = 0;         // fragments complete
     std::uint64_t bytes = 0;
     Buffer data;                       // R fragments of max size
     std::vector<unsigned char> meta;   // R meta blocks
-    std::vector<std::uint8_t> parts;   // per RU: bit 1 = meta in, bit 2 = data in
+    std::vector<std::uint8_t> parts;   // per RU: bit 1 = meta in, bit 2 = data in, bit 4 = gone
     std::vector<std::uint64_t> loans;  // fragments lent by the RU beside us, held until built
   };
   void begin(std::uint32_t slot, std::uint64_t event);
   void post(std::uint32_t slot, int ru);
   void fragment_done(std::uint32_t slot, int ru);
+  void fragment_gone(std::uint32_t slot, int ru);
   bool check_fragment(Slot& s, int ru, const Completion& done);
   void give_back_loans(Slot& s);
   bool check_meta(Slot& s, int ru, std::size_t received);
@@ -67,6 +70,9 @@ private:
   std::uint64_t lent_ = 0;  // fragments read in place from the RU beside us
   std::size_t abandoned_ = 0;
   std::uint64_t given_up_ = 0;  // fragments declared lost after fragment_timeout_seconds
+  // Recovery: readout units that died, fragments they never sent and events built without.
+  std::vector<char> ru_dead_;
+  std::uint64_t absent_ = 0, incomplete_ = 0;
   LatencyHistogram latency_;
 };
 

@@ -14,21 +14,27 @@ EventManager::EventManager(Node& node) : Unit(node) {
   failures_.reserve(builders);
 }
 
-// Recovery: the builder(s) at rank died. No more events go to them; the events they held and
-// had not reported built are abandoned (never counted as built), and the run goes on with the
-// other builders. The time to the next event built is the failure's recovery time.
+// Recovery: rank died. No more events go to its builders; the events they held and had not
+// reported built are abandoned (never counted as built), and the run goes on with the other
+// builders. Its readout units' fragments are missing from later events (the builders report
+// those incomplete). Recovery time: from the rank's last word (the failure's onset; a hung
+// rank is only declared dead heartbeat_seconds later) to the next event built after that.
 void EventManager::peer_lost(int rank) {
   const auto& l = node_.layout();
+  bool ru = false, bu = false;
+  for (int i = 0; i < l.readout_units(); ++i) ru = ru || l.ru_rank[i] == rank;
   for (int j = 0; j < l.builder_units(); ++j) {
     if (l.bu_rank[j] != rank || dead_[j]) continue;
+    bu = true;
     dead_[j] = 1;
     std::erase_if(credits_, [j](const auto& credit) { return credit.first == j; });
     const std::uint64_t held = assigned_[j] - built_[j];
     abandoned_events_ += held;
     outstanding_ -= std::min(outstanding_, held);
     if (!fin_[j]) ++dead_without_fin_;
-    failures_.push_back({rank, "bu", node_.now(), -1});
   }
+  if (ru || bu)
+    failures_.push_back({rank, ru && bu ? "ru+bu" : ru ? "ru" : "bu", node_.now(), node_.silence_of(rank), -1});
   if (std::all_of(dead_.begin(), dead_.end(), [](char d) { return d != 0; }))
     throw TransportError("every builder unit died: the run ends");
 }
@@ -65,8 +71,9 @@ void EventManager::on_command(const Command& cmd, int) {
     double now = node_.now();
     ++done_total_;
     if (cmd.from_index < built_.size()) ++built_[cmd.from_index];
+    incomplete_events_ += (cmd.flags & kDoneIncomplete) != 0;
     for (auto& f : failures_)
-      if (f.recovery < 0) f.recovery = now - f.detected;
+      if (f.recovery < 0) f.recovery = now - f.detected + f.silent;
     if (outstanding_) --outstanding_;
     last_done_ = now;
     if (!stopped_ && now >= window_start_) {
@@ -136,11 +143,11 @@ void EventManager::report(JsonObject& out) const {
       .add("events_done", done_total_)
       .add("stopped", stopped_)
       .add("abandoned_events", abandoned_events_)
-      .add("incomplete_events", std::uint64_t{0});  // building without a dead RU: not yet
+      .add("incomplete_events", incomplete_events_);
   std::string failures = "[";
   for (const Failure& f : failures_) {
     JsonObject o;
-    o.add("rank", f.rank).add("role", f.role).add("detected_at_seconds", f.detected);
+    o.add("rank", f.rank).add("role", f.role).add("detected_at_seconds", f.detected).add("silent_seconds", f.silent);
     if (f.recovery >= 0)
       o.add("recovery_seconds", f.recovery);
     else

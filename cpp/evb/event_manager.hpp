@@ -45,12 +45,13 @@ private:
   std::vector<std::uint64_t> assigned_, built_;
   std::vector<char> dead_, fin_;
   int dead_without_fin_ = 0;
-  std::uint64_t abandoned_events_ = 0;
+  std::uint64_t abandoned_events_ = 0, incomplete_events_ = 0;
   struct Failure {
     int rank;
     const char* role;
-    double detected;
-    double recovery;  // to the next event built after it, < 0 while none was
+    double detected;  // declared dead
+    double silent;    // it had been silent for this long: the failure began then
+    double recovery;  // from its last word to the next event built after it, < 0 while none was
   };
   std::vector<Failure> failures_;
 };

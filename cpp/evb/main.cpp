@@ -198,6 +198,12 @@ int main(int argc, char** argv) {
   try {
     Node node(config, layout, *transport, out_dir, hosts[rank]);
     if (config.transport == "tcp") node.set_nic(memory::interface_for(config.tcp_interface, config.tcp_address));
+    if (config.recover) {
+      // Every rank's buffers are made (which may take long): from here a silent peer is dead,
+      // even one that died before it was ever heard of.
+      MPI_Barrier(MPI_COMM_WORLD);
+      transport->start_timing();
+    }
     status = node.run();
   } catch (const std::exception& e) {  // e.g. buffers that do not fit in memory
     std::fprintf(stderr, "daqnet-evb rank %d: %s\n", rank, e.what());

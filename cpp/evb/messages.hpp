@@ -43,9 +43,11 @@ struct Command {
   // Per (sender rank, receiver rank) count: the receiver handles commands in sending order
   // even when the transport reports completions in another order (MPI_Testsome does).
   std::uint32_t seq = 0;
-  std::uint32_t reserved = 0;
+  std::uint32_t flags = 0;  // kDoneIncomplete on a DONE
 };
 static_assert(sizeof(Command) == 48);
+// DONE of an event built without the fragments of a readout unit that died (bench.recover).
+inline constexpr std::uint32_t kDoneIncomplete = 1;
 
 // In-band header at the start of every data fragment.
 inline constexpr std::uint32_t kFragmentMagic = 0xDA9E7F01u;

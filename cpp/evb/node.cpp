@@ -135,19 +135,27 @@ void Node::fail(const std::string& what) {
 }
 
 // Recovery: a peer rank died (the transport said so, bench.recover). A builder's death is
-// survived (units forget it, the EM abandons its events); the EM's ends the run, its results
-// kept; a readout unit's ends it too for now (building without it is the next step).
+// survived (units forget it, the EM abandons its events), and so is a readout unit's with
+// on_ru_failure = "incomplete" (later events are built without it). The EM's death, a readout
+// unit's with "stop", and every readout unit's end the run, every rank's results kept.
 void Node::peer_lost(int rank) {
   const auto& l = layout_;
   if (rank == l.em_rank)
     throw TransportError("the event manager's rank " + std::to_string(rank) + " died: the run ends");
-  for (int i = 0; i < l.readout_units(); ++i)
-    if (l.ru_rank[i] == rank)
-      throw TransportError("rank " + std::to_string(rank) + " (readout unit " + std::to_string(i) +
-                           ") died; building without a readout unit is not implemented yet");
   if (config_.mode == Mode::time_frames)
     throw TransportError("rank " + std::to_string(rank) + " died; time-frames mode does not recover yet");
   for (auto& u : units_) u->peer_lost(rank);
+  int ru = -1;
+  for (int i = 0; i < l.readout_units() && ru < 0; ++i)
+    if (l.ru_rank[i] == rank) ru = i;
+  if (ru < 0) return;
+  if (config_.on_ru_failure == "stop")
+    throw TransportError("rank " + std::to_string(rank) + " (readout unit " + std::to_string(ru) +
+                         ") died: the run stops (bench.on_ru_failure = \"stop\")");
+  dead_rus_.insert(rank);
+  int alive = 0;
+  for (int i = 0; i < l.readout_units(); ++i) alive += !dead_rus_.count(l.ru_rank[i]);
+  if (alive == 0) throw TransportError("every readout unit died: the run ends");
 }
 
 void Node::dispatch(const Completion& c) {

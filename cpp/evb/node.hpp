@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <memory_resource>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,8 @@ public:
   const FragmentSizes& sizes() const { return sizes_; }
   Transport& transport() { return transport_; }
   double now() const;  // seconds since the common start
+  // Recovery: how long the dead rank had been silent when the transport declared it dead.
+  double silence_of(int rank) const { return transport_.silent_seconds(rank); }
   bool measuring() const { return now() >= config_.warmup_seconds; }
 
   void send_command(int rank, Command cmd, Counters& counters);
@@ -118,6 +121,7 @@ private:
   int nic_node_ = -1;   // its NUMA node (sysfs), read once
   int numa_nodes_ = 1;  // nodes online, read once
   std::uint64_t protocol_errors_ = 0;
+  std::set<int> dead_rus_;  // recovery: ranks whose readout units died
   std::string first_error_;
   std::string csv_path_, json_path_;
   int period_ = 0;

@@ -428,6 +428,7 @@ double TcpTransport::clock() const {
 void TcpTransport::mark_dead(Conn& c, const std::string& reason, bool report) {
   if (c.dead) return;
   c.dead = true;
+  c.silence = c.last_heard > 0 ? clock() - c.last_heard : 0;
   ++lost_peers_;
   if (report) {
     std::fprintf(stderr, "tcp rank %d: rank %d lost: %s; going on without it\n", rank_, c.peer, reason.c_str());
@@ -476,8 +477,8 @@ void TcpTransport::heartbeat() {
   next_heartbeat_ = now + heartbeat_seconds_ / 6;
   for (Conn& c : conns_) {
     if (c.peer == rank_ || c.dead) continue;
-    // Timed once heard of: a rank still setting up (allocating its buffers) sends nothing yet;
-    // one that dies meanwhile closes its connections, which is seen at once.
+    // Timed from start_timing (every rank ready) or once heard of: a rank still setting up
+    // (allocating its buffers) sends nothing yet.
     if (!c.said_goodbye && !c.paused && c.last_heard > 0 && now - c.last_heard > heartbeat_seconds_) {
       char text[64];
       std::snprintf(text, sizeof text, "silent for %.3g s (heartbeat_seconds)", now - c.last_heard);
@@ -489,6 +490,13 @@ void TcpTransport::heartbeat() {
       flush(c);
     }
   }
+}
+
+void TcpTransport::start_timing() {
+  const double now = clock();
+  for (Conn& c : conns_)
+    if (!c.dead) c.last_heard = now;
+  next_heartbeat_ = now;  // tell every peer at once
 }
 
 void TcpTransport::say_goodbye() {

@@ -63,6 +63,8 @@ public:
   std::size_t pending() const override { return active_; }
   void cancel_receives() override;
   int lost_peers() const override { return lost_peers_; }
+  double silent_seconds(int peer) const override { return conns_[peer].silence; }
+  void start_timing() override;
   void say_goodbye() override;
 
   /// Bytes of unexpected messages from other ranks held now (bounded per peer by the options).
@@ -129,6 +131,7 @@ private:
     std::size_t unexpected_bytes = 0;      // of unexpected messages from this peer still kept
     bool paused = false;                   // reading stopped at a header (unexpected bytes at the cap)
     bool dead = false;                     // recovery: the peer is gone, its connection closed
+    double silence = 0;                    // recovery: seconds without a word when declared dead
     bool said_goodbye = false;             // recovery: the peer's part is over, its silence is no failure
     double last_heard = 0, last_sent = 0;  // recovery: seconds on the transport's clock
   };

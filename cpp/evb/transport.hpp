@@ -68,9 +68,13 @@ public:
   virtual void cancel_receives() = 0;
   // Peers declared dead so far (only a recovering transport declares any).
   virtual int lost_peers() const { return 0; }
+  // How long a dead peer had been silent when it was declared dead (its failure's onset).
+  virtual double silent_seconds(int /*peer*/) const { return 0; }
   // This rank's part of the run is over: peers stop expecting its heartbeats, and its
   // connections closing from now on is no failure.
   virtual void say_goodbye() {}
+  // Every rank is ready (buffers made): from now on a silent peer is timed, heard of or not.
+  virtual void start_timing() {}
 };
 
 }  // namespace daqnet::evb

@@ -145,6 +145,17 @@ def _is_snapshot(doc: dict[str, Any]) -> bool:
     return True
 
 
+def _by_message(errors: dict[int, str]) -> list[str]:
+    """'rank R: message', one line per message (every survivor of a death says the same)."""
+    ranks: dict[str, list[int]] = {}
+    for r in sorted(errors):
+        ranks.setdefault(errors[r], []).append(r)
+    return [
+        f"rank{'s' if len(rs) > 1 else ''} {', '.join(map(str, rs))}: {msg}"
+        for msg, rs in ranks.items()
+    ]
+
+
 def _failures(em: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The ranks the EM saw die and recovered from (bench.recover), as it wrote them."""
     rows = em.get("failures") if em else None
@@ -155,7 +166,7 @@ def _failures(em: dict[str, Any] | None) -> list[dict[str, Any]]:
         if not (
             isinstance(f, dict)
             and _whole(f.get("rank"))
-            and f.get("role") in ("bu", "ru")
+            and f.get("role") in ("bu", "ru", "ru+bu")
             and _number(f.get("detected_at_seconds"))
         ):
             continue
@@ -165,6 +176,7 @@ def _failures(em: dict[str, Any] | None) -> list[dict[str, Any]]:
                 "rank": f["rank"],
                 "role": f["role"],
                 "detected_at_seconds": f["detected_at_seconds"],
+                "silent_seconds": f["silent_seconds"] if _number(f.get("silent_seconds")) else 0.0,
                 "recovery_seconds": recovery if _number(recovery) else None,
             }
         )
@@ -378,6 +390,10 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
     em = next(
         (u | {"rank": r} for r, d in ranks.items() for u in d["units"] if u["unit"] == "em"), None
     )
+    failures = _failures(em)
+    # Ranks that died and were recovered from: their last snapshot (or none) is no error, and
+    # what their builders missed belongs to abandoned events, not to lost fragments.
+    dead = {f["rank"] for f in failures}
 
     units, bu_hists = [], []
     lost = in_flight = duplicate = corrupt = 0
@@ -417,7 +433,9 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
                 given_up = u.get("lost_fragments", 0)
                 missing = u["missing_fragments"] - given_up
                 lost += given_up
-                if d["status"] in ("running", "interrupted") or given_up:
+                if r in dead:
+                    pass
+                elif d["status"] in ("running", "interrupted") or given_up:
                     in_flight += missing
                 else:
                     lost += missing
@@ -427,15 +445,13 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
                 row["latency_p50_seconds"] = latency_percentiles([u["latency_histogram"]])["p50"]
             units.append(row)
 
-    failures = _failures(em)
-    # Ranks that died and were recovered from: their last snapshot (or none) is no error.
-    dead = {f["rank"] for f in failures}
     statuses = {r: ranks[r]["status"] for r in ranks if r not in dead}
     corrupt_ranks = {_rank_of(p) for p in corrupt_files} - {None}
     missing = sorted(set(range(n)) - set(ranks) - corrupt_ranks - dead)
-    errors = [
-        f"rank {r}: {ranks[r]['error']}" for r in sorted(ranks) if ranks[r]["status"] == "error"
-    ]
+    # A rank declared dead may have lived on, cut off, and failed on its own: no error of the run.
+    errors = _by_message(
+        {r: ranks[r]["error"] for r in ranks if ranks[r]["status"] == "error" and r not in dead}
+    )
     errors += [f"rank {r}: no result file" for r in missing]
     errors += [
         f"rank {_rank_of(p)}: result file {p.name} is corrupt (not a rank snapshot)"

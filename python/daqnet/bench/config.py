@@ -86,6 +86,11 @@ def run_config(
             )
         if b["processes_per_node"] == 2 and ranks < 2:
             raise bad("ranks", "processes_per_node = 2 needs at least 2 ranks")
+    if b["recover"] and b["transport"] != "tcp":
+        # MPICH reports no dead peer to a communicator without its fault-tolerance extension.
+        raise bad("recover", "failure recovery needs bench.transport = 'tcp'")
+    if b["recover"] and b["mode"] == "time-frames":
+        raise bad("recover", "time-frames mode does not recover from a rank's death")
     if 0 < b["meta_bytes"] < 64:
         raise bad("meta_bytes", "must be 0 (no meta-data messages) or at least 64")
     if b["events"] and b["seconds"]:

@@ -96,16 +96,29 @@ def mpiexec() -> str:
     return found
 
 
+def keeps_going(scenario: Scenario) -> bool:
+    """Whether a rank's death must not end the run (bench.recover, TCP transport)."""
+    b = scenario["bench"]
+    return bool(b["recover"]) and b["transport"] == "tcp"
+
+
 def launch_command(
-    launcher: str, ranks: int, extra: str, argv: list[str], keep_going: bool = False
+    launcher: str,
+    ranks: int,
+    extra: str,
+    argv: list[str],
+    keep_going: bool = False,
+    check: bool = True,
 ) -> list[str]:
-    """The command line that starts `ranks` copies of argv. `keep_going` (bench.recover with
+    """The command line that starts `ranks` copies of argv (`check`: srun must be on PATH). `keep_going` (bench.recover with
     the TCP transport): the launcher must not end every rank when one dies (MPICH hydra's
-    ``-disable-auto-cleanup``, ``srun --no-kill``)."""
+    ``-disable-auto-cleanup``, ``srun --no-kill``, each rank under a supervising shell)."""
+    if keep_going:
+        argv = _supervised(argv)
     if launcher == "auto":
         launcher = "srun" if os.environ.get("SLURM_JOB_ID") and shutil.which("srun") else "mpiexec"
     if launcher == "srun":
-        if not shutil.which("srun"):
+        if check and not shutil.which("srun"):
             raise DaqnetError("bench.launcher = 'srun' but srun is not on PATH")
         return [*srun_command(ranks, shlex.split(extra), keep_going), *argv]
     mpiexec_path = mpiexec()
@@ -185,7 +198,7 @@ def run(
         write_scenario(scenario, out)
     except OSError as err:
         raise DaqnetError(f"output directory {out}: {err.strerror}") from None
-    keep_going = bool(b["recover"]) and b["transport"] == "tcp"
+    keep_going = keeps_going(scenario)
     cmd = launch_command(
         b["launcher"],
         ranks,
@@ -243,11 +256,23 @@ def run(
         notes.append(
             f"launcher exited with status {proc.returncode}" + (f": {cause}" if cause else "")
         )
-    result = _finish(out, ranks, notes, scenario, table_format)
+    result = _finish(out, ranks, notes, scenario, table_format, keep_going)
     if interrupted:
         result.status, result.interrupted = "interrupted", True
         write_tables(result, out, table_format)
     return result
+
+
+# A rank's death must not look like one to MPICH's hydra: its proxy SIGKILLs every process
+# it started as soon as it reaps one that a signal ended, -disable-auto-cleanup or not. Under
+# bench.recover each rank runs under a shell that turns its child's death into a plain exit
+# status (128 + signal) and ignores the SIGUSR1 hydra sends the survivors' process groups
+# (whose default action would end them).
+_SUPERVISOR = 'trap "" USR1; "$@"; exit $?'
+
+
+def _supervised(argv: list[str]) -> list[str]:
+    return ["/bin/sh", "-c", _SUPERVISOR, "daqnet-evb", *argv]
 
 
 def _only_the_dead_remain(out: Path, ranks: int) -> bool:
@@ -336,7 +361,12 @@ def first_error(log: Path) -> str:
 
 
 def _finish(
-    out: Path, ranks: int, notes: list[str], scenario: Scenario, table_format: str = "csv"
+    out: Path,
+    ranks: int,
+    notes: list[str],
+    scenario: Scenario,
+    table_format: str = "csv",
+    keep_going: bool = False,
 ) -> BenchResult:
     try:
         result = collect(out, ranks)
@@ -346,7 +376,9 @@ def _finish(
         raise DaqnetError(
             f"daqnet-evb produced no results: {cause} (see {out}/launcher.log)"
         ) from None
-    if result.failures:  # ranks died and were recovered from: the launcher says so too
+    if result.failures or (keep_going and result.errors):
+        # Under bench.recover the launcher's status is a dead rank's (128 + signal): the
+        # survivors' own results already say what happened.
         notes = [n for n in notes if not n.startswith("launcher exited with status")]
     result.errors += notes
     result.config = scenario.effective()

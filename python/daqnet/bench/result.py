@@ -48,7 +48,8 @@ class BenchResult(Result):
     in_flight_fragments: int = 0  #: of events under way when the run stopped early
     duplicate_fragments: int = 0
     corrupt_fragments: int = 0
-    #: bench.recover: ranks that died {rank, role, detected_at_seconds, recovery_seconds}
+    #: bench.recover: ranks that died {rank, role, detected_at_seconds, silent_seconds,
+    #: recovery_seconds} (docs/bench.md, Failure recovery)
     failures: list[Row] = field(default_factory=list)
     abandoned_events: int = 0  #: assigned to a builder that died before building them
     incomplete_events: int = 0  #: built without a readout unit that died

@@ -52,8 +52,9 @@ def run_bench(args: argparse.Namespace) -> int:
         argv = [bench.executable(), str(out / "run.cfg"), "--out", str(out)]
         n = bench.bench_ranks(scenario)
         note(f"wrote {out}/run.cfg; run it with, e.g.:")
-        print(shlex.join([*bench.srun_command(n, []), *argv]))
-        print(shlex.join([bench.mpiexec(), "-n", str(n), *argv]))
+        keep_going = bench.keeps_going(scenario)  # bench.recover: see docs/bench.md
+        print(shlex.join(bench.launch_command("srun", n, "", argv, keep_going, check=False)))
+        print(shlex.join(bench.launch_command("mpiexec", n, "", argv, keep_going)))
         note(f"then: daqnet collect {out}")
         return 0
     check_format(args.format)

@@ -31,10 +31,35 @@ def summary(result: Mapping[str, Any], name: str = "") -> str:
         lines.append(
             f"  baseline     {b['name']}: {quantity(b['throughput_gbps'], ' Gb/s')}; event builder / baseline = {quantity(b['ratio'], '×')}"
         )
+    lines += _failure_lines(result)
     lines += _memory_lines(result.get("memory") or [])
     for err in result["errors"]:
         lines.append(f"  error        {err}")
     return "\n".join(lines)
+
+
+def _failure_lines(result: Mapping[str, Any]) -> list[str]:
+    """Ranks that died and were recovered from (bench.recover): who, when, how fast."""
+    lines = []
+    for f in result.get("failures") or []:
+        roles = f["role"].replace("ru", "readout").replace("bu", "builder").replace("+", " and ")
+        back = (
+            f"recovery {quantity(f['recovery_seconds'], ' s', 1, 3)} (last word to next event built)"
+            if f.get("recovery_seconds") is not None
+            else "no event built after it"
+        )
+        lines.append(
+            f"  failure      rank {f['rank']} ({roles} unit) declared dead at "
+            f"{quantity(f['detected_at_seconds'], ' s', 1, 2)} after "
+            f"{quantity(f.get('silent_seconds'), ' s', 1, 2)} of silence; {back}"
+        )
+    if lines:
+        lines.append(
+            f"  recovery     {result.get('abandoned_events', 0):,} events abandoned (held by dead "
+            f"builders, not counted as built), {result.get('incomplete_events', 0):,} built "
+            "incomplete (without dead readout units)"
+        )
+    return lines
 
 
 def _memory_lines(rows: list[Mapping[str, Any]]) -> list[str]:
