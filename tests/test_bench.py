@@ -377,8 +377,11 @@ def test_killed_rank_stops_the_run_with_partial_results(tmp_path, transport):
     assert "bench failed" in stderr
 
 
-def test_interrupt_keeps_what_was_measured(tmp_path):
-    proc = _start(tmp_path)
+@pytest.mark.parametrize(
+    "sets", [(), ("bench.transport=tcp", "bench.recover=true")], ids=["mpi", "tcp-recover"]
+)
+def test_interrupt_keeps_what_was_measured(tmp_path, sets):
+    proc = _start(tmp_path, *sets)
     out = tmp_path / "out"
     _wait_for_measurements(out)
     proc.send_signal(signal.SIGINT)
@@ -390,6 +393,11 @@ def test_interrupt_keeps_what_was_measured(tmp_path):
     # Fragments of events under way at Ctrl-C were in flight, not lost.
     assert r["lost_fragments"] == 0 and r["in_flight_fragments"] >= 0
     assert all("lost" not in e for e in r["errors"])
+    # Every rank wrote its own last results: none was killed by another's MPI_Abort, by
+    # hydra, or (under recover) by the shell it runs in dying of the signal.
+    assert r["errors"] == []
+    for rank in range(r["ranks"]):
+        assert json.loads((out / f"rank-{rank}.json").read_text())["status"] == "interrupted"
 
 
 RECOVER_FRAMES = ("bench.recover=true", "bench.transport=tcp", "bench.mode=time-frames",

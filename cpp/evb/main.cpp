@@ -218,14 +218,20 @@ int main(int argc, char** argv) {
     std::fflush(stderr);
     std::_Exit(status);
   }
-  if (status != 0) {
-    if (status != 130)
-      std::fprintf(stderr, "daqnet-evb rank %d: run failed (see %s/rank-%d.json)\n", rank, out_dir.c_str(), rank);
+  if (status != 0 && status != 130) {
+    std::fprintf(stderr, "daqnet-evb rank %d: run failed (see %s/rank-%d.json)\n", rank, out_dir.c_str(), rank);
     std::fflush(stderr);
     // Peers may be waiting for this rank: end them all now rather than let them time out.
     MPI_Abort(MPI_COMM_WORLD, status);
   }
+  // Interrupted (Ctrl-C reaches every rank): no MPI_Abort, which would kill the others before
+  // they write their own last results; everyone meets here and leaves with 130.
   MPI_Barrier(MPI_COMM_WORLD);
+  if (status == 130) {
+    transport.reset();
+    MPI_Finalize();
+    return 130;
+  }
 
   try {
     if (config.baseline != "none") {

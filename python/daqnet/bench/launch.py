@@ -267,8 +267,10 @@ def run(
 # it started as soon as it reaps one that a signal ended, -disable-auto-cleanup or not. Under
 # bench.recover each rank runs under a shell that turns its child's death into a plain exit
 # status (128 + signal) and ignores the SIGUSR1 hydra sends the survivors' process groups
-# (whose default action would end them).
-_SUPERVISOR = 'trap "" USR1; "$@"; exit $?'
+# (whose default action would end them). It outlives Ctrl-C and SIGTERM too (the trap runs
+# once the rank, which has them at their defaults, is done) so that no signal death reaches
+# hydra while the ranks write their last results.
+_SUPERVISOR = 'trap "" USR1; trap : INT TERM; "$@"; exit $?'
 
 
 def _supervised(argv: list[str]) -> list[str]:
