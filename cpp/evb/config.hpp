@@ -51,11 +51,11 @@ struct Config {
   double warmup_seconds{};
   std::uint64_t seed{};
   bool checksum{};
+  bool recover{};  // go on when a rank dies (TCP): see docs/bench.md "Failure recovery"
   double report_seconds{};
   double drain_timeout_seconds{};
   double stall_seconds{};
   double fragment_timeout_seconds{};  // a builder gives an event's missing fragments up as lost
-  bool recover{};                     // go on when a rank dies (TCP): see docs/bench.md "Failure recovery"
   double heartbeat_seconds{};         // with recover: a peer silent this long is dead
   std::string on_ru_failure;          // incomplete | stop
   std::string placement;

@@ -154,7 +154,7 @@ void Node::peer_lost(int rank) {
                          ") died: the run stops (bench.on_ru_failure = \"stop\")");
   dead_rus_.insert(rank);
   int alive = 0;
-  for (int i = 0; i < l.readout_units(); ++i) alive += !dead_rus_.count(l.ru_rank[i]);
+  for (int i = 0; i < l.readout_units(); ++i) alive += !dead_rus_.contains(l.ru_rank[i]);
   if (alive == 0) throw TransportError("every readout unit died: the run ends");
 }
 
