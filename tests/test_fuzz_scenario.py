@@ -34,6 +34,7 @@ from daqnet import _core, conflicts
 from daqnet.bench.config import run_config, run_config_text
 from daqnet.errors import USER_ERRORS
 from daqnet.scenario import SCHEMA, Scenario, unused
+from daqnet.scenario.overrides import shown
 from daqnet.scenario.schema import run_config_keys
 from daqnet.simulate import check_protocol, simulate_steps
 from hypothesis import HealthCheck, event, given, settings
@@ -346,7 +347,7 @@ def _check_message(err: Exception, path: Path, overrides: list[str], files: set[
     assert msg.strip() and "\n" not in msg.strip(), f"not one line: {msg!r}"
     named = (
         path.name in msg
-        or any(msg.startswith(f"set {o}") for o in overrides)
+        or any(msg.startswith(f"set {shown(o)}") for o in overrides)
         or any(f in msg for f in files)
         or any(f"{section}.{key}" in msg for section, key in KEYS)
     )

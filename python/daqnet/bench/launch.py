@@ -171,9 +171,11 @@ def run(
     baseline: str | None = None,
     progress: Callable[[str], None] | None = None,
     table_format: str = "csv",
+    wrapper: list[str] | None = None,
 ) -> BenchResult:
     """Run the benchmark of a scenario; returns the result document (also written to out_dir,
-    with its tables as CSV or, `table_format` "parquet", as Parquet)."""
+    with its tables as CSV or, `table_format` "parquet", as Parquet). `wrapper` goes before
+    daqnet-evb on each rank's command line (daqnet emulate: into its host's namespace)."""
     cfg = run_config(scenario, baseline)
     ranks = bench_ranks(scenario)
     b = scenario["bench"]
@@ -203,7 +205,7 @@ def run(
         b["launcher"],
         ranks,
         b["launcher_args"],
-        [executable(), str(out / "run.cfg"), "--out", str(out)],
+        [*(wrapper or []), executable(), str(out / "run.cfg"), "--out", str(out)],
         keep_going=keep_going,
     )
     write_text_atomic(out / "command.txt", shlex.join(cmd) + "\n")

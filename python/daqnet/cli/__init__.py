@@ -19,6 +19,7 @@ __all__ = ["main"]
 def main(argv: list[str] | None = None) -> int:
     from .bench import run_bench, run_collect
     from .conflicts import run_conflicts, run_tables
+    from .emulate import run_emulate
     from .export import run_export
     from .opensm import run_opensm_command
     from .plan import run_plan
@@ -40,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         "bench": run_bench,
         "simulate": run_simulate,
         "collect": run_collect,
+        "emulate": run_emulate,
         "scan": run_scan_command,
         "plan": run_plan,
         "study": run_study,

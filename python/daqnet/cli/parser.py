@@ -396,6 +396,33 @@ def parser() -> argparse.ArgumentParser:
         help="the page to write (default report.html)",
     )
 
+    em = sub.add_parser(
+        "emulate",
+        help="the scenario's fabric in network namespaces: the event builder measured over "
+        "it, beside the protocol simulation (root)",
+        description="Build the fabric from network namespaces (one per host and switch, a "
+        "shaped veth pair per cable, static routes from the routing tables), run daqnet bench "
+        "over TCP with every rank in its host's namespace, compare with daqnet simulate, and "
+        "tear everything down. See docs/emulate.md.",
+    )
+    em.add_argument("scenario", nargs="?", help="scenario file (TOML)")
+    em.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override a scenario key (repeatable)",
+    )
+    em.add_argument("--out", metavar="DIR", help="result directory (default: a new one)")
+    json_arg(em)
+    progress_arg(em)
+    em.add_argument(
+        "--cleanup",
+        action="store_true",
+        help="only remove the namespaces that killed runs left behind",
+    )
+
     g = sub.add_parser(
         "collect",
         help="gather the results of a daqnet-evb run started by hand",

@@ -94,6 +94,12 @@ def _by_command(command: str, scenario: Scenario, section: str, key: str) -> boo
         return section in _STAGES
     if command == "repair":
         return section in _STAGES or (section == "simulate" and key in _SIMULATE_STEPS)
+    if command == "emulate":
+        if section in ("fabric", "routing", "emulate"):
+            return True
+        if section == "placement":
+            return key in ("order", "seed", "file", "hosts")
+        return section == "bench" and key not in ("seconds", "warmup_seconds", "events")
     if command == "bench":
         if section == "bench":
             return True

@@ -227,6 +227,25 @@ SCHEMA: dict[str, dict[str, Key]] = {
         ),
         "timeseries_bins": Key("int", 50, "protocol mode: periods of the time series", minimum=1),
     },
+    # The fabric emulated in network namespaces (daqnet emulate); see docs/emulate.md.
+    "emulate": {
+        "scale": Key(
+            "float",
+            None,
+            "link rates are divided by this (default: the fastest link runs at 100 Mbit/s); "
+            "message sizes stay, times and rates are reported back in real units",
+            minimum=1,
+        ),
+        "queue": Key(
+            "str",
+            "fair",
+            "switch and host port queues: fair (a queue per flow, sfq) or fifo (drop-tail)",
+            ("fair", "fifo"),
+        ),
+        "mtu": Key("int", 9000, "MTU of every emulated cable", minimum=1280, maximum=65535),
+        "seconds": Key("float", 5.0, "measured seconds of the event builder", minimum=0.1),
+        "warmup_seconds": Key("float", 1.0, "seconds before the measurement", minimum=0),
+    },
 }
 TOP_LEVEL = {"name": "str", "description": "str"}
 

@@ -1,0 +1,86 @@
+"""``daqnet emulate``: measurement over an emulated fabric beside the prediction."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import DaqnetError
+from ..report.format import quantity
+from ..scenario import Scenario
+from .common import EXIT_INTERRUPTED, Progress, emit, load, note
+
+__all__ = ["run_emulate"]
+
+
+def run_emulate(args: argparse.Namespace) -> int:
+    from ..emulate import netns
+
+    if args.cleanup:
+        netns.check_privileges()
+        removed = netns.cleanup()
+        note(
+            f"removed {len(removed)} namespace(s) left by killed runs"
+            if removed
+            else "nothing to remove"
+        )
+        return 0
+    if not args.scenario:
+        raise DaqnetError("daqnet emulate: give a scenario file (or --cleanup)")
+    from ..emulate import emulate
+
+    # The event builder runs over TCP, each rank on its host's eth0, for [emulate]'s time.
+    base = load(args.scenario, args.overrides, "emulate")
+    e = base["emulate"]
+    extra = [
+        "bench.transport=tcp",
+        "bench.tcp_interface=eth0",
+        "bench.launcher=mpiexec",
+        "bench.events=0",
+        f"bench.seconds={e['seconds']}",
+        f"bench.warmup_seconds={e['warmup_seconds']}",
+        "simulate.mode=protocol",
+    ]
+    if not base["bench"]["ranks"]:  # every placed host runs a node of the event builder
+        placed = base.build_placement(base.build_fabric()).ranks
+        extra.append(f"bench.ranks={placed * base['bench']['processes_per_node']}")
+    scenario = Scenario.load(args.scenario, [*args.overrides, *extra])
+    out = args.out or tempfile.mkdtemp(prefix="daqnet-emulate-")
+    progress = Progress("emulate", args.progress)
+    try:
+        doc = emulate(scenario, out, progress.text)
+    except KeyboardInterrupt:
+        progress.close()
+        note("interrupted; the emulated fabric is removed")
+        return EXIT_INTERRUPTED
+    finally:
+        progress.close()
+    emit(doc, args.json, _summary)
+    m = doc["measured"]
+    if m["status"] == "interrupted":
+        note(f"interrupted; the emulated fabric is removed, what was measured is in {out}")
+        return EXIT_INTERRUPTED
+    bad = m["lost_fragments"] + m["duplicate_fragments"] + m["corrupt_fragments"]
+    return 0 if m["status"] == "finished" and not bad else 1
+
+
+def _summary(doc: Mapping[str, Any]) -> str:
+    m, p = doc["measured"], doc["predicted"] or {"latency_seconds": {}}
+    lines = [
+        f"{doc['scenario']}: emulated, {len(doc['hosts'])} hosts, rates ÷ {doc['scale']:g}, "
+        f"{doc['queue']} queues; measured {m['status']}",
+        f"  throughput   measured {quantity(m['throughput_gbps'], ' Gb/s')}  predicted "
+        f"{quantity(p.get('throughput_gbps'), ' Gb/s')}  ratio {quantity(doc['ratio'], '', 1, 3)}",
+        f"  events/s     measured {quantity(m['events_per_second'], '', 1, 0)}  predicted "
+        f"{quantity(p.get('events_per_second'), '', 1, 0)}",
+        f"  latency p50  measured {quantity(m['latency_seconds'].get('p50'), ' ms', 1e3, 3)}  "
+        f"predicted {quantity(p['latency_seconds'].get('p50'), ' ms', 1e3, 3)}",
+        f"  integrity    lost {m['lost_fragments']}, duplicate {m['duplicate_fragments']}, "
+        f"corrupt {m['corrupt_fragments']}",
+        f"  links        {'traffic took the predicted links' if doc['paths_match'] else 'traffic did NOT take the predicted links'}"
+        f" ({len(doc['links'])} directed links compared)",
+    ]
+    lines += [f"  error        {err}" for err in m["errors"]]
+    return "\n".join(lines)

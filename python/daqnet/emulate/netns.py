@@ -1,0 +1,246 @@
+"""Creating and removing an emulated fabric: namespaces, veth cables, addresses, static
+routes, tc shaping (iproute2's ``ip`` and ``tc`` in batch mode, a handful of calls).
+
+Safety first: the names of everything about to be made are written to a state file
+(``/run/daqnet-emulate/<prefix>.json``) before anything is created, so a driver killed at
+any point leaves a record that ``daqnet emulate --cleanup`` reads; :func:`teardown` removes
+a run's namespaces (and with them their cables and routes) and ends what still runs in them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import DaqnetError
+from .topology import Topology
+
+__all__ = [
+    "STATE_DIR",
+    "check_privileges",
+    "cleanup",
+    "counters",
+    "create",
+    "new_prefix",
+    "teardown",
+]
+
+STATE_DIR = Path(os.environ.get("DAQNET_EMULATE_STATE", "/run/daqnet-emulate"))
+_PREFIX = re.compile(r"^dqe[0-9a-f]{6}$")
+
+
+def check_privileges() -> None:
+    """Root (or CAP_NET_ADMIN) and iproute2; one clear line otherwise (exit 2)."""
+    if not (shutil.which("ip") and shutil.which("tc")):
+        raise DaqnetError("daqnet emulate needs iproute2 (ip, tc): apt-get install iproute2")
+    if os.geteuid() != 0 and not _has_net_admin():
+        raise DaqnetError("daqnet emulate needs root or CAP_NET_ADMIN to create network namespaces")
+
+
+def _has_net_admin() -> bool:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("CapEff:"):
+                return bool(int(line.split()[1], 16) & (1 << 12))
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+def new_prefix() -> str:
+    """A run-specific prefix of every namespace name (dqe + 6 hex digits)."""
+    return "dqe" + secrets.token_hex(3)
+
+
+def _run(cmd: list[str], batch: str = "", what: str = "") -> None:
+    done = subprocess.run(cmd, input=batch, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip().splitlines()
+        raise DaqnetError(
+            f"daqnet emulate: {what or ' '.join(cmd)} failed: {detail[-1] if detail else '?'}"
+        )
+
+
+def _write_state(topo: Topology) -> Path:
+    STATE_DIR.mkdir(parents=True, exist_ok=True)
+    path = STATE_DIR / f"{topo.prefix}.json"
+    doc = {"prefix": topo.prefix, "pid": os.getpid(), "namespaces": topo.namespaces}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def _rate(gbps: float, scale: float) -> str:
+    return f"{max(1.0, gbps * 1e9 / scale):.0f}bit"
+
+
+def create(
+    topo: Topology,
+    scale: float,
+    queue: str,
+    mtu: int,
+    progress: Callable[[str], object] | None = None,
+) -> None:
+    """Make the fabric. On any error what was made is removed before the error goes on."""
+    say = progress or (lambda _text: None)
+    _write_state(topo)
+    try:
+        say(f"{len(topo.namespaces)} namespaces")
+        _run(["ip", "-batch", "-"], "".join(f"netns add {ns}\n" for ns in topo.namespaces))
+        say(f"{len(topo.cables())} cables")
+        _run(
+            ["ip", "-batch", "-"],
+            "".join(
+                f"link add {a.ifname} netns {topo.namespace(a.node)} type veth "
+                f"peer name {b.ifname} netns {topo.namespace(b.node)}\n"
+                for a, b in topo.cables()
+            ),
+            "creating the veth cables",
+        )
+        for node, ns in enumerate(topo.namespaces):
+            say(f"node {node + 1} of {len(topo.namespaces)}")
+            _configure(topo, node, ns, scale, queue, mtu)
+    except BaseException:
+        teardown(topo.prefix)
+        raise
+
+
+def _configure(topo: Topology, node: int, ns: str, scale: float, queue: str, mtu: int) -> None:
+    ports = [lk for lk in topo.links if lk.node == node]
+    addr = topo.address(node)
+    lines = ["link set lo up"]
+    for lk in ports:
+        lines += [f"link set {lk.ifname} mtu {mtu} up", f"addr add {addr}/32 dev {lk.ifname}"]
+    for dst, via, dev in topo.routes.get(node, []):
+        net = dst if "/" in dst else f"{dst}/32"
+        lines.append(f"route add {net} via {via} dev {dev} onlink")
+    _run(["ip", "-n", ns, "-batch", "-"], "\n".join(lines) + "\n", f"configuring {ns}")
+    # Switches forward; routes up and down differ, so no reverse-path filter anywhere.
+    sysctls = ["net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0"]
+    sysctls += ["net.ipv4.conf.default.rp_filter=0"]
+    sysctls += [f"net.ipv4.conf.{lk.ifname}.rp_filter=0" for lk in ports]
+    _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *sysctls], what=f"sysctl in {ns}")
+    tc = []
+    for lk in ports:
+        tc += _shaping(topo, lk.ifname, _rate(lk.gbps, scale), queue, mtu)
+    _run(["tc", "-n", ns, "-batch", "-"], "\n".join(tc) + "\n", f"shaping in {ns}")
+
+
+def _shaping(topo: Topology, dev: str, rate: str, queue: str, mtu: int) -> list[str]:
+    """htb at the link's rate (only htb, tbf and the fifos are everywhere: sfq, fq and netem
+    are missing from some kernels). fifo: one drop-tail queue. fair: a queue per source
+    host, each a class that may borrow the whole rate, served in turn by htb's round robin
+    (a u32 filter per source address; other packets, e.g. ARP, take the first queue)."""
+    quantum = 2 * mtu  # each turn of the round robin sends about two packets per source
+    head = [
+        f"qdisc add dev {dev} root handle 1: htb default 10 r2q 1000",
+        f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate}",
+    ]
+    sources = range(topo.num_hosts) if queue == "fair" else range(1)
+    share = f"{max(1, int(rate[:-3]) // len(sources))}bit"
+    for i in sources:
+        cls = f"1:{0x10 + i:x}"  # tc reads class minors in hex: the first is htb's default 10
+        head += [
+            f"class add dev {dev} parent 1:1 classid {cls} htb rate {share} ceil {rate} "
+            f"quantum {quantum}",
+            f"qdisc add dev {dev} parent {cls} pfifo limit 100",
+        ]
+        if queue == "fair":
+            head.append(
+                f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match ip src "
+                f"{topo.address(i)}/32 flowid {cls}"
+            )
+    return head
+
+
+def counters(topo: Topology) -> dict[tuple[int, str], int]:
+    """Bytes sent so far out of every emulated port: (node, interface) → bytes."""
+    out: dict[tuple[int, str], int] = {}
+    for node, ns in enumerate(topo.namespaces):
+        done = subprocess.run(
+            ["ip", "-n", ns, "-s", "-j", "link", "show"], capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise DaqnetError(f"daqnet emulate: reading the counters of {ns} failed")
+        for row in json.loads(done.stdout):
+            out[(node, row["ifname"])] = int(row["stats64"]["tx"]["bytes"])
+    return out
+
+
+def teardown(prefix: str) -> list[str]:
+    """Remove every namespace of the run `prefix` and its state file; the names removed."""
+    state = STATE_DIR / f"{prefix}.json"
+    names = _namespaces_of(prefix)
+    for ns in names:  # nothing may outlive its namespace's removal unnoticed
+        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
+        for pid in pids.stdout.split():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid), signal.SIGKILL)
+    if names:
+        subprocess.run(
+            ["ip", "-force", "-batch", "-"],
+            input="".join(f"netns del {ns}\n" for ns in names),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    with contextlib.suppress(FileNotFoundError):
+        state.unlink()
+    return names
+
+
+def _existing() -> list[str]:
+    done = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False)
+    return [line.split()[0] for line in done.stdout.splitlines() if line.strip()]
+
+
+def _namespaces_of(prefix: str) -> list[str]:
+    """The run's namespaces that exist: from its state file, and by name."""
+    recorded: list[str] = []
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        recorded = list(json.loads((STATE_DIR / f"{prefix}.json").read_text())["namespaces"])
+    existing = set(_existing())
+    named = {ns for ns in existing if ns.startswith(f"{prefix}-n")}
+    return sorted((set(recorded) & existing) | named)
+
+
+def cleanup() -> list[str]:
+    """What killed runs left: every recorded run whose driver is gone, and namespaces named
+    like ours with no live run. The namespaces removed."""
+    live: set[str] = set()
+    runs: set[str] = set()
+    if STATE_DIR.is_dir():
+        for path in STATE_DIR.glob("*.json"):
+            try:
+                doc = json.loads(path.read_text())
+                pid, prefix = int(doc["pid"]), str(doc["prefix"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            (live if _alive(pid) else runs).add(prefix)
+    for ns in _existing():
+        prefix = ns.split("-n", 1)[0]
+        if _PREFIX.match(prefix) and prefix not in live:
+            runs.add(prefix)
+    removed = []
+    for prefix in sorted(runs):
+        removed += teardown(prefix)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,228 @@
+"""daqnet emulate (docs/emulate.md): the plan of namespaces, cables and routes against the
+routing tables (no root needed), and, as root, a small tree built, measured, compared and
+torn down; bad scenarios refused before anything exists; nothing left after Ctrl-C or a
+SIGKILL of the driver once --cleanup ran."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from daqnet.emulate import plan
+from daqnet.emulate.run import paths_match
+from daqnet.errors import DaqnetError
+from daqnet.scenario import Scenario
+
+TREE = """name = "emu4"
+[fabric]
+radix = 4
+hosts = 4
+link_gbps = 100
+[routing]
+engine = "dmodk"
+[bench]
+fragment_bytes = 131072
+credits = 2
+in_flight = 2
+[emulate]
+seconds = 2
+warmup_seconds = 0.5
+"""
+
+
+def _scenario(tmp_path: Path, text: str = TREE, *sets: str) -> Scenario:
+    path = tmp_path / "emu.toml"
+    path.write_text(text)
+    return Scenario.load(path, list(sets))
+
+
+def test_routes_are_the_routing_tables(tmp_path):
+    s = _scenario(tmp_path, TREE.replace("radix = 4\nhosts = 4", "radix = 8\nhosts = 12"))
+    fabric, routing, _, _ = s.build()
+    topo = plan(fabric, routing, "dqe000000")
+    assert len(topo.namespaces) == len(fabric.node_names)
+    assert len(topo.cables()) * 2 == fabric.num_links
+    for sw in range(fabric.num_hosts, len(fabric.node_names)):
+        routes = {dst: (via, dev) for dst, via, dev in topo.routes[sw]}
+        for d in range(fabric.num_hosts):
+            via, dev = routes[topo.address(d)]
+            port = routing.port(sw, d)
+            assert dev == f"p{port}"
+            nxt = next(n for q, n, _, _ in fabric.ports(sw) if q == port)
+            assert via == topo.address(nxt)
+    # Hosts send everything to their leaf.
+    for h in range(fabric.num_hosts):
+        ((net, via, dev),) = topo.routes[h]
+        assert net == "198.18.0.0/15" and dev == "eth0"
+
+
+def test_a_packet_follows_the_model_path(tmp_path):
+    # Walking the plan's routes hop by hop from every host to every other gives exactly the
+    # routing's path (an independent walk: addresses and interfaces, not port tables).
+    s = _scenario(tmp_path, TREE.replace("radix = 4\nhosts = 4", "radix = 8\nhosts = 12"))
+    fabric, routing, _, _ = s.build()
+    topo = plan(fabric, routing, "dqe000000")
+    by_addr = {topo.address(n): n for n in range(len(topo.node_names))}
+    link_of = {(lk.node, lk.ifname): lk.link for lk in topo.links}
+    for a in range(fabric.num_hosts):
+        for b in range(fabric.num_hosts):
+            if a == b:
+                continue
+            node, walked = a, []
+            while node != b:
+                rows = topo.routes[node]
+                dst = topo.address(b)
+                via, dev = next((v, d) for n, v, d in rows if n in (dst, "198.18.0.0/15"))
+                walked.append(link_of[(node, dev)])
+                node = by_addr[via]
+                assert len(walked) < 10
+            assert walked == [int(x) for x in routing.path(a, b)]
+
+
+def test_what_cannot_be_emulated_is_refused(tmp_path):
+    big = _scenario(
+        tmp_path, TREE.replace("hosts = 4", "hosts = 40").replace("radix = 4", "radix = 16")
+    )
+    fabric, routing, _, _ = big.build()
+    with pytest.raises(DaqnetError, match="at most 32"):
+        plan(fabric, routing, "dqe000000")
+
+
+def test_paths_match_notices_a_link_off_its_share():
+    rows = [{"link": str(i), "measured_bytes": 1000, "predicted_bytes": 1000.0} for i in range(8)]
+    assert paths_match(rows)
+    rows[3]["measured_bytes"] = 1200  # 20 % more than routed there
+    assert not paths_match(rows)
+    assert not paths_match([{"link": "x", "measured_bytes": 0, "predicted_bytes": 0.0}])
+
+
+# --- as root: the real thing -------------------------------------------------------------
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"),
+    reason="daqnet emulate needs root and iproute2 (ip, tc)",
+)
+
+
+def _ours() -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith("dqe")]
+
+
+def _emulate(tmp_path: Path, *args: str, **kw) -> subprocess.Popen[str]:
+    path = tmp_path / "emu.toml"
+    if not path.exists():
+        path.write_text(TREE)
+    cmd = [sys.executable, "-m", "daqnet", "emulate", str(path), *args]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+@needs_root
+@pytest.mark.parametrize("queue", ["fair", "fifo"])
+def test_emulated_tree_measured_beside_the_prediction(tmp_path, queue):
+    before = set(_ours())
+    proc = _emulate(
+        tmp_path, "--json", "--out", str(tmp_path / "out"), "--set", f"emulate.queue={queue}"
+    )
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    doc = json.loads(stdout)
+    m = doc["measured"]
+    assert m["status"] == "finished" and m["events_built"] > 0
+    assert m["lost_fragments"] == m["duplicate_fragments"] == m["corrupt_fragments"] == 0
+    # Every byte went where the routing tables say (counters of every directed link).
+    assert doc["paths_match"], doc["links"]
+    assert len(doc["links"]) == 16 and sum(r["measured_bytes"] for r in doc["links"]) > 0
+    # Rates are scaled back: the fastest link (100 Gb/s) ran at 100 Mbit/s.
+    assert doc["scale"] == 1000
+    # Shaped: never faster than the fabric allows (an unshaped veth runs about 50 times faster).
+    assert doc["ratio"] is not None and 0.3 < doc["ratio"] < 1.5
+    assert set(_ours()) == before  # torn down
+    assert json.loads((tmp_path / "out" / "emulate.json").read_text())["paths_match"]
+
+
+@needs_root
+def test_bad_scenario_is_refused_before_anything_exists(tmp_path):
+    before = set(_ours())
+    (tmp_path / "emu.toml").write_text(
+        TREE.replace("hosts = 4", "hosts = 40").replace("radix = 4", "radix = 16")
+    )
+    proc = _emulate(tmp_path)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert "at most 32" in stderr and "Traceback" not in stderr
+    assert set(_ours()) == before
+
+
+@needs_root
+def test_without_privileges_one_line_and_exit_2(tmp_path):
+    if not shutil.which("setpriv"):
+        pytest.skip("setpriv (util-linux) is needed to drop root")
+    import tempfile
+
+    where = Path(tempfile.mkdtemp(dir="/tmp"))  # readable by nobody, unlike pytest's tmp_path
+    os.chmod(where, 0o755)
+    (where / "emu.toml").write_text(TREE)
+    done = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+         sys.executable, "-m", "daqnet", "emulate", str(where / "emu.toml")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    shutil.rmtree(where)
+    assert done.returncode == 2, done.stderr
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .endswith("needs root or CAP_NET_ADMIN to create network namespaces")
+    )
+
+
+def _wait_for_namespaces(before: set[str], timeout: float = 60) -> set[str]:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        made = set(_ours()) - before
+        if len(made) >= 6:  # 4 hosts and 2 switches... and more once built
+            return made
+        time.sleep(0.2)
+    raise AssertionError("the emulated fabric never appeared")
+
+
+@needs_root
+def test_ctrl_c_tears_down(tmp_path):
+    before = set(_ours())
+    (tmp_path / "emu.toml").write_text(TREE.replace("seconds = 2", "seconds = 30"))
+    proc = _emulate(tmp_path, "--out", str(tmp_path / "out"))
+    _wait_for_namespaces(before)
+    time.sleep(3)  # into the run
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert set(_ours()) == before
+
+
+@needs_root
+def test_cleanup_after_the_driver_was_killed(tmp_path):
+    before = set(_ours())
+    (tmp_path / "emu.toml").write_text(TREE.replace("seconds = 2", "seconds = 30"))
+    proc = _emulate(tmp_path, "--out", str(tmp_path / "out"), start_new_session=True)
+    made = _wait_for_namespaces(before)
+    time.sleep(2)
+    os.killpg(proc.pid, signal.SIGKILL)  # the driver and its launcher, no teardown
+    proc.communicate(timeout=30)
+    assert set(_ours()) - before  # left behind
+    done = subprocess.run(
+        [sys.executable, "-m", "daqnet", "emulate", "--cleanup"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "removed" in done.stderr
+    assert not (set(_ours()) & made)
