@@ -63,6 +63,7 @@ class SlurmCluster:
             "DIR": str(d),
             "CTLD_PORT": str(_free_port()),
             "SLURMD_PORT": str(_free_port()),
+            "FIRST_JOB": str(1000 + int.from_bytes(os.urandom(3)) % 1_000_000),
         }.items():
             text = text.replace(f"@{name}@", value)
         self.conf.write_text(text)
