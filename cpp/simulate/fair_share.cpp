@@ -86,7 +86,13 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
   // a scan beats keeping a heap. Many (a whole fabric): a heap.
   const bool scan = shared_.size() <= 64;
   heap_.clear();
-  if (!scan) {
+  if (scan) {
+    // remaining / count per resource, recomputed only when a freeze changes it: the scan
+    // below visits every shared resource at each fill and a division each time cost most.
+    fill_at_.resize(R);
+    for (int32_t r : shared_)
+      fill_at_[static_cast<size_t>(r)] = remaining_[static_cast<size_t>(r)] / count_[static_cast<size_t>(r)];
+  } else {
     for (int32_t r : shared_)
       heap_.push_back({remaining_[static_cast<size_t>(r)] / count_[static_cast<size_t>(r)], r, 0});
     std::make_heap(heap_.begin(), heap_.end(), later);
@@ -125,7 +131,9 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
       const auto qu = static_cast<size_t>(q);
       touched_mark_[qu] = 0;
       ++version_[qu];
-      if (!scan && count_[qu] > 0) {
+      if (scan) {
+        if (count_[qu] > 0) fill_at_[qu] = remaining_[qu] / count_[qu];
+      } else if (count_[qu] > 0) {
         heap_.push_back({std::max(level, remaining_[qu] / count_[qu]), q, version_[qu]});
         std::push_heap(heap_.begin(), heap_.end(), later);
       }
@@ -136,14 +144,17 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
   // The resource that fills first: (level, resource), resource −1 when none is left.
   auto next_full = [&]() -> Entry {
     if (scan) {
+      // Resources whose flows are all frozen leave the list (in order: ties go to the first).
       Entry best{kUnlimited, -1, 0};
+      size_t live = 0;
       for (int32_t r : shared_) {
         const auto ru = static_cast<size_t>(r);
-        if (count_[ru] > 0) {
-          const double l = std::max(level, remaining_[ru] / count_[ru]);
-          if (best.resource < 0 || l < best.level) best = {l, r, 0};
-        }
+        if (count_[ru] <= 0) continue;
+        shared_[live++] = r;
+        const double l = std::max(level, fill_at_[ru]);
+        if (best.resource < 0 || l < best.level) best = {l, r, 0};
       }
+      shared_.resize(live);
       return best;
     }
     while (!heap_.empty()) {

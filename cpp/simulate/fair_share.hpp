@@ -45,6 +45,7 @@ private:
   std::vector<Entry> heap_;
   std::vector<double> cap_;      // per flow: its cap, lowered by the resources it alone uses
   std::vector<int32_t> shared_;  // resources two flows or more use
+  std::vector<double> fill_at_;  // per shared resource, scan mode: the level at which it fills (remaining / count)
   struct Capped {
     double cap;
     int32_t flow;

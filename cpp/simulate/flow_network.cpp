@@ -61,16 +61,13 @@ FlowNetwork::FlowId FlowNetwork::start(std::span<const int32_t> resources, doubl
     free_.pop_back();
   } else {
     id = static_cast<FlowId>(cold_.size());
-    res_.emplace_back();
+    flows_.emplace_back();
     pos_.emplace_back();
-    rate_.push_back(0);
-    cap_.push_back(kUnlimited);
     cold_.emplace_back();
-    flow_mark_.push_back(0);
-    set_pos_.push_back(-1);
   }
   const auto i = static_cast<size_t>(id);
-  SmallList& res = res_[i];
+  Flow& f = flows_[i];
+  SmallList& res = f.res;
   res.resize(resources.size());
   std::copy(resources.begin(), resources.end(), res.v.begin());
   pos_[i].resize(res.size());
@@ -84,8 +81,8 @@ FlowNetwork::FlowId FlowNetwork::start(std::span<const int32_t> resources, doubl
   c.remaining = bytes;
   c.since = now_;
   c.tag = tag;
-  rate_[i] = 0;
-  cap_[i] = cap;
+  f.rate = 0;
+  f.cap = cap;
   ++active_;
   if (res.empty()) set_rate(id, cap);  // nothing to share: its own cap, or at once
   return id;
@@ -94,13 +91,14 @@ FlowNetwork::FlowId FlowNetwork::start(std::span<const int32_t> resources, doubl
 void FlowNetwork::set_rate(FlowId id, double rate) {
   const auto i = static_cast<size_t>(id);
   Cold& c = cold_[i];
-  const double old = rate_[i];
+  Flow& f = flows_[i];
+  const double old = f.rate;
   if (old > 0 && now_ > c.since) c.remaining = std::max(0.0, c.remaining - old * (now_ - c.since));
   c.since = now_;
   // Committed rates are finite on every finite resource (settle widens to any it would overfill).
-  for (int32_t r : res_[i])
+  for (int32_t r : f.res)
     if (std::isfinite(rs_[static_cast<size_t>(r)].capacity)) rs_[static_cast<size_t>(r)].load += rate - old;
-  rate_[i] = rate;
+  f.rate = rate;
   if (rate > 0)
     completions_.set(id, now_ + c.remaining / rate);
   else
@@ -118,9 +116,10 @@ void FlowNetwork::settle() {
     ++mark_;
     set_flows_.clear();
     auto add = [&](FlowId g) {
-      if (flow_mark_[static_cast<size_t>(g)] == mark_) return;
-      flow_mark_[static_cast<size_t>(g)] = mark_;
-      set_pos_[static_cast<size_t>(g)] = static_cast<int32_t>(set_flows_.size());
+      Flow& f = flows_[static_cast<size_t>(g)];
+      if (f.mark == mark_) return;
+      f.mark = mark_;
+      f.set_pos = static_cast<int32_t>(set_flows_.size());
       set_flows_.push_back(g);
     };
     for (int32_t r : dirty_)
@@ -134,8 +133,9 @@ void FlowNetwork::settle() {
     local_res_.clear();
     local_cap_.clear();
     for (FlowId g : set_flows_) {
-      double cap = cap_[static_cast<size_t>(g)];
-      for (int32_t r : res_[static_cast<size_t>(g)]) {
+      const Flow& f = flows_[static_cast<size_t>(g)];
+      double cap = f.cap;
+      for (int32_t r : f.res) {
         if (rs_[static_cast<size_t>(r)].in_set)
           local_res_.push_back(rs_[static_cast<size_t>(r)].local);
         else
@@ -156,9 +156,10 @@ void FlowNetwork::settle() {
     checked_.clear();
     for (size_t i = 0; i < set_flows_.size(); ++i) {
       const auto g = static_cast<size_t>(set_flows_[i]);
-      const double old = rate_[g], now = new_rates_[i];
+      const Flow& f = flows_[g];
+      const double old = f.rate, now = new_rates_[i];
       if (same_rate(old, now)) continue;
-      for (int32_t r : res_[g]) {
+      for (int32_t r : f.res) {
         const auto ru = static_cast<size_t>(r);
         if (rs_[ru].in_set || !std::isfinite(rs_[ru].capacity)) continue;
         if (res_seen_[ru] != res_stamp_) {
@@ -177,8 +178,8 @@ void FlowNetwork::settle() {
       if (!widen && saturated(ru) && load < rs_[ru].capacity * (1 - kFull)) {
         double top = 0;
         for (FlowId g : res_flows_[ru]) {
-          const auto gu = static_cast<size_t>(g);
-          top = std::max(top, flow_mark_[gu] == mark_ ? new_rates_[static_cast<size_t>(set_pos_[gu])] : rate_[gu]);
+          const Flow& f = flows_[static_cast<size_t>(g)];
+          top = std::max(top, f.mark == mark_ ? new_rates_[static_cast<size_t>(f.set_pos)] : f.rate);
         }
         widen = top >= rs_[ru].level * (1 - kFull);
       }
@@ -195,7 +196,8 @@ void FlowNetwork::settle() {
   }
 
   for (size_t i = 0; i < set_flows_.size(); ++i)
-    if (!same_rate(rate_[static_cast<size_t>(set_flows_[i])], new_rates_[i])) set_rate(set_flows_[i], new_rates_[i]);
+    if (!same_rate(flows_[static_cast<size_t>(set_flows_[i])].rate, new_rates_[i]))
+      set_rate(set_flows_[i], new_rates_[i]);
   for (int32_t r : outside_) dirty_.push_back(r);  // levels to refresh (duplicates are harmless)
   outside_.clear();
   for (int32_t r : dirty_) {
@@ -204,7 +206,7 @@ void FlowNetwork::settle() {
         !res_flows_[ru].empty() && std::isfinite(rs_[ru].capacity) && rs_[ru].load >= rs_[ru].capacity * (1 - kFull);
     double top = 0;
     if (full)
-      for (FlowId g : res_flows_[ru]) top = std::max(top, rate_[static_cast<size_t>(g)]);
+      for (FlowId g : res_flows_[ru]) top = std::max(top, flows_[static_cast<size_t>(g)].rate);
     rs_[ru].level = full ? top : kUnlimited;
     rs_[ru].in_set = 0;
   }
@@ -239,8 +241,8 @@ void FlowNetwork::restart() {
 
 void FlowNetwork::finish(FlowId id) {
   const auto i = static_cast<size_t>(id);
-  const SmallList& res = res_[i];
-  const double rate = rate_[i];
+  const SmallList& res = flows_[i].res;
+  const double rate = flows_[i].rate;
   for (size_t k = 0; k < res.size(); ++k) {
     const auto r = static_cast<size_t>(res[k]);
     auto& list = res_flows_[r];
@@ -250,8 +252,8 @@ void FlowNetwork::finish(FlowId id) {
     list.pop_back();
     if (moved != id || at != list.size()) {
       const auto m = static_cast<size_t>(moved);
-      for (size_t j = 0; j < res_[m].size(); ++j)
-        if (static_cast<size_t>(res_[m][j]) == r && static_cast<size_t>(pos_[m][j]) == list.size()) {
+      for (size_t j = 0; j < flows_[m].res.size(); ++j)
+        if (static_cast<size_t>(flows_[m].res[j]) == r && static_cast<size_t>(pos_[m][j]) == list.size()) {
           pos_[m][j] = static_cast<int32_t>(at);
           break;
         }
@@ -260,7 +262,7 @@ void FlowNetwork::finish(FlowId id) {
     // Room on a resource that had room already changes no other flow's rate through it.
     if (saturated(r)) touch(res[k]);
   }
-  rate_[i] = 0;
+  flows_[i].rate = 0;
   completions_.erase(id);
   --active_;
   free_.push_back(id);
@@ -268,12 +270,12 @@ void FlowNetwork::finish(FlowId id) {
 
 double FlowNetwork::rate(FlowId id) {
   settle();
-  return rate_.at(static_cast<size_t>(id));
+  return flows_.at(static_cast<size_t>(id)).rate;
 }
 
 double FlowNetwork::remaining(FlowId id) const {
   const Cold& c = cold_.at(static_cast<size_t>(id));
-  const double rate = rate_[static_cast<size_t>(id)];
+  const double rate = flows_[static_cast<size_t>(id)].rate;
   if (!(rate > 0) || now_ <= c.since) return c.remaining;
   return std::max(0.0, c.remaining - rate * (now_ - c.since));
 }
@@ -282,7 +284,7 @@ std::vector<double> FlowNetwork::loads() {
   settle();
   std::vector<double> out(rs_.size(), 0.0);
   for (size_t r = 0; r < rs_.size(); ++r)
-    for (FlowId g : res_flows_[r]) out[r] += rate_[static_cast<size_t>(g)];
+    for (FlowId g : res_flows_[r]) out[r] += flows_[static_cast<size_t>(g)].rate;
   return out;
 }
 

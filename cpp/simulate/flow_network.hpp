@@ -85,8 +85,16 @@ private:
     int32_t operator[](size_t i) const { return v[i]; }
     void resize(size_t k) { n = static_cast<uint32_t>(k); }
   };
-  // Per flow, split by use: the solver and the load checks read rates, caps and resources
-  // of hundreds of flows per change, so those sit in dense arrays of their own.
+  // Per flow, what the solver and the load checks read, in one cache line: they visit
+  // hundreds of flows per change, and one array per field cost a cache miss per field.
+  struct alignas(64) Flow {
+    SmallList res;         // resources used
+    uint32_t mark = 0;     // == mark_: the flow is in set_flows_ ...
+    int32_t set_pos = -1;  // ... at this index
+    double rate = 0, cap = kUnlimited;
+  };
+  static_assert(sizeof(Flow) == 64);
+  // The rest, read when a rate changes or the flow ends.
   struct Cold {
     double remaining = 0;  // bytes at time `since`
     double since = 0;
@@ -111,9 +119,8 @@ private:
   };
   std::vector<Resource> rs_;
   std::vector<std::vector<FlowId>> res_flows_;  // active flows of each resource
-  std::vector<SmallList> res_;                  // per flow: resources used ...
-  std::vector<SmallList> pos_;                  // ... and its index in res_flows_[res_[id][k]]
-  std::vector<double> rate_, cap_;
+  std::vector<Flow> flows_;
+  std::vector<SmallList> pos_;  // per flow: its index in res_flows_[flows_[id].res[k]]
   std::vector<Cold> cold_;
   std::vector<FlowId> free_;
   IndexedHeap completions_;  // active flows with a rate > 0, by completion time
@@ -125,8 +132,6 @@ private:
   // The set being re-solved and scratch space, reused between calls.
   std::vector<int32_t> dirty_;
   std::vector<FlowId> set_flows_;
-  std::vector<uint32_t> flow_mark_;  // == mark_: the flow is in set_flows_ ...
-  std::vector<int32_t> set_pos_;     // ... at this index
   uint32_t mark_ = 0;
   std::vector<int64_t> offsets_;
   std::vector<int32_t> local_res_;
