@@ -15,6 +15,7 @@
 #include "evb/flow_control.hpp"
 #include "evb/fragments.hpp"
 #include "evb/gather_order.hpp"
+#include "simulate/agenda.hpp"
 
 namespace daqnet::simulate {
 
@@ -34,11 +35,6 @@ struct Happening {
   int32_t unit, slot;
   int64_t event;
 };
-struct Later {
-  bool operator()(const Happening& a, const Happening& b) const {
-    return a.time != b.time ? a.time > b.time : a.seq > b.seq;
-  }
-};
 
 struct Slot {
   bool busy = false;
@@ -48,13 +44,17 @@ struct Slot {
   size_t next = 0;
   int32_t outstanding = 0, complete = 0;
   double bytes = 0;
+  // Per RU, for the event in this slot: its send or this slot's receive, whichever came
+  // first, waiting for the other (PUSH sends may come before the builder's assignment).
+  std::vector<uint8_t> waiting;
 };
+enum Waiting : uint8_t { none, send, receive };
 
 struct Item {  // a fragment an RU was asked for
   int64_t event;
   int32_t bu, slot;
-  bool operator<(const Item& o) const {
-    return event != o.event ? event < o.event : bu != o.bu ? bu < o.bu : slot < o.slot;
+  bool operator>(const Item& o) const {
+    return event != o.event ? event > o.event : bu != o.bu ? bu > o.bu : slot > o.slot;
   }
 };
 
@@ -83,6 +83,8 @@ public:
         sizes_(c, n_),
         net_(model.capacity()) {
     slots_.assign(static_cast<size_t>(n_), std::vector<Slot>(static_cast<size_t>(c.credits)));
+    for (auto& slots : slots_)
+      for (Slot& s : slots) s.waiting.assign(static_cast<size_t>(n_), Waiting::none);
     gathers_.assign(static_cast<size_t>(n_), 0);
     pending_.resize(static_cast<size_t>(n_));
     sending_.resize(static_cast<size_t>(n_));
@@ -99,6 +101,7 @@ public:
     r_.link_bytes.assign(static_cast<size_t>(model.num_links()), 0);
     local_rate_ = o.local_gbps > 0 ? o.local_gbps * 1e9 / 8 : kUnlimited;
     net_.set_full_recompute(o.full_recompute);
+    capped_ = c.max_in_flight > 0;
   }
 
   ProtocolResult run(const ProtocolProgress& progress, double period) {
@@ -168,14 +171,17 @@ private:
   int32_t bu_process(int32_t b) const { return c_.processes_per_node == 1 ? b : 2 * b + 1; }
 
   void schedule(double t, Kind kind, int32_t unit, int32_t slot, int64_t event) {
-    queue_.push({t, seq_++, kind, unit, slot, event});
+    queue_.at({t, seq_++, kind, unit, slot, event});
+  }
+  void schedule_after(double delay, Kind kind, int32_t unit, int32_t slot, int64_t event) {
+    queue_.after(delay, {now() + delay, seq_++, kind, unit, slot, event});
   }
 
   void command(int32_t from, int32_t to, Kind kind, int32_t unit, int32_t slot, int64_t event) {
     ++r_.control_messages;
     double delay = 0;
     if (from != to) delay = model_.message_seconds(from, to, static_cast<double>(c_.command_bytes));
-    schedule(now() + delay, kind, unit, slot, event);
+    schedule_after(delay, kind, unit, slot, event);
   }
 
   bool take_token(int32_t process, bool exempt) { return caps_[static_cast<size_t>(process)].take(exempt); }
@@ -194,7 +200,7 @@ private:
       break;
     case Kind::assign_ru:
     case Kind::request:
-      pending_[static_cast<size_t>(h.unit)].insert({h.event, static_cast<int32_t>(h.slot >> 16), h.slot & 0xFFFF});
+      pending_[static_cast<size_t>(h.unit)].push({h.event, static_cast<int32_t>(h.slot >> 16), h.slot & 0xFFFF});
       ru_pump(h.unit);
       break;
     case Kind::start_flow: {
@@ -256,18 +262,25 @@ private:
   }
 
   // The flows that move, kept compact: delivered() visits only them.
+  // Where a flow sits in moving_, by tag: the first path's by transfer id (a transfer's id
+  // is free again only once its last flow stops), further paths' in a map (multi-path routings).
+  size_t& moving_at(uint64_t tag) {
+    if (path_of(tag) != 0) return moving_more_[tag];
+    const size_t id = id_of(tag);
+    if (id >= moving_pos_.size()) moving_pos_.resize(id + 1);
+    return moving_pos_[id];
+  }
   void moves(uint64_t tag, FlowNetwork::FlowId f, double share) {
-    moving_pos_[tag] = moving_.size();
+    moving_at(tag) = moving_.size();
     moving_.push_back({tag, f, share});
   }
   double stops(uint64_t tag) {
-    auto it = moving_pos_.find(tag);
-    const size_t at = it->second;
-    moving_pos_.erase(it);
+    const size_t at = moving_at(tag);
+    if (path_of(tag) != 0) moving_more_.erase(tag);
     const double share = moving_[at].share;
     moving_[at] = moving_.back();
     moving_.pop_back();
-    if (at < moving_.size()) moving_pos_[moving_[at].tag] = at;
+    if (at < moving_.size()) moving_at(moving_[at].tag) = at;
     return share;
   }
 
@@ -321,13 +334,12 @@ private:
   void post(int32_t b, int32_t k, int32_t r) {
     Slot& s = slots_[static_cast<size_t>(b)][static_cast<size_t>(k)];
     r_.max_gather_in_flight = std::max(r_.max_gather_in_flight, ++s.outstanding);
-    const uint64_t key = static_cast<uint64_t>(s.event) * static_cast<uint64_t>(n_) + static_cast<uint64_t>(r);
-    if (auto it = sent_.find(key); it != sent_.end()) {  // PUSH: the RU's send waited for this receive
-      const size_t t = it->second;
-      sent_.erase(it);
-      begin_transfer(t);
+    uint8_t& waiting = s.waiting[static_cast<size_t>(r)];
+    if (waiting == Waiting::send) {  // PUSH: the RU's send waited for this receive
+      waiting = Waiting::none;
+      begin_transfer(new_transfer(s.event, r, b, k));
     } else {
-      posted_[key] = {b, k};
+      waiting = Waiting::receive;
     }
     if (c_.protocol == evb::Protocol::pull)
       command(host_[static_cast<size_t>(b)], host_[static_cast<size_t>(r)], Kind::request, r, (b << 16) | k, s.event);
@@ -338,7 +350,7 @@ private:
     auto& pending = pending_[static_cast<size_t>(r)];
     auto& sending = sending_[static_cast<size_t>(r)];
     while (!pending.empty()) {
-      const Item item = *pending.begin();
+      const Item item = pending.top();
       if (c_.rate_hz > 0) {
         const double ready = static_cast<double>(item.event) / c_.rate_hz;
         if (ready > now()) {
@@ -349,35 +361,43 @@ private:
           return;
         }
       }
-      if (!take_token(ru_process(r), evb::readout_exempt(sending, item.event))) return;
-      pending.erase(pending.begin());
-      sending.insert(item.event);
-      Transfer t;
-      t.event = item.event;
-      t.ru = r;
-      t.bu = item.bu;
-      t.slot = item.slot;
-      t.fragment = static_cast<double>(sizes_.bytes(static_cast<uint64_t>(item.event), r));
-      t.total = t.fragment + static_cast<double>(c_.meta_bytes);
-      r_.ru_bytes_out[static_cast<size_t>(r)] += t.total;
+      // Without a process cap the oldest event under way matters to no one: not kept.
+      if (!take_token(ru_process(r), capped_ && evb::readout_exempt(sending, item.event))) return;
+      pending.pop();
+      if (capped_) sending.insert(item.event);
+      r_.ru_bytes_out[static_cast<size_t>(r)] += fragment_bytes(item.event, r) + static_cast<double>(c_.meta_bytes);
       ++r_.ru_fragments_out[static_cast<size_t>(r)];
-      size_t id;
-      if (!free_.empty()) {
-        id = free_.back();
-        free_.pop_back();
-        transfers_[id] = t;
+      uint8_t& waiting =
+          slots_[static_cast<size_t>(item.bu)][static_cast<size_t>(item.slot)].waiting[static_cast<size_t>(r)];
+      if (waiting == Waiting::receive) {
+        waiting = Waiting::none;
+        begin_transfer(new_transfer(item.event, r, item.bu, item.slot));
       } else {
-        id = transfers_.size();
-        transfers_.push_back(t);
-      }
-      const uint64_t key = static_cast<uint64_t>(item.event) * static_cast<uint64_t>(n_) + static_cast<uint64_t>(r);
-      if (auto it = posted_.find(key); it != posted_.end()) {
-        posted_.erase(it);
-        begin_transfer(id);
-      } else {
-        sent_[key] = id;  // PUSH: a large message moves once its receive is posted
+        waiting = Waiting::send;  // PUSH: a large message moves once its receive is posted
       }
     }
+  }
+
+  double fragment_bytes(int64_t event, int32_t r) const {
+    return static_cast<double>(sizes_.bytes(static_cast<uint64_t>(event), r));
+  }
+
+  size_t new_transfer(int64_t event, int32_t r, int32_t b, int32_t k) {
+    Transfer t;
+    t.event = event;
+    t.ru = r;
+    t.bu = b;
+    t.slot = k;
+    t.fragment = fragment_bytes(event, r);
+    t.total = t.fragment + static_cast<double>(c_.meta_bytes);
+    if (free_.empty()) {
+      transfers_.push_back(t);
+      return transfers_.size() - 1;
+    }
+    const size_t id = free_.back();
+    free_.pop_back();
+    transfers_[id] = t;
+    return id;
   }
 
   void begin_transfer(size_t id) {
@@ -394,7 +414,7 @@ private:
       throw Error("simulate: a route of more than " + std::to_string((1 << kPathBits) - 1) + " paths");
     t.paths = static_cast<int32_t>(routes_.size());
     for (size_t k = 0; k < routes_.size(); ++k)
-      schedule(now() + routes_.latency(k), Kind::start_flow, 0, 0, static_cast<int64_t>(tag_of(id, k)));
+      schedule_after(routes_.latency(k), Kind::start_flow, 0, 0, static_cast<int64_t>(tag_of(id, k)));
   }
 
   // One flow of a transfer ends; the transfer ends with its last.
@@ -407,8 +427,10 @@ private:
     if (--moving.paths > 0) return;
     const Transfer t = moving;
     free_.push_back(id);
-    auto& sending = sending_[static_cast<size_t>(t.ru)];
-    sending.erase(sending.find(t.event));
+    if (capped_) {
+      auto& sending = sending_[static_cast<size_t>(t.ru)];
+      sending.erase(sending.find(t.event));
+    }
     give_token(ru_process(t.ru));
 
     Slot& s = slots_[static_cast<size_t>(t.bu)][static_cast<size_t>(t.slot)];
@@ -458,7 +480,7 @@ private:
   FlowNetwork net_;
   double local_rate_ = kUnlimited;
 
-  std::priority_queue<Happening, std::vector<Happening>, Later> queue_;
+  Agenda<Happening> queue_;
   uint64_t seq_ = 0;
   std::deque<std::pair<int32_t, int32_t>> credits_;
   int64_t next_event_ = 0, built_ = 0;
@@ -471,18 +493,18 @@ private:
     FlowNetwork::FlowId flow;
     double share;  // of its transfer's bytes
   };
-  std::vector<Moving> moving_;                       // flows that move ...
-  std::unordered_map<uint64_t, size_t> moving_pos_;  // ... and where, by tag
+  std::vector<Moving> moving_;                        // flows that move ...
+  std::vector<size_t> moving_pos_;                    // ... and where: first paths by transfer id ...
+  std::unordered_map<uint64_t, size_t> moving_more_;  // ... the others by tag
   Routes routes_;
   std::vector<std::vector<Slot>> slots_;
   std::vector<uint64_t> gathers_;
   std::vector<int32_t> busy_;
-  std::vector<std::set<Item>> pending_;
-  std::vector<std::multiset<int64_t>> sending_;
+  std::vector<std::priority_queue<Item, std::vector<Item>, std::greater<>>> pending_;  // per RU, by event
+  std::vector<std::multiset<int64_t>> sending_;  // per RU, events under way (kept under a process cap)
+  bool capped_ = false;
   std::vector<double> wake_at_;
-  std::vector<evb::TransferCap> caps_;                                // per process: the same rule as daqnet-evb's
-  std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> posted_;  // (event, RU) → receive posted by (BU, slot)
-  std::unordered_map<uint64_t, size_t> sent_;                         // (event, RU) → send waiting for its receive
+  std::vector<evb::TransferCap> caps_;  // per process: the same rule as daqnet-evb's
   std::vector<Transfer> transfers_;
   std::vector<size_t> free_;
   ProtocolResult r_;
