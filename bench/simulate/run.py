@@ -245,6 +245,8 @@ def main() -> int:
         print(f"SimGrid is needed for this benchmark: {reason}")
         return 1
     simgrid_ref.build()
+    # Wall times on a shared machine depend on what else runs: the load goes with them.
+    load_start = os.getloadavg()
     reps = max(1, args.reps)
     cases = []
     print("barrel shift, 512 hosts, 2-level tree (16 down / 16 up per leaf), 511 steps of 1 MiB:")
@@ -297,6 +299,7 @@ def main() -> int:
                 },
                 "git": git_commit("bench/simulate"),
                 "machine": machine(),
+                "load_average_1min": {"start": load_start[0], "end": os.getloadavg()[0]},
                 "targets": {
                     "steps_ratio_min": TARGET_RATIO,
                     "protocol_540x1000_max_s": TARGET_PROTOCOL_SECONDS,
