@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <queue>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -54,6 +55,7 @@ public:
         from_ = k;
       }
     }
+    if (best == nullptr) throw std::logic_error("Agenda::top() on an empty agenda");
     return *best;
   }
 
