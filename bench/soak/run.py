@@ -165,8 +165,10 @@ def show(s: dict) -> None:
     def pct(x: float | None) -> str:
         return "n/a" if x is None else f"{100 * x:+.2f} %"
 
-    def mib(x: int | None) -> str:
-        return "n/a" if x is None else f"{x / 2**20:+.2f} MiB"
+    def mib(x: int | None) -> str:  # small growths in KiB: "+0.00 MiB, NOT met" said nothing
+        if x is None:
+            return "n/a"
+        return f"{x / 2**10:+,.0f} KiB" if abs(x) < 2**20 else f"{x / 2**20:+.2f} MiB"
 
     print(
         f"{s['transport']:>4}: {s['status']}, {s['events_built']:,} events in "
