@@ -123,6 +123,7 @@ def summarise(
         if first and last and statistics.fmean(first) > 0
         else None
     )
+    trend, trend_error, spread = fitted_trend(window, start, span, part)
     # RSS after the warm-up (a sample taken a little after it, the ranks' clocks start late).
     after = [s for t, s in samples if t > warmup + 2]
     growth = {}
@@ -147,6 +148,9 @@ def summarise(
         "last_minute_gbps": statistics.fmean(last) if last else None,
         "compared_seconds": part,
         "drift": drift,
+        "trend": trend,
+        "trend_error": trend_error,
+        "period_spread": spread,
         "rss_samples": len(after),
         "rss_growth_bytes": growth,
         "rss_growth_max_bytes": max(growth.values()) if growth else None,
@@ -159,6 +163,32 @@ def summarise(
         "corrupt_fragments": r["corrupt_fragments"],
         "errors": r["errors"],
     }
+
+
+def fitted_trend(
+    window: list[dict], start: float, span: float, part: float
+) -> tuple[float | None, float | None, float | None]:
+    """A trend the first/last comparison cannot tell from noise: a least-squares line
+    through the mean throughput of every period of `part` seconds (a minute in long runs),
+    as the relative change it gives over the whole span, with its standard error; and the
+    periods' spread (standard deviation over mean). Periods, not seconds: successive
+    seconds are correlated, and their error would be too small."""
+    if not part or span < 3 * part:
+        return None, None, None
+    periods: dict[int, list[float]] = {}
+    for row in window:
+        k = min(int((row["time_seconds"] - start) // part), int(span // part) - 1)
+        periods.setdefault(k, []).append(row["throughput_gbps"])
+    xs = [(k + 0.5) * part for k in sorted(periods)]
+    ys = [statistics.fmean(periods[k]) for k in sorted(periods)]
+    mean = statistics.fmean(ys)
+    if len(xs) < 3 or mean <= 0:
+        return None, None, None
+    fit = statistics.linear_regression(xs, ys)
+    residual = sum((y - fit.intercept - fit.slope * x) ** 2 for x, y in zip(xs, ys, strict=True))
+    sxx = sum((x - statistics.fmean(xs)) ** 2 for x in xs)
+    error = (residual / (len(xs) - 2) / sxx) ** 0.5
+    return fit.slope * span / mean, error * span / mean, statistics.stdev(ys) / mean
 
 
 def show(s: dict) -> None:
@@ -175,6 +205,9 @@ def show(s: dict) -> None:
         f"{s['measured_seconds'] or 0:.0f} s, {s['throughput_gbps'] or 0:.2f} Gb/s\n"
         f"      drift (last / first {s['compared_seconds']:.0f} s) {pct(s['drift'])}"
         f"  [target within 2 %: {'met' if s['drift'] is not None and abs(s['drift']) < 0.02 else 'NOT met'}]\n"
+        f"      trend (least squares through {s['compared_seconds']:.0f} s means) "
+        f"{pct(s.get('trend'))} ± {pct(s.get('trend_error'))[1:]} over the run; the means spread "
+        f"{pct(s.get('period_spread'))[1:]}\n"
         f"      RSS growth after warm-up, worst rank {mib(s['rss_growth_max_bytes'])} "
         f"over {s['rss_samples']} samples  [target 0: "
         f"{'met' if s['rss_growth_max_bytes'] is not None and s['rss_growth_max_bytes'] <= 0 else 'NOT met'}]\n"
