@@ -149,6 +149,20 @@ def test_unexpected_messages_are_held_to_the_cap():
     assert 0 < held <= cap  # 24 x 1 MiB were sent before any receive was posted
 
 
+def test_a_control_message_is_not_held_behind_bulk_data():
+    # Rank 1 sends 2 x 4 MiB on tag 1000, then 64 bytes on tag 9; rank 0, capped at 1 MiB of
+    # unexpected data, receives only the small one first. With a control connection (tags
+    # below 500) it arrives; on one shared connection it waits behind the bulk data that rank 0
+    # stopped reading, so the check runs into its 20 s timeout: the check can fail.
+    cap = "--max-unexpected=1048576"
+    p = selftest("--control-lane=500", "--overtake=1000", cap)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "ok  a control message overtakes bulk data held back" in p.stdout
+    shared = selftest("--overtake=1000", cap)
+    assert shared.returncode != 0
+    assert "timed out" in shared.stdout + shared.stderr
+
+
 def test_run_cfg_holds_a_token_that_results_never_repeat(tmp_path):
     p, r = bench(tmp_path, "bench.transport='tcp'")
     assert p.returncode == 0, p.stderr

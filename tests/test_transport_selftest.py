@@ -12,19 +12,22 @@ SELFTEST = Path(sysconfig.get_path("scripts")) / "daqnet-transport-selftest"
 
 
 @pytest.mark.parametrize(
-    ("transport", "wait", "ranks"),
+    ("transport", "wait", "ranks", "options"),
     [
-        ("mpi", "sleep", 3),
-        ("tcp", "sleep", 3),
-        ("tcp", "busy", 2),
-        ("tcp", "yield", 4),
-        ("mpi", "yield", 4),
+        ("mpi", "sleep", 3, []),
+        ("tcp", "sleep", 3, []),
+        ("tcp", "busy", 2, []),
+        ("tcp", "yield", 4, []),
+        ("mpi", "yield", 4, []),
+        # Two connections per peer, tags from 30 on the bulk one: the checks' tags fall on
+        # both sides (a large unexpected message on 33 next to small ones on 3, ...).
+        ("tcp", "sleep", 3, ["--control-lane=30"]),
     ],
 )
-def test_transport_selftest(transport, wait, ranks):
+def test_transport_selftest(transport, wait, ranks, options):
     assert SELFTEST.exists(), "daqnet-transport-selftest is installed with daqnet"
     p = subprocess.run(
-        [mpiexec(), "-n", str(ranks), str(SELFTEST), transport, wait],
+        [mpiexec(), "-n", str(ranks), str(SELFTEST), transport, wait, *options],
         capture_output=True,
         text=True,
         timeout=180,

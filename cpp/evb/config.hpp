@@ -64,6 +64,8 @@ struct Config {
   std::string tcp_address, tcp_interface;
   std::string tcp_token;  // never written to results: whoever has it may join the run
   int tcp_socket_buffer_bytes{};
+  bool tcp_control_connection{};
+  int tcp_control_dscp{};
   std::string baseline;
   double baseline_seconds{};
   std::int64_t fault_corrupt_every{};    // test hook: RU 0 corrupts every N-th fragment

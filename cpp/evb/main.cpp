@@ -23,6 +23,7 @@
 #include "evb/fragments.hpp"
 #include "evb/layout.hpp"
 #include "evb/memory.hpp"
+#include "evb/messages.hpp"
 #include "evb/mpi_transport.hpp"
 #include "evb/node.hpp"
 #include "evb/stats.hpp"
@@ -162,6 +163,9 @@ int main(int argc, char** argv) {
       TcpOptions tcp{config.tcp_address, config.tcp_interface, config.tcp_socket_buffer_bytes, config.tcp_token};
       tcp.recover = config.recover;
       tcp.heartbeat_seconds = config.heartbeat_seconds;
+      tcp.control_lane = config.tcp_control_connection;
+      tcp.bulk_tag_from = meta_tag(0);  // fragments and their meta-data; commands take the control lane
+      tcp.control_dscp = config.tcp_control_dscp;
       // The longest message of this run: a fragment, its meta-data, a command or the
       // baseline's message. A peer's length field is held to it.
       const auto baseline_bytes = static_cast<std::size_t>(config.fragment_bytes + 7) / 8 * 8;

@@ -168,7 +168,11 @@ std::string peer_text(int fd) {
 TcpTransport::TcpTransport(MPI_Comm comm, WaitMode wait, const TcpOptions& options) : wait_(wait) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
-  conns_.resize(static_cast<std::size_t>(size_));
+  if (size_ >= (1 << kLaneShift)) throw TransportError("tcp: more ranks than the greeting can name");
+  lanes_ = options.control_lane ? 2 : 1;
+  bulk_from_ = options.bulk_tag_from;
+  conns_.resize(static_cast<std::size_t>(lanes_) * static_cast<std::size_t>(size_));
+  peers_.resize(static_cast<std::size_t>(size_));
   spare_.reserve(256);
   small_spare_.resize(static_cast<std::size_t>(small_class(kSpareMin - 1)) + 1);
   for (auto& v : small_spare_) v.reserve(256);
@@ -244,36 +248,44 @@ void TcpTransport::connect_mesh(MPI_Comm comm, const TcpOptions& options) {
     poll(nullptr, 0, static_cast<int>(options.connect_delay_seconds * 1e3));
   // Connect to every lower rank: the kernel completes the handshake before that rank calls
   // accept(), so connecting all first and accepting afterwards cannot deadlock.
-  for (int peer = 0; peer < rank_; ++peer) {
-    int fd = check_sys(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket");
-    conns_[peer].fd = fd;
-    set_buffers(fd, options.socket_buffer_bytes);
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_addr.s_addr = all[peer].addr;
-    to.sin_port = all[peer].port;
-    std::string where =
-        "rank " + std::to_string(peer) + " at " + ip_text(to.sin_addr) + ":" + std::to_string(ntohs(to.sin_port));
-    check_sys(connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), "connect to " + where);
-    Greeting hello{kMagic, static_cast<std::uint32_t>(rank_), {}};
-    std::memcpy(hello.token, token_, sizeof token_);
-    if (::send(fd, &hello, sizeof hello, MSG_NOSIGNAL) != sizeof hello) sys_error("greeting " + where);
+  for (int lane = 0; lane < lanes_; ++lane) {
+    for (int peer = 0; peer < rank_; ++peer) {
+      int fd = check_sys(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket");
+      conns_[slot(peer, lane)].fd = fd;
+      set_buffers(fd, options.socket_buffer_bytes);
+      sockaddr_in to{};
+      to.sin_family = AF_INET;
+      to.sin_addr.s_addr = all[peer].addr;
+      to.sin_port = all[peer].port;
+      std::string where =
+          "rank " + std::to_string(peer) + " at " + ip_text(to.sin_addr) + ":" + std::to_string(ntohs(to.sin_port));
+      check_sys(connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), "connect to " + where);
+      Greeting hello{kMagic, static_cast<std::uint32_t>(rank_) | static_cast<std::uint32_t>(lane) << kLaneShift, {}};
+      std::memcpy(hello.token, token_, sizeof token_);
+      if (::send(fd, &hello, sizeof hello, MSG_NOSIGNAL) != sizeof hello) sys_error("greeting " + where);
+    }
   }
   accept_ranks(listener.fd, options);
 
   epoll_fd_ = check_sys(epoll_create1(EPOLL_CLOEXEC), "epoll_create1");
-  for (int peer = 0; peer < size_; ++peer) {
-    Conn& c = conns_[peer];
-    c.peer = peer;
-    if (peer == rank_) continue;
+  for (std::size_t i = 0; i < conns_.size(); ++i) {
+    Conn& c = conns_[i];
+    c.peer = static_cast<int>(i % static_cast<std::size_t>(size_));
+    c.index = static_cast<int>(i);
+    if (c.peer == rank_) continue;
     int one = 1;
     check_sys(setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), "setsockopt TCP_NODELAY");
+    if (lanes_ == 2 && i < static_cast<std::size_t>(size_) && options.control_dscp > 0) {
+      const int tos = options.control_dscp << 2;  // DSCP is the upper six bits of the TOS byte
+      check_sys(setsockopt(c.fd, IPPROTO_IP, IP_TOS, &tos, sizeof tos), "setsockopt IP_TOS");
+    }
     check_sys(fcntl(c.fd, F_SETFL, check_sys(fcntl(c.fd, F_GETFL), "fcntl") | O_NONBLOCK), "fcntl");
     c.stage = std::make_unique_for_overwrite<char[]>(kStageBytes);
     set_events(c);
   }
   t0_ = std::chrono::steady_clock::now();
-  for (Conn& c : conns_) c.last_heard = c.last_sent = 0;
+  for (Conn& c : conns_) c.last_sent = 0;
+  for (Peer& p : peers_) p.last_heard = 0;
   next_heartbeat_ = heartbeat_seconds_ / 3;
 }
 
@@ -285,7 +297,7 @@ void TcpTransport::set_events(Conn& c) {
   if (want == c.events) return;
   epoll_event ev{};
   ev.events = want;
-  ev.data.u32 = static_cast<std::uint32_t>(c.peer);
+  ev.data.u32 = static_cast<std::uint32_t>(c.index);
   const int op = want == 0 ? EPOLL_CTL_DEL : c.events == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
   check_sys(epoll_ctl(epoll_fd_, op, c.fd, &ev), "epoll_ctl");
   c.events = want;
@@ -298,7 +310,7 @@ void TcpTransport::resume_paused() {
     if (c.paused) {
       c.paused = false;
       set_events(c);
-      resume_.push_back(c.peer);  // its staged header is looked at again in progress()
+      resume_.push_back(c.index);  // its staged header is looked at again in progress()
     }
 }
 
@@ -309,10 +321,10 @@ void TcpTransport::refused(const std::string& from, const std::string& why) {
                  refusals_ == kRefusalsLogged ? " (further refusals are not logged)" : "");
 }
 
-// Accepts every higher rank. A connection names its rank and shows the run's token in its
-// first bytes; one that does not within options.greeting_seconds, or shows anything else, is
-// closed and logged, and waiting goes on: a stranger on the network (a port scan, a stale
-// rank of another run, a slow-loris peer) neither joins the run nor stops it.
+// Accepts every higher rank (a connection per lane). A connection names its rank and lane and shows the run's token in
+// its first bytes; one that does not within options.greeting_seconds, or shows anything else, is closed and logged, and
+// waiting goes on: a stranger on the network (a port scan, a stale rank of another run, a slow-loris peer) neither
+// joins the run nor stops it.
 void TcpTransport::accept_ranks(int listener, const TcpOptions& options) {
   using Clock = std::chrono::steady_clock;
   auto after = [](double seconds) {
@@ -332,7 +344,7 @@ void TcpTransport::accept_ranks(int listener, const TcpOptions& options) {
     waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(i));
   };
   const Clock::time_point give_up = after(kAcceptSeconds);
-  int missing = size_ - rank_ - 1;
+  int missing = (size_ - rank_ - 1) * lanes_;
   std::vector<pollfd> fds;
   try {
     while (missing > 0) {
@@ -356,17 +368,20 @@ void TcpTransport::accept_ranks(int listener, const TcpOptions& options) {
         }
         if (u.have == sizeof(Greeting)) {
           const Greeting& g = u.greeting;
-          const auto peer = static_cast<int>(g.rank);
+          const std::uint32_t claimed = g.who & ((1u << kLaneShift) - 1), lane = g.who >> kLaneShift;
+          const auto peer = static_cast<int>(claimed);
           if (g.magic != kMagic)
             drop(i, "not a daqnet-evb greeting");
           else if (!same_token(g.token, token_))
             drop(i, "wrong token (not this run's run.cfg)");
-          else if (g.rank >= static_cast<std::uint32_t>(size_) || peer <= rank_)
-            drop(i, "claims rank " + std::to_string(g.rank) + ", not a higher rank of this run");
-          else if (conns_[peer].fd >= 0)
+          else if (claimed >= static_cast<std::uint32_t>(size_) || peer <= rank_)
+            drop(i, "claims rank " + std::to_string(claimed) + ", not a higher rank of this run");
+          else if (lane >= static_cast<std::uint32_t>(lanes_))
+            drop(i, "claims lane " + std::to_string(lane) + ", not one of this run (tcp_control_connection differs?)");
+          else if (conns_[slot(peer, static_cast<int>(lane))].fd >= 0)
             drop(i, "claims rank " + std::to_string(peer) + ", already connected");
           else {
-            conns_[peer].fd = u.fd;
+            conns_[slot(peer, static_cast<int>(lane))].fd = u.fd;
             waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(i));
             --missing;
           }
@@ -390,7 +405,8 @@ void TcpTransport::accept_ranks(int listener, const TcpOptions& options) {
       if (missing > 0 && Clock::now() >= give_up) {
         std::string who;
         for (int peer = rank_ + 1; peer < size_; ++peer)
-          if (conns_[peer].fd < 0) who += (who.empty() ? "" : ", ") + std::to_string(peer);
+          if (conns_[slot(peer, 0)].fd < 0 || conns_[slot(peer, lanes_ - 1)].fd < 0)
+            who += (who.empty() ? "" : ", ") + std::to_string(peer);
         throw TransportError("tcp: rank " + std::to_string(rank_) + " timed out waiting for connections from rank(s) " +
                              who);
       }
@@ -416,25 +432,39 @@ void TcpTransport::too_long(int peer, Tag tag, std::size_t bytes, std::size_t ca
 
 void TcpTransport::lost(Conn& c, const std::string& reason) {
   if (!recover_) throw TransportError("tcp: connection to rank " + std::to_string(c.peer) + " lost: " + reason);
-  mark_dead(c, reason, !c.said_goodbye);
+  mark_dead(c.peer, reason, !peers_[c.peer].said_goodbye);
 }
 
 double TcpTransport::clock() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
 }
 
-// Recovery: the peer is gone. Its connection closes; the caller hears of it first (peer_lost,
+// Recovery: the peer is gone. Its connections close; the caller hears of it first (peer_lost,
 // unless the peer had said goodbye), then of every operation with it still under way (failed).
-void TcpTransport::mark_dead(Conn& c, const std::string& reason, bool report) {
-  if (c.dead) return;
-  c.dead = true;
-  c.silence = c.last_heard > 0 ? clock() - c.last_heard : 0;
+void TcpTransport::mark_dead(int peer, const std::string& reason, bool report) {
+  Peer& p = peers_[peer];
+  if (p.dead) return;
+  p.dead = true;
+  p.silence = p.last_heard > 0 ? clock() - p.last_heard : 0;
   ++lost_peers_;
   if (report) {
-    std::fprintf(stderr, "tcp rank %d: rank %d lost: %s; going on without it\n", rank_, c.peer, reason.c_str());
+    std::fprintf(stderr, "tcp rank %d: rank %d lost: %s; going on without it\n", rank_, peer, reason.c_str());
     ++active_;  // returned by progress() like an operation
-    ready_.push_back({Completion::Kind::peer_lost, 0, c.peer, 0, 0});
+    ready_.push_back({Completion::Kind::peer_lost, 0, peer, 0, 0});
   }
+  for (int lane = 0; lane < lanes_; ++lane) close_conn(conns_[slot(peer, lane)]);
+  for (auto& [tag, queue] : posted_)
+    for (auto it = queue.begin(); it != queue.end();)
+      if (it->peer == peer) {
+        ready_.push_back({Completion::Kind::recv, it->cookie, peer, tag, 0, false, nullptr, 0, true});
+        it = queue.erase(it);
+      } else {
+        ++it;
+      }
+}
+
+// Closes one connection of a dead peer; its operations under way complete as failed.
+void TcpTransport::close_conn(Conn& c) {
   if (c.events != 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   c.events = 0;
   if (c.fd >= 0) close(std::exchange(c.fd, -1));
@@ -458,33 +488,29 @@ void TcpTransport::mark_dead(Conn& c, const std::string& reason, bool report) {
   c.left = 0;
   c.discard.reset();
   c.stage_pos = c.stage_end = 0;
-  for (auto& [tag, queue] : posted_)
-    for (auto it = queue.begin(); it != queue.end();)
-      if (it->peer == c.peer) {
-        ready_.push_back({Completion::Kind::recv, it->cookie, c.peer, tag, 0, false, nullptr, 0, true});
-        it = queue.erase(it);
-      } else {
-        ++it;
-      }
 }
 
-// Recovery: a heartbeat on every connection with nothing sent for a third of the timeout, and
-// a peer heard of for no longer than the timeout is dead (a paused connection, whose reading
-// this rank stopped itself, is not timed).
+// Recovery: a heartbeat on every control connection with nothing sent for a third of the
+// timeout, and a peer heard of (on any connection) for no longer than the timeout is dead (a
+// peer with a paused connection, whose reading this rank stopped itself, is not timed).
 void TcpTransport::heartbeat() {
   const double now = clock();
   if (now < next_heartbeat_) return;
   next_heartbeat_ = now + heartbeat_seconds_ / 6;
-  for (Conn& c : conns_) {
-    if (c.peer == rank_ || c.dead) continue;
+  for (int peer = 0; peer < size_; ++peer) {
+    Peer& p = peers_[peer];
+    if (peer == rank_ || p.dead) continue;
+    bool paused = false;
+    for (int lane = 0; lane < lanes_; ++lane) paused = paused || conns_[slot(peer, lane)].paused;
     // Timed from start_timing (every rank ready) or once heard of: a rank still setting up
     // (allocating its buffers) sends nothing yet.
-    if (!c.said_goodbye && !c.paused && c.last_heard > 0 && now - c.last_heard > heartbeat_seconds_) {
+    if (!p.said_goodbye && !paused && p.last_heard > 0 && now - p.last_heard > heartbeat_seconds_) {
       char text[64];
-      std::snprintf(text, sizeof text, "silent for %.3g s (heartbeat_seconds)", now - c.last_heard);
-      mark_dead(c, text, true);
+      std::snprintf(text, sizeof text, "silent for %.3g s (heartbeat_seconds)", now - p.last_heard);
+      mark_dead(peer, text, true);
       continue;
     }
+    Conn& c = conns_[slot(peer, kControl)];
     if (c.sendq.empty() && now - c.last_sent >= heartbeat_seconds_ / 3) {
       c.sendq.push_back({{kMagic, kHeartbeatTag, 0}, nullptr, 0, 0});
       flush(c);
@@ -494,15 +520,16 @@ void TcpTransport::heartbeat() {
 
 void TcpTransport::start_timing() {
   const double now = clock();
-  for (Conn& c : conns_)
-    if (!c.dead) c.last_heard = now;
+  for (Peer& p : peers_)
+    if (!p.dead) p.last_heard = now;
   next_heartbeat_ = now;  // tell every peer at once
 }
 
+// On every connection, after what is queued on it, so no data of this rank is overtaken.
 void TcpTransport::say_goodbye() {
   if (!recover_) return;
   for (Conn& c : conns_) {
-    if (c.peer == rank_ || c.dead) continue;
+    if (c.peer == rank_ || peers_[c.peer].dead) continue;
     c.sendq.push_back({{kMagic, kGoodbyeTag, 0}, nullptr, 0, 0});
     if (c.sendq.size() == 1) flush(c);
   }
@@ -572,12 +599,12 @@ void TcpTransport::send(int peer, Tag tag, const void* buf, std::size_t bytes, s
       // NOLINTNEXTLINE(clang-analyzer-cplusplus.NewDeleteLeaks): Buffer's unique_ptr owns it, moved into unexpected_
       Buffer copy = take_buffer(bytes);
       if (bytes > 0) std::memcpy(copy.data.get(), data, bytes);
-      unexpected_.push_back({peer, tag, bytes, std::move(copy), true});
+      unexpected_.push_back({peer, -1, tag, bytes, std::move(copy), true});
     }
     return;
   }
-  Conn& c = conns_[peer];
-  if (c.dead) {  // recovery: the peer is gone, the send fails at once
+  Conn& c = conn(peer, tag);
+  if (peers_[peer].dead) {  // recovery: the peer is gone, the send fails at once
     ++active_;
     ready_.push_back({Completion::Kind::send, cookie, peer, tag, 0, false, nullptr, 0, true});
     return;
@@ -599,21 +626,21 @@ void TcpTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity, std:
       ready_.push_back({Completion::Kind::recv, cookie, it->peer, tag, it->bytes});
     } else {
       // Still arriving: copy what is there and let the rest go straight to buf.
-      Conn& c = conns_[it->peer];
+      Conn& c = conns_[static_cast<std::size_t>(it->conn)];
       std::size_t got = it->bytes - c.left;
       std::memcpy(dest, it->buffer.data.get(), got);
       c.sink = Sink::recv;
       c.target = {it->peer, dest, capacity, cookie};
       c.dest = dest + got;
     }
-    if (it->peer != rank_) conns_[it->peer].unexpected_bytes -= it->bytes;
+    if (it->peer != rank_) conns_[static_cast<std::size_t>(it->conn)].unexpected_bytes -= it->bytes;
     give_back(std::move(it->buffer));
     unexpected_.erase(it);
     resume_paused();
     return;
   }
   ++active_;
-  if (peer != kAnySource && peer != rank_ && conns_[peer].dead) {  // recovery: nothing will come
+  if (peer != kAnySource && peer != rank_ && peers_[peer].dead) {  // recovery: nothing will come
     ready_.push_back({Completion::Kind::recv, cookie, peer, tag, 0, false, nullptr, 0, true});
     return;
   }
@@ -636,7 +663,7 @@ bool TcpTransport::start_payload(Conn& c) {
     return true;
   }
   if (h.tag >= kGoodbyeTag && h.bytes == 0) {  // recovery's control messages
-    if (h.tag == kGoodbyeTag) c.said_goodbye = true;
+    if (h.tag == kGoodbyeTag) peers_[c.peer].said_goodbye = true;
     c.sink = Sink::none;
     c.left = 0;
     return true;
@@ -649,7 +676,7 @@ bool TcpTransport::start_payload(Conn& c) {
   } else {
     if (c.unexpected_bytes > 0 && c.unexpected_bytes + h.bytes > max_unexpected_) return false;
     c.unexpected_bytes += h.bytes;
-    unexpected_.push_back({c.peer, h.tag, h.bytes, take_buffer(h.bytes), false});
+    unexpected_.push_back({c.peer, c.index, h.tag, h.bytes, take_buffer(h.bytes), false});
     c.sink = Sink::heap;
     c.heap = std::prev(unexpected_.end());
     c.dest = c.heap->buffer.data.get();
@@ -671,11 +698,11 @@ void TcpTransport::finish_payload(Conn& c) {
 // Reads until the socket is drained (or the budget is spent). c.left > 0 means a payload is
 // in progress; otherwise the next bytes are a header.
 void TcpTransport::read_from(Conn& c) {
-  if (c.paused || c.dead) return;
+  if (c.paused || peers_[c.peer].dead) return;
   std::size_t budget = kReadBudget;
   for (;;) {
     // Consume the staged bytes; stops with the stage empty or holding a partial header.
-    while (!c.dead && c.stage_pos < c.stage_end) {
+    while (!peers_[c.peer].dead && c.stage_pos < c.stage_end) {
       std::size_t have = c.stage_end - c.stage_pos;
       if (c.left > 0) {
         std::size_t n = std::min(have, c.left);
@@ -692,13 +719,13 @@ void TcpTransport::read_from(Conn& c) {
           set_events(c);
           return;
         }
-        if (c.dead) return;
+        if (peers_[c.peer].dead) return;
         c.stage_pos += sizeof(Header);
       } else {
         break;
       }
     }
-    if (budget == 0 || c.dead) return;
+    if (budget == 0 || peers_[c.peer].dead) return;
     bool direct = c.left > 0;
     std::size_t asked;
     ssize_t n;
@@ -718,7 +745,7 @@ void TcpTransport::read_from(Conn& c) {
       if (errno == EINTR) continue;
       return lost(c, std::strerror(errno));
     }
-    c.last_heard = clock();
+    peers_[c.peer].last_heard = clock();
     auto got = static_cast<std::size_t>(n);
     budget -= std::min(budget, got);
     if (direct) {
@@ -736,7 +763,7 @@ void TcpTransport::read_from(Conn& c) {
 
 // Writes queued messages, many per sendmsg, until the queue is empty or the socket is full.
 void TcpTransport::flush(Conn& c) {
-  while (!c.dead && !c.sendq.empty()) {
+  while (!peers_[c.peer].dead && !c.sendq.empty()) {
     iovec iov[kMaxIov];
     int n = 0;
     std::size_t asked = 0;
@@ -773,7 +800,7 @@ void TcpTransport::flush(Conn& c) {
     }
     if (static_cast<std::size_t>(w) < asked) break;  // the socket buffer is full
   }
-  if (c.dead) return;
+  if (peers_[c.peer].dead) return;
   c.want_out = !c.sendq.empty();
   set_events(c);
 }
@@ -799,14 +826,14 @@ void TcpTransport::handle_events(double timeout_seconds) {
   if (n < 0 && errno != EINTR) sys_error("epoll_wait");
   for (int i = 0; i < n; ++i) {
     Conn& c = conns_[events[i].data.u32];
-    if (c.dead) continue;  // closed by an earlier event of this batch
+    if (peers_[c.peer].dead) continue;  // closed by an earlier event of this batch
     if (events[i].events & EPOLLOUT) flush(c);
     if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) read_from(c);
   }
 }
 
 void TcpTransport::progress(std::vector<Completion>& out, double timeout_seconds) {
-  for (int peer : resume_) read_from(conns_[peer]);  // read_from never adds to resume_
+  for (int index : resume_) read_from(conns_[static_cast<std::size_t>(index)]);  // read_from never adds to resume_
   resume_.clear();
   handle_events(0);
   if (recover_) heartbeat();
@@ -831,7 +858,7 @@ void TcpTransport::send_raw_for_test(int peer, const void* data, std::size_t byt
   check_peer(peer, "send_raw_for_test");
   const char* p = static_cast<const char*>(data);
   while (bytes > 0) {
-    ssize_t n = ::send(conns_[peer].fd, p, bytes, MSG_NOSIGNAL);
+    ssize_t n = ::send(conns_[slot(peer, kControl)].fd, p, bytes, MSG_NOSIGNAL);
     if (n < 0 && errno != EAGAIN && errno != EINTR) sys_error("send_raw_for_test");
     if (n > 0) {
       p += n;

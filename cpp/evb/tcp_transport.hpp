@@ -1,7 +1,13 @@
-// Transport over a full mesh of TCP connections, one per pair of ranks, driven by one epoll.
+// Transport over a full mesh of TCP connections, driven by one epoll.
 //
 // MPI only bootstraps it (addresses, ports); every message afterwards travels over the
 // sockets, so the same binary measures the kernel TCP stack against the MPI library.
+// With TcpOptions::control_lane each pair of ranks has two connections: bulk tags (fragments
+// and their meta-data) on one, every other tag (commands: credits, assignments, requests) on
+// the other, so a command never waits behind megabytes queued in a socket (measured on
+// emulated fabrics: one shared connection held commands back by 0.1-0.5 s at 100 Mbit/s). A
+// tag always takes the same connection, so messages of one tag from one peer still arrive in
+// order.
 #pragma once
 
 #include <mpi.h>
@@ -44,6 +50,13 @@ struct TcpOptions {
   // peer_lost completion instead of an error, and the others go on (bench.recover).
   bool recover = false;
   double heartbeat_seconds = 2;  // with recover: idle connections carry a heartbeat every third of it
+  // Two connections per peer: tags >= bulk_tag_from on the bulk one, the others on the
+  // control one (see the top of this file). false: one connection per peer for everything.
+  bool control_lane = false;
+  Tag bulk_tag_from = 0;
+  // > 0: the control connection's packets carry this DSCP (IP_TOS), so switches with a
+  // priority class (and daqnet emulate's ports) serve them ahead of bulk data.
+  int control_dscp = 0;
 };
 
 class TcpTransport final : public Transport {
@@ -63,7 +76,7 @@ public:
   std::size_t pending() const override { return active_; }
   void cancel_receives() override;
   int lost_peers() const override { return lost_peers_; }
-  double silent_seconds(int peer) const override { return conns_[peer].silence; }
+  double silent_seconds(int peer) const override { return peers_[peer].silence; }
   void start_timing() override;
   void say_goodbye() override;
 
@@ -97,24 +110,28 @@ private:
   };
   struct Greeting {  // the first bytes of every connection, from the connecting rank
     std::uint32_t magic;
-    std::uint32_t rank;
+    std::uint32_t who;  // rank | lane << kLaneShift
     unsigned char token[16];
   };
+  static constexpr int kLaneShift = 24;  // ranks stay below 2^24
+  enum Lane : int { kControl = 0, kBulk = 1 };
   struct Buffer {
     std::unique_ptr<char[]> data;
     std::size_t capacity = 0;
   };
   struct Unexpected {  // a message that arrived before its receive, in arrival order
     int peer;
+    int conn;  // the index in conns_ of the connection it came on
     Tag tag;
     std::size_t bytes;
     Buffer buffer;
-    bool complete;  // else still arriving on conns_[peer]
+    bool complete;  // else still arriving on conns_[conn]
   };
   enum class Sink : std::uint8_t { none, recv, heap, discard };  // where a payload goes
-  struct Conn {
+  struct Conn {  // one connection to a peer (its control or its bulk lane)
     int fd = -1;
     int peer = -1;
+    int index = -1;                 // in conns_ (epoll's key)
     bool want_out = false;          // data queued: EPOLLOUT wanted
     std::uint32_t events = 0;       // what epoll watches on fd (0: not registered)
     std::pmr::deque<SendOp> sendq;  // pmr: see main.cpp
@@ -127,13 +144,16 @@ private:
     std::size_t left = 0;  // payload bytes still to come
     RecvOp target{};
     std::pmr::list<Unexpected>::iterator heap;
-    std::unique_ptr<char[]> discard;       // the rest of a message whose receive was cancelled
-    std::size_t unexpected_bytes = 0;      // of unexpected messages from this peer still kept
-    bool paused = false;                   // reading stopped at a header (unexpected bytes at the cap)
-    bool dead = false;                     // recovery: the peer is gone, its connection closed
-    double silence = 0;                    // recovery: seconds without a word when declared dead
-    bool said_goodbye = false;             // recovery: the peer's part is over, its silence is no failure
-    double last_heard = 0, last_sent = 0;  // recovery: seconds on the transport's clock
+    std::unique_ptr<char[]> discard;   // the rest of a message whose receive was cancelled
+    std::size_t unexpected_bytes = 0;  // of unexpected messages from this connection still kept
+    bool paused = false;               // reading stopped at a header (unexpected bytes at the cap)
+    double last_sent = 0;              // recovery: seconds on the transport's clock
+  };
+  struct Peer {                 // what holds for every connection to one rank
+    bool dead = false;          // recovery: the peer is gone, its connections closed
+    double silence = 0;         // recovery: seconds without a word when declared dead
+    bool said_goodbye = false;  // recovery: the peer's part is over, its silence is no failure
+    double last_heard = 0;      // recovery: seconds on the transport's clock, any connection
   };
 
   void connect_mesh(MPI_Comm comm, const TcpOptions& options);
@@ -155,7 +175,13 @@ private:
   [[noreturn]] void too_long(int peer, Tag tag, std::size_t bytes, std::size_t capacity) const;
   // The connection failed: throws, or with recovery marks the peer dead (callers return).
   void lost(Conn& c, const std::string& reason);
-  void mark_dead(Conn& c, const std::string& reason, bool report);
+  void mark_dead(int peer, const std::string& reason, bool report);
+  void close_conn(Conn& c);
+  // The connection a message with this tag takes to or from peer.
+  Conn& conn(int peer, Tag tag) { return conns_[slot(peer, lanes_ == 2 && tag >= bulk_from_ ? kBulk : kControl)]; }
+  std::size_t slot(int peer, int lane) const {
+    return static_cast<std::size_t>(lane) * static_cast<std::size_t>(size_) + static_cast<std::size_t>(peer);
+  }
   void heartbeat();
   double clock() const;
 
@@ -163,7 +189,11 @@ private:
   WaitMode wait_;
   int epoll_fd_ = -1;
   bool have_pwait2_ = true;
-  std::vector<Conn> conns_;                                  // indexed by peer; conns_[rank_] stays unused
+  int lanes_ = 1;      // connections per peer (2 with TcpOptions::control_lane)
+  Tag bulk_from_ = 0;  // the first tag of the bulk lane
+  // Indexed by slot(peer, lane); a rank's own slots stay unused.
+  std::vector<Conn> conns_;
+  std::vector<Peer> peers_;
   std::unordered_map<Tag, std::pmr::deque<RecvOp>> posted_;  // per tag, in posting order
   std::pmr::list<Unexpected> unexpected_;
   std::vector<Buffer> spare_;  // buffers of delivered unexpected messages, for reuse

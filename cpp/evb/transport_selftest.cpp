@@ -412,6 +412,34 @@ struct Test {
     end();
   }
 
+  // (13, TCP with a control lane) A small message on a control tag is not held behind bulk
+  // data the receiver has not asked for: rank 1 sends rank 0 two 4 MiB messages on a bulk tag
+  // (beyond the unexpected cap, so rank 0 stops reading the connection they come on), then
+  // 64 bytes on a control tag; rank 0 posts a receive for the small one only, and it must
+  // arrive. With one connection per peer it waits behind the bulk data until the timeout.
+  void control_overtakes_bulk(Tag bulk_tag) {
+    begin("a control message overtakes bulk data held back");
+    constexpr std::size_t kBig = 4 * kMiB, kSmall = 64;
+    if (rank == 1) {
+      Bytes big0 = make(500, kBig), big1 = make(501, kBig), small = make(502, kSmall);
+      t.send(0, bulk_tag, big0.data(), kBig, 1);
+      t.send(0, bulk_tag, big1.data(), kBig, 2);
+      t.send(0, 9, small.data(), kSmall, 3);
+      collect(3);
+    } else if (rank == 0) {
+      Bytes small(kSmall), big0(kBig), big1(kBig);
+      t.recv(1, 9, small.data(), kSmall, 3);
+      collect(1, true);
+      expect_completion(Kind::recv, 3, 1, 9, kSmall);
+      expect(intact(small, 502, kSmall), "control message corrupted");
+      t.recv(1, bulk_tag, big0.data(), kBig, 1);
+      t.recv(1, bulk_tag, big1.data(), kBig, 2);
+      collect(3, true);
+      expect(intact(big0, 500, kBig) && intact(big1, 501, kBig), "bulk data corrupted or out of order");
+    }
+    end();
+  }
+
   // (12, TCP) A rank of the run that breaks the protocol: rank 1 writes `kind` on its
   // connection to rank 0, which must end that connection with one clear error, without
   // allocating what a header announces.
@@ -457,7 +485,8 @@ int main(int argc, char** argv) {
   std::string kind = argc > 1 ? argv[1] : "", wait_name = "sleep";
   TcpOptions options;
   bool loop = false;
-  std::string hostile;  // tcp: only the hostile-peer check, with these bytes (huge|garbage)
+  std::string hostile;   // tcp: only the hostile-peer check, with these bytes (huge|garbage)
+  Tag overtake_tag = 0;  // tcp: only the control-overtakes-bulk check, bulk data on this tag
   std::unique_ptr<Transport> transport;
   MPI_Comm comm = MPI_COMM_NULL;
   try {
@@ -465,7 +494,8 @@ int main(int argc, char** argv) {
       fail(
           "usage: transport_selftest mpi|tcp [busy|yield|sleep] [--address=IP] "
           "[--interface=NAME] [--buffer=BYTES] [--connect-delay=S] [--greeting-seconds=S] "
-          "[--max-unexpected=BYTES] [--hostile=huge|garbage]");
+          "[--max-unexpected=BYTES] [--control-lane=FIRST_BULK_TAG] [--overtake=TAG] "
+          "[--hostile=huge|garbage]");
     if (size < 2) fail("needs at least 2 ranks");
     for (int i = 2; i < argc; ++i) {
       std::string arg = argv[i];
@@ -486,6 +516,11 @@ int main(int argc, char** argv) {
         options.greeting_seconds = std::stod(greeting);
       else if (const char* cap = value("--max-unexpected="))
         options.max_unexpected_bytes = std::stoull(cap);
+      else if (const char* first = value("--control-lane=")) {
+        options.control_lane = true;
+        options.bulk_tag_from = static_cast<Tag>(std::stoul(first));
+      } else if (const char* tag = value("--overtake="))
+        overtake_tag = static_cast<Tag>(std::stoul(tag));
       else if (const char* what = value("--hostile="))
         hostile = what;
       else
@@ -500,6 +535,16 @@ int main(int argc, char** argv) {
     if (rank == 0)
       std::printf("transport selftest: %s, %d ranks, wait mode %s\n", transport->name(), size, wait_name.c_str());
     Test test{*transport, comm, rank, size, (rank + size - 1) % size, (rank + 1) % size, {}};
+    if (overtake_tag > 0) {
+      if (kind != "tcp") fail("--overtake=TAG is for tcp");
+      test.control_overtakes_bulk(overtake_tag);
+      MPI_Barrier(MPI_COMM_WORLD);
+      transport.reset();
+      if (rank == 0) std::printf("selftest OK\n");
+      MPI_Comm_free(&comm);
+      MPI_Finalize();
+      return 0;
+    }
     if (!hostile.empty()) {
       if (kind != "tcp" || (hostile != "huge" && hostile != "garbage")) fail("--hostile=huge|garbage is for tcp");
       test.hostile(hostile);

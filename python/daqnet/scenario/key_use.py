@@ -153,6 +153,8 @@ def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str |
         ("bench", "tcp_address"): ("bench.transport", "tcp"),
         ("bench", "tcp_interface"): ("bench.transport", "tcp"),
         ("bench", "tcp_socket_buffer_bytes"): ("bench.transport", "tcp"),
+        ("bench", "tcp_control_connection"): ("bench.transport", "tcp"),
+        ("bench", "tcp_control_dscp"): ("bench.transport", "tcp"),
         ("bench", "senders"): ("bench.mode", "time-frames"),
         ("bench", "receivers"): ("bench.mode", "time-frames"),
         ("bench", "barrier"): ("bench.mode", "time-frames"),
