@@ -32,7 +32,8 @@ def run_emulate(args: argparse.Namespace) -> int:
     from ..emulate import emulate
 
     # The event builder runs over TCP, each rank on its host's eth0, for [emulate]'s time.
-    base = load(args.scenario, args.overrides, "emulate")
+    # (transport=tcp first: the user's TCP keys are not ignored keys of an MPI run.)
+    base = load(args.scenario, ["bench.transport=tcp", *args.overrides], "emulate")
     e = base["emulate"]
     extra = [
         "bench.transport=tcp",
@@ -43,6 +44,9 @@ def run_emulate(args: argparse.Namespace) -> int:
         f"bench.warmup_seconds={e['warmup_seconds']}",
         "simulate.mode=protocol",
     ]
+    b = base["bench"]
+    if e["priority"] and b["tcp_control_connection"] and not b["tcp_control_dscp"]:
+        extra.append("bench.tcp_control_dscp=46")  # EF: what the priority queues look for
     if not base["bench"]["ranks"]:  # every placed host runs a node of the event builder
         placed = base.build_placement(base.build_fabric()).ranks
         extra.append(f"bench.ranks={placed * base['bench']['processes_per_node']}")

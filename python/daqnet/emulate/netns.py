@@ -89,8 +89,10 @@ def create(
     queue: str,
     mtu: int,
     progress: Callable[[str], object] | None = None,
+    dscp: int = 0,
 ) -> None:
-    """Make the fabric. On any error what was made is removed before the error goes on."""
+    """Make the fabric. On any error what was made is removed before the error goes on.
+    dscp > 0: packets with that DSCP take a strict-priority queue on every port."""
     say = progress or (lambda _text: None)
     _write_state(topo)
     try:
@@ -108,13 +110,15 @@ def create(
         )
         for node, ns in enumerate(topo.namespaces):
             say(f"node {node + 1} of {len(topo.namespaces)}")
-            _configure(topo, node, ns, scale, queue, mtu)
+            _configure(topo, node, ns, scale, queue, mtu, dscp)
     except BaseException:
         teardown(topo.prefix)
         raise
 
 
-def _configure(topo: Topology, node: int, ns: str, scale: float, queue: str, mtu: int) -> None:
+def _configure(
+    topo: Topology, node: int, ns: str, scale: float, queue: str, mtu: int, dscp: int
+) -> None:
     ports = [lk for lk in topo.links if lk.node == node]
     addr = topo.address(node)
     lines = ["link set lo up"]
@@ -131,15 +135,18 @@ def _configure(topo: Topology, node: int, ns: str, scale: float, queue: str, mtu
     _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *sysctls], what=f"sysctl in {ns}")
     tc = []
     for lk in ports:
-        tc += _shaping(topo, lk.ifname, _rate(lk.gbps, scale), queue, mtu)
+        tc += _shaping(topo, lk.ifname, _rate(lk.gbps, scale), queue, mtu, dscp)
     _run(["tc", "-n", ns, "-batch", "-"], "\n".join(tc) + "\n", f"shaping in {ns}")
 
 
-def _shaping(topo: Topology, dev: str, rate: str, queue: str, mtu: int) -> list[str]:
+def _shaping(topo: Topology, dev: str, rate: str, queue: str, mtu: int, dscp: int = 0) -> list[str]:
     """htb at the link's rate (only htb, tbf and the fifos are everywhere: sfq, fq and netem
     are missing from some kernels). fifo: one drop-tail queue. fair: a queue per source
     host, each a class that may borrow the whole rate, served in turn by htb's round robin
-    (a u32 filter per source address; other packets, e.g. ARP, take the first queue)."""
+    (a u32 filter per source address; other packets, e.g. ARP, take the first queue).
+    dscp > 0: packets marked with it (the event builder's control connection,
+    bench.tcp_control_dscp) have a queue of their own that htb serves first (class prio 0,
+    the others 1), as a switch's priority class would."""
     quantum = 2 * mtu  # each turn of the round robin sends about two packets per source
     head = [
         f"qdisc add dev {dev} root handle 1: htb default 10 r2q 1000",
@@ -151,14 +158,25 @@ def _shaping(topo: Topology, dev: str, rate: str, queue: str, mtu: int) -> list[
         cls = f"1:{0x10 + i:x}"  # tc reads class minors in hex: the first is htb's default 10
         head += [
             f"class add dev {dev} parent 1:1 classid {cls} htb rate {share} ceil {rate} "
-            f"quantum {quantum}",
+            f"quantum {quantum} prio 1",
             f"qdisc add dev {dev} parent {cls} pfifo limit 100",
         ]
         if queue == "fair":
             head.append(
-                f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match ip src "
+                f"filter add dev {dev} parent 1: protocol ip prio 2 u32 match ip src "
                 f"{topo.address(i)}/32 flowid {cls}"
             )
+    if dscp > 0:  # filter prio 1: looked at before the per-source ones (tc's prio 0 means "any")
+        # Guaranteed a twentieth of the rate (control is well under 1 % of the bytes): while
+        # under it, htb sends its packets before any other class's.
+        control = rate
+        head += [
+            f"class add dev {dev} parent 1:1 classid 1:2 htb rate {control} ceil {rate} "
+            f"quantum {quantum} prio 0",
+            f"qdisc add dev {dev} parent 1:2 pfifo limit 100",
+            f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match ip tos "
+            f"{dscp << 2:#04x} 0xfc flowid 1:2",
+        ]
     return head
 
 

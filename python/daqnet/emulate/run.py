@@ -88,7 +88,9 @@ def emulate(
     ]
     with _signals_end_the_run():
         try:
-            netns.create(topo, scale, e["queue"], e["mtu"], say)
+            lane = e["priority"] and b["tcp_control_connection"]
+            dscp = b["tcp_control_dscp"] if lane else 0
+            netns.create(topo, scale, e["queue"], e["mtu"], say, dscp)
             before = netns.counters(topo)
             measured = bench.run(scenario, out / "bench", progress=say, wrapper=wrapper)
             after = netns.counters(topo)

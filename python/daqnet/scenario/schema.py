@@ -239,8 +239,14 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "queue": Key(
             "str",
             "fair",
-            "switch and host port queues: fair (a queue per flow, sfq) or fifo (drop-tail)",
+            "switch and host port queues: fair (a queue per source host) or fifo (drop-tail)",
             ("fair", "fifo"),
+        ),
+        "priority": Key(
+            "bool",
+            True,
+            "commands (the TCP transport's control connection, marked with "
+            "bench.tcp_control_dscp, 46 unless set) take a strict-priority queue on every port",
         ),
         "mtu": Key("int", 9000, "MTU of every emulated cable", minimum=1280, maximum=65535),
         "seconds": Key("float", 5.0, "measured seconds of the event builder", minimum=0.1),
