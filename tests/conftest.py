@@ -49,9 +49,11 @@ def examples_dir() -> Path:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """With DAQNET_REQUIRE_ALL_TESTS=1 (set by .ci/run) a skipped test fails: CI installs
-    every optional tool, so a skip there means something is missing."""
+    every optional tool, so a skip there means something is missing. A strict expected
+    failure (xfail: a known discrepancy, written down) ran and is no skip."""
     outcome = yield
     report = outcome.get_result()
-    if report.skipped and os.environ.get("DAQNET_REQUIRE_ALL_TESTS") == "1":
+    xfailed = hasattr(report, "wasxfail")
+    if report.skipped and not xfailed and os.environ.get("DAQNET_REQUIRE_ALL_TESTS") == "1":
         report.outcome = "failed"
         report.longrepr = f"skipped under DAQNET_REQUIRE_ALL_TESTS=1: {report.longrepr}"

@@ -19,7 +19,10 @@ The model (docs/simulate.md, "Protocol mode"):
 - A BU's k-th gather reads the RUs from (builder + k) mod N round (barrel; all-at-once
   asks for every fragment at once, barrel otherwise with ``in_flight`` at a time). It serves
   its oldest event first. Posting a receive is what lets a PUSHed fragment move (MPI's
-  rendezvous); with PULL the BU also sends a request and the RU sends when asked.
+  rendezvous); with PULL the BU also sends a request and the RU sends when asked. With
+  ``eager`` (TCP) a PUSHed fragment to another node moves as soon as its RU sends it; one
+  that arrives before its receive waits at the BU, and the receive posted later completes
+  at that instant (a message due now, after those already due).
 - An RU sends what it was asked for in event order. ``max_in_flight`` (0 = none) caps a
   node's transfers (sends and receives together); a unit's oldest event may pass it.
 - A fragment moves ``fragment + meta`` bytes: between two hosts it waits for its route's
@@ -190,6 +193,7 @@ def simulate(
     warmup_events=0,
     local_gbps=0.0,
     last_first=False,
+    eager=False,
 ):
     """Play the protocol on ``network`` with node k on host ``hosts[k]``.
 
@@ -220,6 +224,7 @@ def simulate(
     sending = [[] for _ in range(n)]  # per RU: events of its transfers under way
     caps = [_Cap(max_in_flight) for _ in range(n)]
     posted, waiting = {}, {}  # (event, ru) -> (bu, slot); (event, ru) -> transfer
+    unasked, arrived = set(), set()  # eager: (event, ru) moving, or there, before its receive
     built = []
     st = {"open": False, "closed": False, "edge": None, "first": 0, "t0": None, "p0": None}
     delivered = [Fraction(0)]  # fragment data of complete transfers
@@ -279,6 +284,11 @@ def simulate(
         limits["gather"] = max(limits["gather"], s.outstanding)
         if (s.event, r) in waiting:
             begin(waiting.pop((s.event, r)))
+        elif (s.event, r) in unasked:
+            unasked.discard((s.event, r))
+        elif (s.event, r) in arrived:
+            arrived.discard((s.event, r))
+            send(now, "received", b, k, r)
         else:
             posted[s.event, r] = (b, k)
         if protocol == "pull":
@@ -295,6 +305,9 @@ def simulate(
             t = {"event": e, "ru": r, "bu": b, "slot": k}
             if (e, r) in posted:
                 del posted[e, r]
+                begin(t)
+            elif eager and r != b:
+                unasked.add((e, r))
                 begin(t)
             else:
                 waiting[e, r] = t  # PUSH: moves once the builder posts its receive
@@ -328,6 +341,16 @@ def simulate(
                 link_bytes[link] += size[r] + meta_bytes
         sending[r].remove(t["event"])
         caps[r].give()
+        if (t["event"], r) in unasked:  # eager, no receive yet: it waits at the builder
+            unasked.discard((t["event"], r))
+            arrived.add((t["event"], r))
+            ru_pump(r)
+            return
+        received(b, k, r)
+        bu_pump(b)
+        ru_pump(r)
+
+    def received(b, k, r):
         s = slots[b][k]
         s.outstanding -= 1
         s.complete += 1
@@ -342,8 +365,6 @@ def simulate(
                 st["edge"], st["first"] = "open", count
             elif st["edge"] is None and st["open"] and count - st["first"] == events:
                 st["edge"] = "close"
-        bu_pump(b)
-        ru_pump(r)
 
     def open_window():
         st["open"], st["t0"], st["p0"] = True, now, payload_now()
@@ -359,6 +380,10 @@ def simulate(
             r, e, b, k = args
             pending[r].append((e, b, k))
             ru_pump(r)
+        elif what == "received":
+            b, k, r = args
+            received(b, k, r)
+            bu_pump(b)
         elif what == "start_flow":
             (t,) = args
             start_flow(t, network.routes[hosts[t["ru"]], hosts[t["bu"]]], None)

@@ -85,6 +85,7 @@ def reference(net, hosts, bench, events, warmup, local_gbps=0.0, last_first=Fals
     b = {**SIZES, **bench}
     if "fragment_bytes_per_ru" in b:
         b["fragment_bytes"] = b.pop("fragment_bytes_per_ru")
+    b["eager"] = b.pop("transport", "mpi") == "tcp"  # TCP's sends do not wait for receives
     return simulate(
         net,
         hosts,
@@ -189,6 +190,15 @@ CASES = [
     ("tree", 8, {"protocol": "push", "credits": 2, "in_flight": 2}),
     ("tree", 8, {"protocol": "pull", "credits": 3, "in_flight": 4}),
     ("tree", 8, {"protocol": "push", "credits": 3, "in_flight": 2, "max_in_flight": 2}),
+    # TCP's eager sends: PUSH fragments move before their receives are posted.
+    ("tapered", 6, {"protocol": "push", "credits": 2, "in_flight": 1, "transport": "tcp"}),
+    ("tapered", 6, {"protocol": "push", "credits": 3, "in_flight": 2, "transport": "tcp"}),
+    (
+        "tree",
+        8,
+        {"protocol": "push", "credits": 3, "in_flight": 2, "max_in_flight": 2, "transport": "tcp"},
+    ),
+    ("tree", 8, {"protocol": "pull", "credits": 2, "in_flight": 2, "transport": "tcp"}),
 ]
 EVENTS = 40
 
@@ -202,7 +212,36 @@ def case_id(case):
     )
 
 
-@pytest.mark.parametrize("case", CASES, ids=case_id)
+# Known and not yet explained: with eager sends on one switch (unequal sizes, so no ties in
+# the events' times) every event is built at the reference's time, but the window's payload
+# differs by two fragments (RU 2's and 3's, 80,008 of 6.8 MB). strict: when it is fixed, this
+# fails and the case joins CASES. (Equal sizes split one instant into several in floating
+# point, so the window's last instant holds two events fewer: a tie, not compared.)
+EAGER_SWITCH = (
+    "switch",
+    4,
+    {
+        "protocol": "push",
+        "credits": 2,
+        "in_flight": 1,
+        "transport": "tcp",
+        "fragment_bytes_per_ru": [65536, 40000, 50008, 30000],
+    },
+)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        *CASES,
+        pytest.param(
+            EAGER_SWITCH,
+            marks=pytest.mark.xfail(strict=True, reason="window payload: two fragments apart"),
+            id=case_id(EAGER_SWITCH),
+        ),
+    ],
+    ids=case_id,
+)
 def test_protocol_matches_the_reference(case):
     fabric, nodes, bench = case
     bench = dict(bench)
@@ -267,6 +306,24 @@ def test_a_changed_reference_disagrees(case):
         changed = reference(net, hosts, {**bench, **change}, EVENTS, nodes)
         # Not a matter of counting: the times the events have in common differ.
         assert difference(core, changed, nodes) > 1e-6, change
+
+
+@pytest.mark.parametrize("fabric", ["tapered", "tree"])
+def test_eager_sends_change_push_and_not_pull(fabric):
+    # TCP (eager) against MPI (rendezvous) on the same scenario: PUSH times differ, in daqnet
+    # and in the reference alike, and the reference of the other semantics disagrees with
+    # daqnet; PULL sends only when asked, so both give the same run.
+    nodes = 6 if fabric == "tapered" else 8
+    push = {"protocol": "push", "credits": 2, "in_flight": 1}
+    _, mpi, net, hosts = run_daqnet(scenario(fabric, nodes, push, EVENTS, nodes))
+    _, tcp, _, _ = run_daqnet(scenario(fabric, nodes, {**push, "transport": "tcp"}, EVENTS, nodes))
+    assert list(mpi.built_at) != list(tcp.built_at)
+    assert not agree(tcp, reference(net, hosts, push, EVENTS, nodes), nodes)
+    assert agree(tcp, reference(net, hosts, {**push, "transport": "tcp"}, EVENTS, nodes), nodes)
+    pull = {"protocol": "pull", "credits": 2, "in_flight": 1}
+    _, a, _, _ = run_daqnet(scenario(fabric, nodes, pull, EVENTS, nodes))
+    _, b, _, _ = run_daqnet(scenario(fabric, nodes, {**pull, "transport": "tcp"}, EVENTS, nodes))
+    assert list(a.built_at) == list(b.built_at)
 
 
 def test_tied_process_caps_have_no_single_answer():

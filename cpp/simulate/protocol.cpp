@@ -25,8 +25,9 @@ namespace {
 // their route's latency plus their serialization at the slowest link, but no share of the
 // bandwidth (64 B against MiB fragments). Data fragments, with their meta-data (sent
 // together, to the same builder, over the same route), are flows.
-// `window` opens or closes the measurement window at a set simulated time.
-enum class Kind : uint8_t { credit, assign_bu, assign_ru, request, done, start_flow, wake_ru, window };
+// `window` opens or closes the measurement window at a set simulated time; `received` is a
+// receive posted for an eager fragment that had already arrived (TCP), completed at once.
+enum class Kind : uint8_t { credit, assign_bu, assign_ru, request, done, start_flow, wake_ru, window, received };
 
 struct Happening {
   double time;
@@ -46,9 +47,10 @@ struct Slot {
   double bytes = 0;
   // Per RU, for the event in this slot: its send or this slot's receive, whichever came
   // first, waiting for the other (PUSH sends may come before the builder's assignment).
+  // Eager sends (TCP) wait for nothing: their fragment moves, or has arrived, unasked.
   std::vector<uint8_t> waiting;
 };
-enum Waiting : uint8_t { none, send, receive };
+enum Waiting : uint8_t { none, send, receive, moving, arrived };
 
 struct Item {  // a fragment an RU was asked for
   int64_t event;
@@ -102,6 +104,9 @@ public:
     local_rate_ = o.local_gbps > 0 ? o.local_gbps * 1e9 / 8 : kUnlimited;
     net_.set_full_recompute(o.full_recompute);
     capped_ = c.max_in_flight > 0;
+    // TCP sends at once and the receiver keeps what comes before its receive; MPI holds a
+    // large send until the receive is posted (rendezvous). Only PUSH sends unasked.
+    eager_ = c.transport == "tcp";
   }
 
   ProtocolResult run(const ProtocolProgress& progress, double period) {
@@ -214,6 +219,10 @@ private:
     case Kind::wake_ru:
       wake_at_[static_cast<size_t>(h.unit)] = -1;
       ru_pump(h.unit);
+      break;
+    case Kind::received:
+      bu_received(h.unit, h.slot, static_cast<int32_t>(h.event));
+      bu_pump(h.unit);
       break;
     case Kind::window:
       if (!open_) {
@@ -338,6 +347,11 @@ private:
     if (waiting == Waiting::send) {  // PUSH: the RU's send waited for this receive
       waiting = Waiting::none;
       begin_transfer(new_transfer(s.event, r, b, k));
+    } else if (waiting == Waiting::moving) {  // eager: the receive meets the fragment on its way
+      waiting = Waiting::none;
+    } else if (waiting == Waiting::arrived) {  // eager: it is there; complete at this instant
+      waiting = Waiting::none;
+      schedule(now(), Kind::received, b, k, r);  // not here: bu_pump is iterating
     } else {
       waiting = Waiting::receive;
     }
@@ -371,6 +385,9 @@ private:
           slots_[static_cast<size_t>(item.bu)][static_cast<size_t>(item.slot)].waiting[static_cast<size_t>(r)];
       if (waiting == Waiting::receive) {
         waiting = Waiting::none;
+        begin_transfer(new_transfer(item.event, r, item.bu, item.slot));
+      } else if (eager_ && r != item.bu) {  // TCP: it moves now and waits at the builder
+        waiting = Waiting::moving;
         begin_transfer(new_transfer(item.event, r, item.bu, item.slot));
       } else {
         waiting = Waiting::send;  // PUSH: a large message moves once its receive is posted
@@ -432,17 +449,29 @@ private:
       sending.erase(sending.find(t.event));
     }
     give_token(ru_process(t.ru));
-
-    Slot& s = slots_[static_cast<size_t>(t.bu)][static_cast<size_t>(t.slot)];
-    --s.outstanding;
-    ++s.complete;
-    s.bytes += t.fragment;
-    r_.bu_bytes_in[static_cast<size_t>(t.bu)] += t.total;
-    ++r_.bu_fragments_in[static_cast<size_t>(t.bu)];
-    give_token(bu_process(t.bu));
-    if (s.complete == n_) built(t.bu, t.slot);
+    uint8_t& waiting =
+        slots_[static_cast<size_t>(t.bu)][static_cast<size_t>(t.slot)].waiting[static_cast<size_t>(t.ru)];
+    if (waiting == Waiting::moving) {  // eager, no receive posted yet: kept at the builder
+      waiting = Waiting::arrived;
+      ru_pump(t.ru);
+      return;
+    }
+    bu_received(t.bu, t.slot, t.ru);
     bu_pump(t.bu);
     ru_pump(t.ru);
+  }
+
+  // A builder's receive of RU r's fragment for slot k completes.
+  void bu_received(int32_t b, int32_t k, int32_t r) {
+    Slot& s = slots_[static_cast<size_t>(b)][static_cast<size_t>(k)];
+    const double fragment = fragment_bytes(s.event, r);
+    --s.outstanding;
+    ++s.complete;
+    s.bytes += fragment;
+    r_.bu_bytes_in[static_cast<size_t>(b)] += fragment + static_cast<double>(c_.meta_bytes);
+    ++r_.bu_fragments_in[static_cast<size_t>(b)];
+    give_token(bu_process(b));
+    if (s.complete == n_) built(b, k);
   }
 
   void built(int32_t b, int32_t k) {
@@ -503,6 +532,7 @@ private:
   std::vector<std::priority_queue<Item, std::vector<Item>, std::greater<>>> pending_;  // per RU, by event
   std::vector<std::multiset<int64_t>> sending_;  // per RU, events under way (kept under a process cap)
   bool capped_ = false;
+  bool eager_ = false;  // TCP: PUSH fragments move before their receive is posted
   std::vector<double> wake_at_;
   std::vector<evb::TransferCap> caps_;  // per process: the same rule as daqnet-evb's
   std::vector<Transfer> transfers_;
