@@ -142,6 +142,7 @@ def test_emulated_tree_measured_beside_the_prediction(tmp_path, queue):
     assert len(doc["links"]) == 16 and sum(r["measured_bytes"] for r in doc["links"]) > 0
     # Rates are scaled back: the fastest link (100 Gb/s) ran at 100 Mbit/s.
     assert doc["scale"] == 1000
+    assert doc["congestion_control"] == "cubic"  # pinned, whatever the machine's default
     # Shaped: never faster than the fabric allows (an unshaped veth runs about 50 times faster).
     assert doc["ratio"] is not None and 0.3 < doc["ratio"] < 1.5
     assert set(_ours()) == before  # torn down
@@ -158,6 +159,16 @@ def test_bad_scenario_is_refused_before_anything_exists(tmp_path):
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert "at most 32" in stderr and "Traceback" not in stderr
+    assert set(_ours()) == before
+    # A congestion control the kernel does not offer: named, before anything is made.
+    (tmp_path / "emu.toml").write_text(
+        TREE.replace("[emulate]", '[emulate]\ncongestion_control = "nosuch"')
+    )
+    proc = _emulate(tmp_path)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert "emulate.congestion_control = 'nosuch'" in stderr and "cubic" in stderr
+    assert "Traceback" not in stderr
     assert set(_ours()) == before
 
 

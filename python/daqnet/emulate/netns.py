@@ -45,6 +45,20 @@ def check_privileges() -> None:
         raise DaqnetError("daqnet emulate needs root or CAP_NET_ADMIN to create network namespaces")
 
 
+def check_congestion_control(name: str) -> None:
+    """emulate.congestion_control must be one the kernel offers (checked before anything
+    is made: setting an unknown one in a namespace fails half-way)."""
+    path = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+    try:
+        offered = path.read_text().split()
+    except OSError:
+        return  # no /proc to ask: sysctl will say
+    if name not in offered:
+        raise DaqnetError(
+            f"emulate.congestion_control = {name!r}: this kernel offers {', '.join(offered)}"
+        )
+
+
 def _has_net_admin() -> bool:
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
@@ -90,6 +104,7 @@ def create(
     mtu: int,
     progress: Callable[[str], object] | None = None,
     dscp: int = 0,
+    congestion: str = "cubic",
 ) -> None:
     """Make the fabric. On any error what was made is removed before the error goes on.
     dscp > 0: packets with that DSCP take a strict-priority queue on every port."""
@@ -110,14 +125,21 @@ def create(
         )
         for node, ns in enumerate(topo.namespaces):
             say(f"node {node + 1} of {len(topo.namespaces)}")
-            _configure(topo, node, ns, scale, queue, mtu, dscp)
+            _configure(topo, node, ns, scale, queue, mtu, dscp, congestion)
     except BaseException:
         teardown(topo.prefix)
         raise
 
 
 def _configure(
-    topo: Topology, node: int, ns: str, scale: float, queue: str, mtu: int, dscp: int
+    topo: Topology,
+    node: int,
+    ns: str,
+    scale: float,
+    queue: str,
+    mtu: int,
+    dscp: int,
+    congestion: str,
 ) -> None:
     ports = [lk for lk in topo.links if lk.node == node]
     addr = topo.address(node)
@@ -130,7 +152,10 @@ def _configure(
     _run(["ip", "-n", ns, "-batch", "-"], "\n".join(lines) + "\n", f"configuring {ns}")
     # Switches forward; routes up and down differ, so no reverse-path filter anywhere.
     sysctls = ["net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0"]
-    sysctls += ["net.ipv4.conf.default.rp_filter=0"]
+    sysctls += [
+        "net.ipv4.conf.default.rp_filter=0",
+        f"net.ipv4.tcp_congestion_control={congestion}",
+    ]
     sysctls += [f"net.ipv4.conf.{lk.ifname}.rp_filter=0" for lk in ports]
     _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *sysctls], what=f"sysctl in {ns}")
     tc = []

@@ -65,6 +65,7 @@ def emulate(
     prefix = netns.new_prefix()
     topo = plan(fabric, routing, prefix)
     netns.check_privileges()
+    netns.check_congestion_control(scenario["emulate"]["congestion_control"])
     b = scenario["bench"]
     ppn = b["processes_per_node"]
     nodes = (b["ranks"] // ppn) if b["ranks"] else placement.ranks
@@ -90,7 +91,8 @@ def emulate(
         try:
             lane = e["priority"] and b["tcp_control_connection"]
             dscp = b["tcp_control_dscp"] if lane else 0
-            netns.create(topo, scale, e["queue"], e["mtu"], say, dscp)
+            cc = e["congestion_control"]
+            netns.create(topo, scale, e["queue"], e["mtu"], say, dscp, cc)
             before = netns.counters(topo)
             measured = bench.run(scenario, out / "bench", progress=say, wrapper=wrapper)
             after = netns.counters(topo)
@@ -163,6 +165,7 @@ def _document(
         "scenario": scenario.name,
         "scale": scale,
         "queue": scenario["emulate"]["queue"],
+        "congestion_control": scenario["emulate"]["congestion_control"],
         "hosts": [topo.node_names[h] for h in hosts],
         "measured": measured_doc,
         "predicted": predicted_doc,

@@ -242,6 +242,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "switch and host port queues: fair (a queue per source host) or fifo (drop-tail)",
             ("fair", "fifo"),
         ),
+        "congestion_control": Key(
+            "str",
+            "cubic",
+            "TCP congestion control of the emulated hosts, pinned (the machine's default, "
+            "bbr or cubic, would change the measurement); one this kernel offers",
+        ),
         "priority": Key(
             "bool",
             True,
