@@ -535,19 +535,14 @@ int main(int argc, char** argv) {
     if (rank == 0)
       std::printf("transport selftest: %s, %d ranks, wait mode %s\n", transport->name(), size, wait_name.c_str());
     Test test{*transport, comm, rank, size, (rank + size - 1) % size, (rank + 1) % size, {}};
-    if (overtake_tag > 0) {
-      if (kind != "tcp") fail("--overtake=TAG is for tcp");
-      test.control_overtakes_bulk(overtake_tag);
-      MPI_Barrier(MPI_COMM_WORLD);
-      transport.reset();
-      if (rank == 0) std::printf("selftest OK\n");
-      MPI_Comm_free(&comm);
-      MPI_Finalize();
-      return 0;
-    }
-    if (!hostile.empty()) {
-      if (kind != "tcp" || (hostile != "huge" && hostile != "garbage")) fail("--hostile=huge|garbage is for tcp");
-      test.hostile(hostile);
+    if (overtake_tag > 0 || !hostile.empty()) {  // one TCP check alone
+      if (kind != "tcp") fail("--overtake and --hostile are for tcp");
+      if (overtake_tag > 0)
+        test.control_overtakes_bulk(overtake_tag);
+      else if (hostile == "huge" || hostile == "garbage")
+        test.hostile(hostile);
+      else
+        fail("--hostile=huge|garbage");
       MPI_Barrier(MPI_COMM_WORLD);
       transport.reset();
       if (rank == 0) std::printf("selftest OK\n");
