@@ -221,7 +221,7 @@ private:
       ru_pump(h.unit);
       break;
     case Kind::received:
-      bu_received(h.unit, h.slot, static_cast<int32_t>(h.event));
+      bu_received(h.unit, h.slot, static_cast<int32_t>(h.event), -1);
       bu_pump(h.unit);
       break;
     case Kind::window:
@@ -456,15 +456,16 @@ private:
       ru_pump(t.ru);
       return;
     }
-    bu_received(t.bu, t.slot, t.ru);
+    bu_received(t.bu, t.slot, t.ru, t.fragment);
     bu_pump(t.bu);
     ru_pump(t.ru);
   }
 
-  // A builder's receive of RU r's fragment for slot k completes.
-  void bu_received(int32_t b, int32_t k, int32_t r) {
+  // A builder's receive of RU r's fragment for slot k completes (fragment: its bytes, from
+  // the transfer; < 0: drawn again, for an eager one whose transfer is gone).
+  void bu_received(int32_t b, int32_t k, int32_t r, double fragment) {
     Slot& s = slots_[static_cast<size_t>(b)][static_cast<size_t>(k)];
-    const double fragment = fragment_bytes(s.event, r);
+    if (fragment < 0) fragment = fragment_bytes(s.event, r);
     --s.outstanding;
     ++s.complete;
     s.bytes += fragment;
