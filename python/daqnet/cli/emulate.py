@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import DaqnetError
-from ..report.format import quantity
+from ..report.format import quantity, table
 from ..scenario import Scenario
 from .common import EXIT_INTERRUPTED, Progress, emit, load, note
 
@@ -31,8 +31,34 @@ def run_emulate(args: argparse.Namespace) -> int:
         raise DaqnetError("daqnet emulate: give a scenario file (or --cleanup)")
     from ..emulate import emulate
 
-    # The event builder runs over TCP, each rank on its host's eth0, for [emulate]'s time.
-    # (transport=tcp first: the user's TCP keys are not ignored keys of an MPI run.)
+    if Scenario.load(args.scenario, args.overrides)["emulate"]["traffic"] == "steps":
+        scenario = load(args.scenario, args.overrides, "emulate")  # plain TCP streams
+    else:
+        scenario = _event_builder_scenario(args)
+    out = args.out or tempfile.mkdtemp(prefix="daqnet-emulate-")
+    progress = Progress("emulate", args.progress)
+    try:
+        doc = emulate(scenario, out, progress.text)
+    except KeyboardInterrupt:
+        progress.close()
+        note("interrupted; the emulated fabric is removed")
+        return EXIT_INTERRUPTED
+    finally:
+        progress.close()
+    emit(doc, args.json, _steps_summary if doc["traffic"] == "steps" else _summary)
+    m = doc["measured"]
+    if m["status"] == "interrupted":
+        note(f"interrupted; the emulated fabric is removed, what was measured is in {out}")
+        return EXIT_INTERRUPTED
+    if doc["traffic"] == "steps":
+        return 0
+    bad = m["lost_fragments"] + m["duplicate_fragments"] + m["corrupt_fragments"]
+    return 0 if m["status"] == "finished" and not bad else 1
+
+
+def _event_builder_scenario(args: argparse.Namespace) -> Scenario:
+    """The event builder runs over TCP, each rank on its host's eth0, for [emulate]'s time
+    (transport=tcp first: the user's TCP keys are not ignored keys of an MPI run)."""
     base = load(args.scenario, ["bench.transport=tcp", *args.overrides], "emulate")
     e = base["emulate"]
     extra = [
@@ -50,24 +76,7 @@ def run_emulate(args: argparse.Namespace) -> int:
     if not base["bench"]["ranks"]:  # every placed host runs a node of the event builder
         placed = base.build_placement(base.build_fabric()).ranks
         extra.append(f"bench.ranks={placed * base['bench']['processes_per_node']}")
-    scenario = Scenario.load(args.scenario, [*args.overrides, *extra])
-    out = args.out or tempfile.mkdtemp(prefix="daqnet-emulate-")
-    progress = Progress("emulate", args.progress)
-    try:
-        doc = emulate(scenario, out, progress.text)
-    except KeyboardInterrupt:
-        progress.close()
-        note("interrupted; the emulated fabric is removed")
-        return EXIT_INTERRUPTED
-    finally:
-        progress.close()
-    emit(doc, args.json, _summary)
-    m = doc["measured"]
-    if m["status"] == "interrupted":
-        note(f"interrupted; the emulated fabric is removed, what was measured is in {out}")
-        return EXIT_INTERRUPTED
-    bad = m["lost_fragments"] + m["duplicate_fragments"] + m["corrupt_fragments"]
-    return 0 if m["status"] == "finished" and not bad else 1
+    return Scenario.load(args.scenario, [*args.overrides, *extra])
 
 
 def _summary(doc: Mapping[str, Any]) -> str:
@@ -88,3 +97,40 @@ def _summary(doc: Mapping[str, Any]) -> str:
     ]
     lines += [f"  error        {err}" for err in m["errors"]]
     return "\n".join(lines)
+
+
+def _steps_summary(doc: Mapping[str, Any]) -> str:
+    m, p = doc["measured"], doc["predicted"]
+    rows = [
+        [
+            str(r["step"]),
+            str(r["flows"]),
+            quantity(r["measured_gbps"], "", 1, 1),
+            quantity(r["predicted_gbps"], "", 1, 1),
+            quantity(r["ratio"], "", 1, 3),
+            f"{quantity(r['min_flow_ratio'], '', 1, 3)}–{quantity(r['max_flow_ratio'], '', 1, 3)}",
+            f"{r['retransmitted_segments']:,}",
+        ]
+        for r in doc["steps"]
+    ]
+    head = ["step", "flows", "measured Gb/s", "max-min Gb/s", "ratio", "per flow", "resent"]
+    return "\n".join([
+        f"{doc['scenario']}: emulated, {len(doc['hosts'])} hosts, rates ÷ {doc['scale']:g}, "
+        f"{doc['queue']} queues; plain TCP steps {m['status']}",
+        *table(head, rows, [True, True, True, True, True, False, True]),
+        f"  mean over steps: measured {quantity(m['throughput_gbps'], ' Gb/s')}  max-min "
+        f"{quantity(p['throughput_gbps'], ' Gb/s')}  ratio {quantity(doc['ratio'], '', 1, 3)}",
+        f"  links   {_steps_links(doc['paths_match'])}"
+        f" ({len(doc['links'])} directed links; "
+        f"{doc['retransmitted_segments']:,} segments retransmitted)",
+    ])  # fmt: skip
+
+
+def _steps_links(match: bool | None) -> str:
+    if match is None:
+        return "not compared (interrupted within a step)"
+    return (
+        "traffic took the predicted links"
+        if match
+        else "link bytes differ from the routed bytes by over 5 %"
+    )

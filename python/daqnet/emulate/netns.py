@@ -105,9 +105,11 @@ def create(
     progress: Callable[[str], object] | None = None,
     dscp: int = 0,
     congestion: str = "cubic",
+    acks_first: bool = False,
 ) -> None:
     """Make the fabric. On any error what was made is removed before the error goes on.
-    dscp > 0: packets with that DSCP take a strict-priority queue on every port."""
+    dscp > 0: packets with that DSCP take a strict-priority queue on every port;
+    acks_first: so do TCP's pure acknowledgements."""
     say = progress or (lambda _text: None)
     _write_state(topo)
     try:
@@ -125,7 +127,7 @@ def create(
         )
         for node, ns in enumerate(topo.namespaces):
             say(f"node {node + 1} of {len(topo.namespaces)}")
-            _configure(topo, node, ns, scale, queue, mtu, dscp, congestion)
+            _configure(topo, node, ns, scale, queue, mtu, dscp, congestion, acks_first)
     except BaseException:
         teardown(topo.prefix)
         raise
@@ -140,6 +142,7 @@ def _configure(
     mtu: int,
     dscp: int,
     congestion: str,
+    acks_first: bool,
 ) -> None:
     ports = [lk for lk in topo.links if lk.node == node]
     addr = topo.address(node)
@@ -160,18 +163,28 @@ def _configure(
     _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *sysctls], what=f"sysctl in {ns}")
     tc = []
     for lk in ports:
-        tc += _shaping(topo, lk.ifname, _rate(lk.gbps, scale), queue, mtu, dscp)
+        tc += _shaping(topo, lk.ifname, _rate(lk.gbps, scale), queue, mtu, dscp, acks_first)
     _run(["tc", "-n", ns, "-batch", "-"], "\n".join(tc) + "\n", f"shaping in {ns}")
 
 
-def _shaping(topo: Topology, dev: str, rate: str, queue: str, mtu: int, dscp: int = 0) -> list[str]:
+def _shaping(
+    topo: Topology,
+    dev: str,
+    rate: str,
+    queue: str,
+    mtu: int,
+    dscp: int = 0,
+    acks_first: bool = False,
+) -> list[str]:
     """htb at the link's rate (only htb, tbf and the fifos are everywhere: sfq, fq and netem
     are missing from some kernels). fifo: one drop-tail queue. fair: a queue per source
     host, each a class that may borrow the whole rate, served in turn by htb's round robin
     (a u32 filter per source address; other packets, e.g. ARP, take the first queue).
     dscp > 0: packets marked with it (the event builder's control connection,
     bench.tcp_control_dscp) have a queue of their own that htb serves first (class prio 0,
-    the others 1), as a switch's priority class would."""
+    the others 1), as a switch's priority class would. acks_first: TCP's pure
+    acknowledgements (under 64 bytes, flags ACK alone) take that queue too. Only pure ones:
+    small data segments overtaking their connection's large ones would be reordered."""
     quantum = 2 * mtu  # each turn of the round robin sends about two packets per source
     head = [
         f"qdisc add dev {dev} root handle 1: htb default 10 r2q 1000",
@@ -191,7 +204,7 @@ def _shaping(topo: Topology, dev: str, rate: str, queue: str, mtu: int, dscp: in
                 f"filter add dev {dev} parent 1: protocol ip prio 2 u32 match ip src "
                 f"{topo.address(i)}/32 flowid {cls}"
             )
-    if dscp > 0:  # filter prio 1: looked at before the per-source ones (tc's prio 0 means "any")
+    if dscp > 0 or acks_first:
         # Guaranteed the whole rate, so never over it: htb serves classes under their rate
         # before borrowing ones, prio 0 first among them (with a twentieth, the class went
         # over it and commands waited 24 ms on average).
@@ -199,9 +212,19 @@ def _shaping(topo: Topology, dev: str, rate: str, queue: str, mtu: int, dscp: in
             f"class add dev {dev} parent 1:1 classid 1:2 htb rate {rate} ceil {rate} "
             f"quantum {quantum} prio 0",
             f"qdisc add dev {dev} parent 1:2 pfifo limit 100",
-            f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match ip tos "
-            f"{dscp << 2:#04x} 0xfc flowid 1:2",
         ]
+    # Filter prio 1: looked at before the per-source ones (tc's prio 0 means "any").
+    if dscp > 0:
+        head.append(
+            f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match ip tos "
+            f"{dscp << 2:#04x} 0xfc flowid 1:2"
+        )
+    if acks_first:  # TCP (no IP options), under 64 bytes, flags ACK alone: a pure ACK
+        head.append(
+            f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match ip protocol 6 0xff "
+            "match u8 0x05 0x0f at 0 match u16 0x0000 0xffc0 at 2 match u8 0x10 0xff at 33 "
+            "flowid 1:2"
+        )
     return head
 
 

@@ -84,10 +84,10 @@ def plan(fabric: Fabric, routing: Routing, prefix: str) -> Topology:
             f"daqnet emulate: {fabric.num_hosts} hosts; at most {MAX_HOSTS} are emulated on "
             "one machine (docs/emulate.md)"
         )
-    if not routing.has_tables:
+    if not routing.single_path:
         raise DaqnetError(
-            f"daqnet emulate: routing.engine = '{routing.engine}' gives paths per flow, not "
-            "per-destination forwarding tables, which static routes need"
+            f"daqnet emulate: routing.engine = '{routing.engine}' gives a flow several paths "
+            "or draws them per flow; static routes give every destination one next hop"
         )
     if len(fabric.node_names) > _RANGE - 2:
         raise DaqnetError(
@@ -110,9 +110,29 @@ def plan(fabric: Fabric, routing: Routing, prefix: str) -> Topology:
                 "emulation gives every host exactly one"
             )
     # Switches: a /32 route per destination host, out of the port its table names.
-    port_link = {(lk.node, lk.ifname): lk for lk in links}
+    out_link = (
+        _tables(fabric, routing, links)
+        if routing.has_tables
+        else _from_paths(fabric, routing, links)
+    )
     for s in range(fabric.num_hosts, len(fabric.node_names)):
-        rows = []
+        topo.routes[s] = [
+            (topo.address(d), topo.address(lk.peer), lk.ifname)
+            for d in range(fabric.num_hosts)
+            if (lk := out_link.get((s, d))) is not None
+        ]
+    # Hosts: everything through their one port.
+    for h in range(fabric.num_hosts):
+        lk = next(lk for lk in links if lk.node == h)
+        topo.routes[h] = [("198.18.0.0/15", topo.address(lk.peer), lk.ifname)]
+    return topo
+
+
+def _tables(fabric: Fabric, routing: Routing, links: list[Link]) -> dict[tuple[int, int], Link]:
+    """(switch, destination host) → the link out of the port the forwarding table names."""
+    port_link = {(lk.node, lk.ifname): lk for lk in links}
+    out = {}
+    for s in range(fabric.num_hosts, len(fabric.node_names)):
         for d in range(fabric.num_hosts):
             port = routing.port(s, d)
             if port <= 0:
@@ -123,10 +143,32 @@ def plan(fabric: Fabric, routing: Routing, prefix: str) -> Topology:
                     f"daqnet emulate: switch {fabric.name(s)} routes {fabric.name(d)} to "
                     f"port {port}, which has no cable"
                 )
-            rows.append((topo.address(d), topo.address(lk.peer), lk.ifname))
-        topo.routes[s] = rows
-    # Hosts: everything through their one port.
-    for h in range(fabric.num_hosts):
-        lk = next(lk for lk in links if lk.node == h)
-        topo.routes[h] = [("198.18.0.0/15", topo.address(lk.peer), lk.ifname)]
-    return topo
+            out[(s, d)] = lk
+    return out
+
+
+def _from_paths(fabric: Fabric, routing: Routing, links: list[Link]) -> dict[tuple[int, int], Link]:
+    """Per-destination routes read off a routing that gives paths (direct networks): every
+    host pair's path walked, each switch's next link toward the destination noted. Refused
+    when two paths to one destination leave a switch by different links, which static
+    routes cannot express (e.g. ties between parallel global links broken per host pair)."""
+    out: dict[tuple[int, int], Link] = {}
+    seen: dict[tuple[int, int], int] = {}  # (switch, destination) → the source that set it
+    for src in range(fabric.num_hosts):
+        for dst in range(fabric.num_hosts):
+            if src == dst:
+                continue
+            for k in routing.path(src, dst)[1:]:  # the first link leaves the host
+                lk = links[int(k)]
+                had = out.setdefault((lk.node, dst), lk)
+                if had.link != lk.link:
+                    raise DaqnetError(
+                        f"daqnet emulate: routing.engine = '{routing.engine}' sends traffic "
+                        f"for {fabric.name(dst)} out of switch {fabric.name(lk.node)} by "
+                        f"{had.ifname} (from {fabric.name(seen[(lk.node, dst)])}) and by "
+                        f"{lk.ifname} (from {fabric.name(src)}): per-destination static "
+                        "routes cannot express it (ties between parallel links are broken "
+                        "per host pair; with one link per pair of groups they are not)"
+                    )
+                seen.setdefault((lk.node, dst), src)
+    return out

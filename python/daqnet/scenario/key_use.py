@@ -97,6 +97,10 @@ def _by_command(command: str, scenario: Scenario, section: str, key: str) -> boo
     if command == "emulate":
         if section in ("fabric", "routing", "emulate"):
             return True
+        if scenario["emulate"]["traffic"] == "steps":  # plain TCP streams, max-min rates
+            if section == "simulate":
+                return key in ("injection_gbps", "ejection_gbps")
+            return section in ("placement", "workload")
         if section == "placement":
             return key in ("order", "seed", "file", "hosts")
         return section == "bench" and key not in ("seconds", "warmup_seconds", "events")

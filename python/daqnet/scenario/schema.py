@@ -254,8 +254,28 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "commands (the TCP transport's control connection, marked with "
             "bench.tcp_control_dscp, 46 unless set) take a strict-priority queue on every port",
         ),
+        "acks_first": Key(
+            "bool",
+            False,
+            "TCP's pure acknowledgements take the strict-priority queue too: plain TCP "
+            "streams then get their max-min share (docs/emulate.md); the event builder loses "
+            "to it (its bulk data overflows the port queues)",
+        ),
+        "traffic": Key(
+            "str",
+            "event-builder",
+            "what runs over the fabric: the event builder (daqnet bench, TCP) beside the "
+            "protocol simulation, or the [workload]'s steps as plain TCP streams (iperf3, one "
+            "per flow) beside their max-min fair rates",
+            ("event-builder", "steps"),
+        ),
         "mtu": Key("int", 9000, "MTU of every emulated cable", minimum=1280, maximum=65535),
-        "seconds": Key("float", 5.0, "measured seconds of the event builder", minimum=0.1),
+        "seconds": Key(
+            "float",
+            5.0,
+            "measured seconds of the event builder (of every step, in whole seconds)",
+            minimum=0.1,
+        ),
         "warmup_seconds": Key("float", 1.0, "seconds before the measurement", minimum=0),
     },
 }
