@@ -18,17 +18,13 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
-SCENARIO = REPO / "examples" / "emulate-8.toml"
-
 sys.path.insert(0, str(HERE.parent))
 from provenance import git_commit, machine, write_json  # noqa: E402
+from runner import measure  # noqa: E402
 
 
 def cases(quick: bool) -> list[dict[str, str]]:
@@ -51,22 +47,7 @@ def cases(quick: bool) -> list[dict[str, str]]:
     return out
 
 
-def run(case: dict[str, str], extra: list[str]) -> dict:
-    args = [sys.executable, "-m", "daqnet", "emulate", str(SCENARIO), "--json"]
-    for k, v in case.items():
-        args += ["--set", f"{k}={v}"]
-    for s in extra:
-        args += ["--set", s]
-    done = subprocess.run(args, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        why = (done.stderr.strip().splitlines() or ["?"])[-1]
-        return {"case": case, "error": why}
-    doc = json.loads(done.stdout)
-    return {"case": case, **doc}
-
-
-def line(r: dict) -> str:
-    c = r["case"]
+def line(c: dict[str, str], r: dict) -> str:
     head = (
         f"{'full' if c['fabric.taper'] == '1:1' else '2:1':>4} {c['bench.protocol']:>4} "
         f"{int(c['bench.fragment_bytes']) >> 10:>5} KiB  in_flight {c['bench.in_flight']}"
@@ -89,14 +70,9 @@ def main() -> int:
     ap.add_argument("--set", action="append", default=[], help="KEY=VALUE for every case")
     ap.add_argument("--json", type=Path, help="write every case's result here")
     args = ap.parse_args()
-    results = []
-    try:
-        for case in cases(args.quick):
-            r = run(case, args.set)
-            results.append(r)
-            print(line(r), flush=True)
-    except KeyboardInterrupt:
-        print("interrupted: the cases measured so far follow", file=sys.stderr)
+    todo = cases(args.quick)
+    done = measure([(c, [f"{k}={v}" for k, v in c.items()] + args.set) for c in todo], line)
+    results = [{"case": c, **r} for c, r in done]
     ratios = [r["ratio"] for r in results if r.get("ratio")]
     if ratios:
         met = sum(x >= 0.95 for x in ratios)
@@ -107,7 +83,7 @@ def main() -> int:
     if args.json:
         doc = {"machine": machine(), **git_commit("bench/emulate"), "set": args.set}
         write_json(args.json, {**doc, "cases": results})
-    return 0 if len(results) == len(cases(args.quick)) else 130
+    return 0 if len(results) == len(todo) else 130
 
 
 if __name__ == "__main__":

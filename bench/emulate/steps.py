@@ -24,16 +24,13 @@ max-min fair rates of the same flows on the same links. Printed per case:
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCENARIO = HERE.parent.parent / "examples" / "emulate-8.toml"
-
 sys.path.insert(0, str(HERE.parent))
 from provenance import git_commit, machine, write_json  # noqa: E402
+from runner import measure  # noqa: E402
 
 CASES = [
     ("full, barrel", ["fabric.taper=1:1", "workload.schedule=barrel"]),
@@ -61,16 +58,6 @@ COMMON = [
 ]
 
 
-def run(sets: list[str]) -> dict:
-    args = [sys.executable, "-m", "daqnet", "emulate", str(SCENARIO), "--json"]
-    for s in [*COMMON, *sets]:
-        args += ["--set", s]
-    done = subprocess.run(args, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        return {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
-    return json.loads(done.stdout)
-
-
 def line(name: str, r: dict) -> str:
     if "error" in r:
         return f"{name:<26}  error: {r['error']}"
@@ -87,13 +74,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", type=Path, help="write every case's result here")
     args = ap.parse_args()
-    results = {}
-    try:
-        for name, sets in CASES:
-            results[name] = run(sets)
-            print(line(name, results[name]), flush=True)
-    except KeyboardInterrupt:
-        print("interrupted: the cases measured so far follow", file=sys.stderr)
+    done = measure([(name, [*COMMON, *sets]) for name, sets in CASES], line)
+    results = dict(done)
     if args.json:
         doc = {"machine": machine(), **git_commit("bench/emulate")}
         write_json(args.json, {**doc, "cases": results})

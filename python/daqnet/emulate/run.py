@@ -126,7 +126,7 @@ def emulate(
     return doc
 
 
-def _settings(scenario: Scenario, topo: Topology, scale: float) -> dict[str, Any]:
+def _settings(scenario: Scenario, scale: float) -> dict[str, Any]:
     e = scenario["emulate"]
     return {
         "scenario": scenario.name,
@@ -176,7 +176,7 @@ def _steps_document(
     predicted = sum(r["predicted_gbps"] for r in rows) / n if n else None
     flow_ratios = [r["min_flow_ratio"] for r in rows if r["min_flow_ratio"] is not None]
     return {
-        **_settings(scenario, topo, scale),
+        **_settings(scenario, scale),
         "hosts": [topo.node_names[h] for h in hosts],
         "measured": {
             "status": "interrupted" if stopped else "finished",
@@ -235,7 +235,7 @@ def _document(
         else None
     )
     return {
-        **_settings(scenario, topo, scale),
+        **_settings(scenario, scale),
         "hosts": [topo.node_names[h] for h in hosts],
         "measured": measured_doc,
         "predicted": predicted_doc,

@@ -20,8 +20,8 @@ import numpy as np
 
 from ..errors import DaqnetError
 from ..scenario import Scenario
-from ..simulate.fair_share import fair_share
-from ..simulate.model import Stages, network_model
+from ..simulate.fair_share import flow_rates
+from ..simulate.model import Stages
 from .topology import Topology
 
 __all__ = ["check_iperf3", "measure_steps"]
@@ -38,16 +38,6 @@ def _host_flows(stages: Stages, step: np.ndarray) -> list[tuple[int, int]]:
     placement = stages[2]
     flows = [(int(placement.hosts[a]), int(placement.hosts[b])) for a, b in step]
     return [(a, b) for a, b in flows if a != b]
-
-
-def _predicted_gbps(
-    scenario: Scenario, stages: Stages, flows: list[tuple[int, int]]
-) -> list[float]:
-    """Max-min fair rates (Gb/s, real units) of `flows` on the scenario's network model:
-    its routing, link rates and [simulate] injection/ejection limits."""
-    model = network_model(scenario, stages[1])
-    rates = fair_share(model.capacity(), [model.resources(a, b) for a, b in flows])
-    return [float(r) * 8 / 1e9 for r in rates]
 
 
 def _in(topo: Topology, node: int, cmd: list[str]) -> list[str]:
@@ -175,7 +165,10 @@ def measure_steps(
             if not flows:
                 continue
             say(f"step {s} of {workload.num_steps}: {len(flows)} TCP streams")
-            predicted = _predicted_gbps(scenario, stages, flows)
+            # Max-min on the scenario's links and [simulate] injection/ejection limits.
+            sim = scenario["simulate"]
+            rates = flow_rates(stages[1], flows, sim["injection_gbps"], sim["ejection_gbps"])
+            predicted = [float(r) for r in rates]
             got = _run_step(topo, flows, e["seconds"], e["warmup_seconds"])
             measured = [g["bps"] * scale / 1e9 for g in got]  # back to real units
             ratios = [m / p for m, p in zip(measured, predicted, strict=True) if p > 0]
