@@ -101,7 +101,10 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
   // Sorted by cap with the cap beside the flow: nearly every flow of a local problem has
   // a cap, and sorting through an index cost a cache miss per comparison. Equal caps need
   // no order among themselves (they freeze at the same rate, and subtracting equal rates
-  // in any order gives the same remainders), so the comparison is the cap alone.
+  // in any order gives the same remainders), so the comparison is the cap alone. With a
+  // heap (many shared resources) their order can still break ties between resources filling
+  // at the same level differently, a last-bit difference; std::sort is deterministic, so
+  // the same problem gives the same rates on every run and thread.
   capped_.clear();
   for (size_t f = 0; f < F; ++f)
     if (cap_[f] < kUnlimited) capped_.push_back({cap_[f], static_cast<int32_t>(f)});

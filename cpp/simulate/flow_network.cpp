@@ -192,9 +192,10 @@ void FlowNetwork::settle() {
     }
     if (widen_.empty()) break;
     ++stats_.widenings;
-    // Look one step ahead: a widened resource's flows not yet in the set will change rate,
-    // and so will their other saturated resources where they sit below the level (a flow
-    // that gives room there, or takes it, moves the flows at the level). Taking those in now
+    // Look one step ahead: a widened resource's flows not yet in the set may change rate,
+    // and if they do, so will their other saturated resources where they sit below the
+    // level (a flow that gives room there, or takes it, moves the flows at the level),
+    // which the next check would widen. Taking those in now
     // saves a re-solve of the whole set for most widenings (about a fifth of the solver's
     // work in the protocol simulation). Resources added needlessly only enlarge the problem:
     // the solution stays exact.

@@ -20,7 +20,8 @@ namespace daqnet::simulate {
 /// a resource that had room changes no other flow's rate through it, so such resources
 /// stay out of the set. The set
 /// widens while the new rates break the max-min conditions outside it: a resource pushed
-/// over capacity, or a bottleneck that gained room while a flow still sits at its level.
+/// over capacity, or a bottleneck that gained room while a flow still sits at its level;
+/// with each widening, the saturated neighbours its new flows are likely to move come in too.
 /// Every flow then has a saturated resource on which no flow gets more, which
 /// characterises the max-min allocation; tests compare every step with a full solve.
 class FlowNetwork {
