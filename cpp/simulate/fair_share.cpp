@@ -46,7 +46,6 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
                             std::vector<double>& rates) {
   const size_t R = capacity.size();
   const size_t F = offsets.size() - 1;
-  rates.assign(F, kUnlimited);
 
   // Transpose: the flows of every resource.
   res_offsets_.assign(R + 1, 0);
@@ -59,6 +58,18 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
       const auto r = static_cast<size_t>(resources[static_cast<size_t>(k)]);
       res_flows_[static_cast<size_t>(res_offsets_[r]) + static_cast<size_t>(count_[r]++)] = static_cast<int32_t>(f);
     }
+  solve(capacity, offsets.first(F), offsets.subspan(1), resources, res_offsets_, res_flows_, flow_cap, rates);
+}
+
+void FairShareSolver::solve(std::span<const double> capacity, std::span<const int64_t> begins,
+                            std::span<const int64_t> ends, std::span<const int32_t> resources,
+                            std::span<const int64_t> res_offsets, std::span<const int32_t> res_flows,
+                            std::span<const double> flow_cap, std::vector<double>& rates) {
+  const size_t R = capacity.size();
+  const size_t F = begins.size();
+  rates.assign(F, kUnlimited);
+  count_.resize(R);
+  for (size_t r = 0; r < R; ++r) count_[r] = static_cast<int32_t>(res_offsets[r + 1] - res_offsets[r]);
   remaining_.assign(capacity.begin(), capacity.end());
   version_.assign(R, 0);
   frozen_.assign(F, 0);
@@ -71,7 +82,7 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
   shared_.clear();
   for (size_t r = 0; r < R; ++r) {
     if (count_[r] == 1) {
-      const auto f = static_cast<size_t>(res_flows_[static_cast<size_t>(res_offsets_[r])]);
+      const auto f = static_cast<size_t>(res_flows[static_cast<size_t>(res_offsets[r])]);
       cap_[f] = std::min(cap_[f], remaining_[r]);
       count_[r] = 0;  // never fills by itself now
     } else if (count_[r] > 1) {
@@ -108,7 +119,7 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
   capped_.clear();
   for (size_t f = 0; f < F; ++f)
     if (cap_[f] < kUnlimited) capped_.push_back({cap_[f], static_cast<int32_t>(f)});
-  std::sort(capped_.begin(), capped_.end(), [](const Capped& a, const Capped& b) { return a.cap < b.cap; });
+  if (!scan) std::sort(capped_.begin(), capped_.end(), [](const Capped& a, const Capped& b) { return a.cap < b.cap; });
   size_t next_cap = 0;
   double level = 0;  // levels only grow; rounding must not make a later flow slower
 
@@ -120,7 +131,7 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
   auto freeze = [&](size_t f, double rate) {
     frozen_[f] = 1;
     rates[f] = rate;
-    for (int64_t k = offsets[f]; k < offsets[f + 1]; ++k) {
+    for (int64_t k = begins[f]; k < ends[f]; ++k) {
       const auto q = static_cast<size_t>(resources[static_cast<size_t>(k)]);
       remaining_[q] -= rate;  // rates are finite: an unlimited resource stays unlimited
       --count_[q];
@@ -177,7 +188,28 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
     const double top_level = top.level;
     // Flows whose own cap comes first.
     bool capped_any = false;
-    while (next_cap < capped_.size()) {
+    if (scan) {
+      // Few resources fill, so the caps are scanned at each fill rather than sorted once:
+      // every flow capped below the next fill freezes at its cap (or the level, whichever
+      // is higher: levels only grow), which is what the sorted order would give it.
+      double raised = level;
+      size_t live = 0;
+      for (const Capped& c : capped_) {
+        const auto f = static_cast<size_t>(c.flow);
+        if (frozen_[f]) continue;
+        if (none || c.cap < top_level) {
+          const double rate = std::max(level, c.cap);
+          freeze(f, rate);
+          raised = std::max(raised, rate);
+          capped_any = true;
+        } else {
+          capped_[live++] = c;
+        }
+      }
+      capped_.resize(live);
+      level = raised;
+    }
+    while (!scan && next_cap < capped_.size()) {
       const auto f = static_cast<size_t>(capped_[next_cap].flow);
       if (frozen_[f]) {
         ++next_cap;
@@ -201,8 +233,8 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
     if (!std::isfinite(top.level)) break;  // only unlimited resources left: the rest stays unlimited
     level = std::max(level, top.level);
     const auto r = static_cast<size_t>(top.resource);
-    for (int64_t k = res_offsets_[r]; k < res_offsets_[r + 1]; ++k) {
-      const auto f = static_cast<size_t>(res_flows_[static_cast<size_t>(k)]);
+    for (int64_t k = res_offsets[r]; k < res_offsets[r + 1]; ++k) {
+      const auto f = static_cast<size_t>(res_flows[static_cast<size_t>(k)]);
       if (!frozen_[f]) freeze(f, level);
     }
     requeue();

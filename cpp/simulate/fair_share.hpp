@@ -29,6 +29,13 @@ class FairShareSolver {
 public:
   void solve(std::span<const double> capacity, std::span<const int64_t> offsets, std::span<const int32_t> resources,
              std::span<const double> flow_cap, std::vector<double>& rates);
+  /// The same, with flow f's resources at resources[begins[f] .. ends[f]) (so that a caller
+  /// can lay them out with room to grow) and given the flows of every resource too (the
+  /// transpose: resource r's flows are res_flows[res_offsets[r] .. res_offsets[r+1])), which
+  /// a caller that builds the problem from per-resource lists has for free.
+  void solve(std::span<const double> capacity, std::span<const int64_t> begins, std::span<const int64_t> ends,
+             std::span<const int32_t> resources, std::span<const int64_t> res_offsets,
+             std::span<const int32_t> res_flows, std::span<const double> flow_cap, std::vector<double>& rates);
 
 private:
   struct Entry {

@@ -84,6 +84,7 @@ FlowNetwork::FlowId FlowNetwork::start(std::span<const int32_t> resources, doubl
   f.rate = 0;
   f.cap = cap;
   ++active_;
+  if (!res.empty()) started_.push_back(id);
   if (res.empty()) set_rate(id, cap);  // nothing to share: its own cap, or at once
   return id;
 }
@@ -110,42 +111,95 @@ void FlowNetwork::settle() {
     for (size_t r = 0; r < rs_.size(); ++r) touch(static_cast<int32_t>(r));
   if (dirty_.empty()) return;
   ++stats_.solves;
+  // Flows slower than every flow that finished or started keep their rates: progressive
+  // filling freezes the same flows as before up to that rate, as the finished flows (at
+  // their old rates) and the started ones (at their new) were still growing there. A new
+  // flow's rate is not known yet, but is at least its cap and each of its resources'
+  // capacity / flows (no resource fills below that). Slower flows stay out of the local
+  // problem, their rates taken off their resources' capacities; a resource where they were
+  // at the level has no faster flow, so it stays as it was. Exact, and in the protocol
+  // simulation it takes a tenth of the flows out.
+  double fixed_below = full_ ? 0 : finished_min_rate_;
+  for (FlowId g : started_) {
+    const Flow& f = flows_[static_cast<size_t>(g)];
+    fixed_below = std::min(fixed_below, f.cap);
+    for (int32_t r : f.res)
+      fixed_below = std::min(fixed_below, rs_[static_cast<size_t>(r)].capacity /
+                                              static_cast<double>(res_flows_[static_cast<size_t>(r)].size()));
+  }
+  fixed_below = std::isfinite(fixed_below) ? fixed_below * (1 - kFull) : 0;
+  finished_min_rate_ = kUnlimited;
+  // The local problem: every flow on a resource of the set; resources outside the set
+  // enter only as caps (their saturation level), as they keep their rates. Built once and
+  // extended at each widening (resources only join the set): the new resources with their
+  // flows, and the lists and caps of the flows on them.
+  ++mark_;
+  set_flows_.clear();
+  local_capacity_.clear();
+  res_offsets_.assign(1, 0);
+  res_local_flows_.clear();
+  size_t built = 0, listed = 0;  // resources of dirty_ and flows of set_flows_ in the problem
+  auto add = [&](FlowId g) {
+    Flow& f = flows_[static_cast<size_t>(g)];
+    f.mark = mark_;
+    f.set_pos = static_cast<int32_t>(set_flows_.size());
+    set_flows_.push_back(g);
+  };
+  // A flow's local resources, kMaxResources apart (room for those that join later), and its cap.
+  auto list = [&](FlowId g) {
+    const Flow& f = flows_[static_cast<size_t>(g)];
+    const auto at = static_cast<size_t>(f.set_pos);
+    int64_t end = local_begin_[at];
+    double cap = f.cap;
+    for (int32_t r : f.res) {
+      if (rs_[static_cast<size_t>(r)].in_set)
+        local_res_[static_cast<size_t>(end++)] = rs_[static_cast<size_t>(r)].local;
+      else
+        cap = std::min(cap, rs_[static_cast<size_t>(r)].level);
+    }
+    local_end_[at] = end;
+    local_cap_[at] = cap;
+  };
+  for (FlowId g : started_) add(g);  // their rate of 0 is not a rate yet
   for (;;) {
-    // The local problem: every flow on a resource of the set; resources outside the set
-    // enter only as caps (their saturation level), as they keep their rates.
-    ++mark_;
-    set_flows_.clear();
-    auto add = [&](FlowId g) {
-      Flow& f = flows_[static_cast<size_t>(g)];
-      if (f.mark == mark_) return;
-      f.mark = mark_;
-      f.set_pos = static_cast<int32_t>(set_flows_.size());
-      set_flows_.push_back(g);
-    };
-    for (int32_t r : dirty_)
-      for (FlowId g : res_flows_[static_cast<size_t>(r)]) add(g);
-    local_capacity_.clear();
-    for (size_t i = 0; i < dirty_.size(); ++i) {
-      rs_[static_cast<size_t>(dirty_[i])].local = static_cast<int32_t>(i);
-      local_capacity_.push_back(rs_[static_cast<size_t>(dirty_[i])].capacity);
-    }
-    offsets_.assign(1, 0);
-    local_res_.clear();
-    local_cap_.clear();
-    for (FlowId g : set_flows_) {
-      const Flow& f = flows_[static_cast<size_t>(g)];
-      double cap = f.cap;
-      for (int32_t r : f.res) {
-        if (rs_[static_cast<size_t>(r)].in_set)
-          local_res_.push_back(rs_[static_cast<size_t>(r)].local);
-        else
-          cap = std::min(cap, rs_[static_cast<size_t>(r)].level);
+    // The flows of each new resource, as the solver's transpose (built here from the lists
+    // at hand, rather than by the solver from the flows' lists).
+    relist_.clear();
+    for (size_t i = built; i < dirty_.size(); ++i) {
+      const auto r = static_cast<size_t>(dirty_[i]);
+      rs_[r].local = static_cast<int32_t>(i);
+      double capacity = rs_[r].capacity;
+      for (FlowId g : res_flows_[r]) {
+        const Flow& f = flows_[static_cast<size_t>(g)];
+        if (f.mark != mark_) {
+          if (f.rate < fixed_below) {
+            capacity -= f.rate;
+            continue;
+          }
+          add(g);
+        } else if (static_cast<size_t>(f.set_pos) < listed) {
+          relist_.push_back(g);  // in the problem already, now with one more resource
+        }
+        res_local_flows_.push_back(flows_[static_cast<size_t>(g)].set_pos);
       }
-      offsets_.push_back(static_cast<int64_t>(local_res_.size()));
-      local_cap_.push_back(cap);
+      local_capacity_.push_back(std::max(0.0, capacity));
+      res_offsets_.push_back(static_cast<int64_t>(res_local_flows_.size()));
     }
+    built = dirty_.size();
+    const size_t F = set_flows_.size();
+    local_begin_.resize(F);
+    local_end_.resize(F);
+    local_cap_.resize(F);
+    local_res_.resize(F * kMaxResources);
+    for (size_t i = listed; i < F; ++i) {
+      local_begin_[i] = static_cast<int64_t>(i * kMaxResources);
+      list(set_flows_[i]);
+    }
+    for (FlowId g : relist_) list(g);
+    listed = F;
     stats_.flows_solved += static_cast<int64_t>(set_flows_.size());
-    solver_.solve(local_capacity_, offsets_, local_res_, local_cap_, new_rates_);
+    solver_.solve(local_capacity_, local_begin_, local_end_, local_res_, res_offsets_, res_local_flows_, local_cap_,
+                  new_rates_);
 
     // Widen where the new rates break the max-min conditions at a resource outside the set:
     // it is over capacity, or it was a bottleneck (saturated) and now has room while a
@@ -200,10 +254,12 @@ void FlowNetwork::settle() {
     // work in the protocol simulation). Resources added needlessly only enlarge the problem:
     // the solution stays exact.
     const size_t widened = widen_.size();
-    for (size_t i = 0; i < widened; ++i)
+    for (size_t i = 0; i < widened; ++i) {
+      const double at_level =
+          saturated(static_cast<size_t>(widen_[i])) ? rs_[static_cast<size_t>(widen_[i])].level * (1 - kFull) : 0;
       for (FlowId g : res_flows_[static_cast<size_t>(widen_[i])]) {
         const Flow& h = flows_[static_cast<size_t>(g)];
-        if (h.mark == mark_) continue;
+        if (h.mark == mark_ || h.rate < fixed_below || h.rate < at_level) continue;
         for (int32_t q : h.res) {
           const auto qu = static_cast<size_t>(q);
           if (rs_[qu].in_set || !saturated(qu) || h.rate >= rs_[qu].level * (1 - kFull)) continue;
@@ -211,6 +267,7 @@ void FlowNetwork::settle() {
           widen_.push_back(q);
         }
       }
+    }
     dirty_.insert(dirty_.end(), widen_.begin(), widen_.end());
   }
 
@@ -230,6 +287,7 @@ void FlowNetwork::settle() {
     rs_[ru].in_set = 0;
   }
   dirty_.clear();
+  started_.clear();
 }
 
 double FlowNetwork::next_completion() {
@@ -281,6 +339,7 @@ void FlowNetwork::finish(FlowId id) {
     // Room on a resource that had room already changes no other flow's rate through it.
     if (saturated(r)) touch(res[k]);
   }
+  if (!res.empty()) finished_min_rate_ = std::min(finished_min_rate_, rate);
   flows_[i].rate = 0;
   completions_.erase(id);
   --active_;

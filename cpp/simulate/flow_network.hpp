@@ -128,13 +128,17 @@ private:
   size_t active_ = 0;
   double now_ = 0;
   bool full_ = false;
+  std::vector<FlowId> started_;            // flows started since the last settle ...
+  double finished_min_rate_ = kUnlimited;  // ... and the slowest rate of those finished
   Stats stats_;
 
   // The set being re-solved and scratch space, reused between calls.
   std::vector<int32_t> dirty_;
   std::vector<FlowId> set_flows_;
   uint32_t mark_ = 0;
-  std::vector<int64_t> offsets_;
+  std::vector<int64_t> local_begin_, local_end_, res_offsets_;
+  std::vector<int32_t> res_local_flows_;
+  std::vector<FlowId> relist_;
   std::vector<int32_t> local_res_;
   std::vector<double> local_cap_, local_capacity_, new_rates_;
   std::vector<int32_t> widen_, outside_, checked_;

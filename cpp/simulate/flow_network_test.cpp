@@ -256,6 +256,34 @@ TEST(FlowNetwork, IncrementalEqualsFullRecomputeLarge) {
   for (uint64_t seed = 1001; seed <= 1010; ++seed) run_random(seed, 40, 400);
 }
 
+TEST(FlowNetwork, SlowerFlowsStayOutOfTheLocalProblem) {
+  // Link 0 (100 B/s) holds A (capped at 10), a short flow S and D: A 10, S 45, D 45. When S
+  // ends, A (slower than S) keeps its rate and is not re-solved: only D is, and gets 90. A
+  // new flow E on link 0 gets at least 100 / 3: A, still slower, stays out again.
+  Lockstep nets({100.0});
+  nets.start(Res{0}, 1000, 10);          // A
+  nets.start(Res{0}, 45, kUnlimited);    // S
+  nets.start(Res{0}, 1000, kUnlimited);  // D
+  ASSERT_NO_FATAL_FAILURE(nets.expect_same_rates("start"));
+  EXPECT_DOUBLE_EQ(nets.inc.rate(nets.ids_inc[1]), 45);
+  const int64_t before = nets.inc.stats().flows_solved;
+  ASSERT_NO_FATAL_FAILURE(nets.advance(nets.full.next_completion()));
+  ASSERT_NO_FATAL_FAILURE(nets.expect_same_rates("after S"));
+  EXPECT_EQ(nets.inc.stats().flows_solved - before, 1);  // D alone
+  EXPECT_DOUBLE_EQ(nets.inc.rate(nets.ids_inc[2]), 90);
+  EXPECT_DOUBLE_EQ(nets.inc.rate(nets.ids_inc[0]), 10);
+  const int64_t before_start = nets.inc.stats().flows_solved;
+  nets.start(Res{0}, 1000, kUnlimited);  // E
+  ASSERT_NO_FATAL_FAILURE(nets.expect_same_rates("after E"));
+  EXPECT_EQ(nets.inc.stats().flows_solved - before_start, 2);  // D and E
+  EXPECT_DOUBLE_EQ(nets.inc.rate(nets.ids_inc[3]), 45);
+  // A cap below A's rate on the new flow brings A back in: E capped at 5 may let A grow.
+  const int64_t before_capped = nets.inc.stats().flows_solved;
+  nets.start(Res{0}, 1000, 5);  // F
+  ASSERT_NO_FATAL_FAILURE(nets.expect_same_rates("after F"));
+  EXPECT_EQ(nets.inc.stats().flows_solved - before_capped, 4);
+}
+
 TEST(FlowNetwork, IncrementalSolverWidens) {
   // Link 0 (60 B/s) holds A and a short flow S; link 1 (100) holds A and B; link 2 (100) B
   // and C. Rates: A 30, S 30, B 50, C 50 (link 1 not full). When S ends, re-solving link 0
