@@ -109,13 +109,13 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
     std::make_heap(heap_.begin(), heap_.end(), later);
   }
 
-  // Sorted by cap with the cap beside the flow: nearly every flow of a local problem has
-  // a cap, and sorting through an index cost a cache miss per comparison. Equal caps need
-  // no order among themselves (they freeze at the same rate, and subtracting equal rates
-  // in any order gives the same remainders), so the comparison is the cap alone. With a
-  // heap (many shared resources) their order can still break ties between resources filling
-  // at the same level differently, a last-bit difference; std::sort is deterministic, so
-  // the same problem gives the same rates on every run and thread.
+  // The capped flows with the cap beside the flow (through an index, each comparison cost a
+  // cache miss). With a heap, sorted by cap; with a scan, in flow order (see below). Equal
+  // caps need no order among themselves (they freeze at the same rate, and subtracting
+  // equal rates in any order gives the same remainders), so the comparison is the cap
+  // alone. With a heap (many shared resources) their order can still break ties between
+  // resources filling at the same level differently, a last-bit difference; std::sort is
+  // deterministic, so the same problem gives the same rates on every run and thread.
   capped_.clear();
   for (size_t f = 0; f < F; ++f)
     if (cap_[f] < kUnlimited) capped_.push_back({cap_[f], static_cast<int32_t>(f)});

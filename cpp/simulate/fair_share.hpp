@@ -57,7 +57,7 @@ private:
     double cap;
     int32_t flow;
   };
-  std::vector<Capped> capped_;  // flows with a cap, by cap
+  std::vector<Capped> capped_;  // flows with a cap, by cap with a heap, in flow order with a scan
   std::vector<int32_t> touched_;
   std::vector<uint8_t> touched_mark_;
 };
