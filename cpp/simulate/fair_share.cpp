@@ -76,7 +76,7 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
 
   // A resource only one flow uses fills when that flow reaches its capacity: it is a cap
   // on the flow. Most links of a step carry one flow, so the filling below handles only
-  // the shared resources, and caps in one sorted pass.
+  // the shared resources, and caps apart (sorted once, or scanned at each fill).
   cap_.assign(F, kUnlimited);
   if (!flow_cap.empty()) std::copy(flow_cap.begin(), flow_cap.end(), cap_.begin());
   shared_.clear();

@@ -16,6 +16,8 @@ namespace {
 constexpr double kSameRate = 1e-12;
 // A resource is saturated when its load is within this of its capacity.
 constexpr double kFull = 1e-9;
+// Flows slower than this (relative) than every flow that started or finished keep their rates.
+constexpr double kSlower = 1e-6;
 // Completions within this (relative) of each other happen together.
 constexpr double kSameTime = 1e-12;
 
@@ -109,17 +111,18 @@ void FlowNetwork::set_rate(FlowId id, double rate) {
 void FlowNetwork::settle() {
   if (full_ && !dirty_.empty())
     for (size_t r = 0; r < rs_.size(); ++r) touch(static_cast<int32_t>(r));
-  if (dirty_.empty()) return;
-  ++stats_.solves;
   // Flows slower than every flow that finished or started keep their rates: progressive
   // filling freezes the same flows as before up to that rate, as the finished flows (at
   // their old rates) and the started ones (at their new) were still growing there. A new
-  // flow's rate is not known yet, but is at least its cap and each of its resources'
-  // capacity / flows (no resource fills below that). Slower flows stay out of the local
-  // problem, their rates taken off their resources' capacities; a resource where they were
-  // at the level has no faster flow, so it stays as it was. Exact, and in the protocol
-  // simulation it takes a tenth of the flows out.
+  // flow's rate is not known yet, but is at least the smallest of its cap and, for each of
+  // its resources, capacity / number of flows (no resource fills below that). Slower flows
+  // stay out of the local problem, their rates taken off their resources' capacities; a
+  // resource where they were at the level has no faster flow, so it stays as it was.
+  // Exact, and in the protocol simulation it takes a tenth of the flows out.
   double fixed_below = full_ ? 0 : finished_min_rate_;
+  finished_min_rate_ = kUnlimited;  // (a finish that touched no saturated resource: no settle)
+  if (dirty_.empty()) return;
+  ++stats_.solves;
   for (FlowId g : started_) {
     const Flow& f = flows_[static_cast<size_t>(g)];
     fixed_below = std::min(fixed_below, f.cap);
@@ -127,8 +130,10 @@ void FlowNetwork::settle() {
       fixed_below = std::min(fixed_below, rs_[static_cast<size_t>(r)].capacity /
                                               static_cast<double>(res_flows_[static_cast<size_t>(r)].size()));
   }
-  fixed_below = std::isfinite(fixed_below) ? fixed_below * (1 - kFull) : 0;
-  finished_min_rate_ = kUnlimited;
+  // The margin: committed rates may sit up to kFull off the exact ones (a resource that
+  // much over or under capacity is left as it is), and a flow tied with a finished one
+  // must not be taken for slower.
+  fixed_below = std::isfinite(fixed_below) ? fixed_below * (1 - kSlower) : 0;
   // The local problem: every flow on a resource of the set; resources outside the set
   // enter only as caps (their saturation level), as they keep their rates. Built once and
   // extended at each widening (resources only join the set): the new resources with their
@@ -326,8 +331,11 @@ void FlowNetwork::finish(FlowId id) {
     list[at] = moved;
     list.pop_back();
     if (moved != id || at != list.size()) {
+      // The entry moved from the back takes the freed place. When it is this flow's own
+      // (a resource listed twice), it is a later one: the earlier ones are gone, and their
+      // stale positions could match.
       const auto m = static_cast<size_t>(moved);
-      for (size_t j = 0; j < flows_[m].res.size(); ++j)
+      for (size_t j = moved == id ? k + 1 : 0; j < flows_[m].res.size(); ++j)
         if (static_cast<size_t>(flows_[m].res[j]) == r && static_cast<size_t>(pos_[m][j]) == list.size()) {
           pos_[m][j] = static_cast<int32_t>(at);
           break;

@@ -22,8 +22,8 @@ namespace daqnet::simulate {
 /// widens while the new rates break the max-min conditions outside it: a resource pushed
 /// over capacity, or a bottleneck that gained room while a flow still sits at its level;
 /// with each widening, the saturated neighbours its new flows are likely to move come in too.
-/// Flows slower than every flow that started or finished at the instant keep their rates
-/// (max-min filling runs as before up to there) and stay out, as fixed loads.
+/// Flows slower than every flow that started or finished since the last re-solve keep their
+/// rates (max-min filling runs as before up to there) and stay out, as fixed loads.
 /// Every flow then has a saturated resource on which no flow gets more, which
 /// characterises the max-min allocation; tests compare every step with a full solve.
 class FlowNetwork {
