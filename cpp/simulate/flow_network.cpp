@@ -16,7 +16,8 @@ namespace {
 constexpr double kSameRate = 1e-12;
 // A resource is saturated when its load is within this of its capacity.
 constexpr double kFull = 1e-9;
-// Flows slower than this (relative) than every flow that started or finished keep their rates.
+// A flow slower by more than this (relative) than every flow that started or finished
+// keeps its rate.
 constexpr double kSlower = 1e-6;
 // Completions within this (relative) of each other happen together.
 constexpr double kSameTime = 1e-12;
@@ -120,7 +121,8 @@ void FlowNetwork::settle() {
   // resource where they were at the level has no faster flow, so it stays as it was.
   // Exact, and in the protocol simulation it takes a tenth of the flows out.
   double fixed_below = full_ ? 0 : finished_min_rate_;
-  finished_min_rate_ = kUnlimited;  // (a finish that touched no saturated resource: no settle)
+  // Reset before the early return: a finish that left only unsaturated resources dirties none.
+  finished_min_rate_ = kUnlimited;
   if (dirty_.empty()) return;
   ++stats_.solves;
   for (FlowId g : started_) {
