@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "simulate/fair_share.hpp"
@@ -49,6 +50,16 @@ public:
   /// Move the clock to t (≤ next_completion()) and return, in `done`, the tags of the flows
   /// complete by then (within a relative 1e-12 of t, so that equal flows finish together).
   void advance(double t, std::vector<uint64_t>& done);
+
+  /// Run every active flow to its end at once, when no rate would change on the way: each
+  /// group of flows that ends together (as advance() groups them) is faster than every flow
+  /// still on its saturated resources, so the flows left keep their rates (see settle()).
+  /// Then `done` holds (time, tag) in the order advance() would give, the clock is at the
+  /// last completion and the network is empty, exactly as advancing through each
+  /// completion would leave it, with none of the per-flow removals. Otherwise (a flow
+  /// that would speed up or never ends, or the full recompute is on) returns false and
+  /// changes nothing. The step simulation ends nearly every step this way.
+  bool drain(std::vector<std::pair<double, uint64_t>>& done);
 
   /// Current rate of an active flow (bytes/s), after settling.
   double rate(FlowId id);
@@ -148,6 +159,11 @@ private:
   std::vector<double> delta_;  // per outside resource checked: Σ of its flows' rate changes
   uint32_t res_stamp_ = 0;
   FairShareSolver solver_;
+  // drain(): the completions in order, where each group starts, and per resource the
+  // fastest flow that ends after the group being checked.
+  std::vector<IndexedHeap::Entry> order_;
+  std::vector<std::pair<size_t, double>> groups_;  // first index in order_, time
+  std::vector<double> later_rate_;
 };
 
 }  // namespace daqnet::simulate

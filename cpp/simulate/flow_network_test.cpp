@@ -310,5 +310,94 @@ TEST(FlowNetwork, IncrementalSolverWidens) {
   }
 }
 
+TEST(FlowNetwork, DrainEndsFlowsAsAdvancingWould) {
+  // Two networks fed the same flows: one drains, the other advances through every
+  // completion. A drain must give the very same times and tags and leave the same state (a
+  // flow started afterwards gets the same rate); a refused drain must change nothing.
+  int drained = 0, refused = 0;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    const int32_t R = 3 + static_cast<int32_t>(seed % 20);
+    std::uniform_int_distribution<int32_t> pick_res(0, R - 1);
+    std::vector<double> capacity(static_cast<size_t>(R));
+    for (auto& c : capacity) c = unit(rng) < 0.1 ? kUnlimited : 10 + 90 * unit(rng);
+    FlowNetwork a(capacity), b(capacity);
+    const bool equal = seed % 2 == 0;  // equal messages: the step simulation's case
+    const int flows = 1 + static_cast<int>(seed % 30);
+    std::vector<uint64_t> done;
+    for (int k = 0; k < flows; ++k) {
+      Res res;
+      for (int len = 1 + static_cast<int>(unit(rng) * 4); len > 0; --len) res.push_back(pick_res(rng));
+      const double bytes = equal ? 1000 : 1 + 1000 * unit(rng);
+      const double cap = unit(rng) < 0.1 ? 5 + 40 * unit(rng) : kUnlimited;
+      a.start(res, bytes, cap, static_cast<uint64_t>(k));
+      b.start(res, bytes, cap, static_cast<uint64_t>(k));
+      if (!equal && unit(rng) < 0.2) {  // flows that start mid-way through others
+        const double t = a.next_completion() * 0.5;
+        a.advance(t, done);
+        b.advance(t, done);
+      }
+    }
+    std::vector<std::pair<double, uint64_t>> got, want;
+    if (a.drain(got)) {
+      ++drained;
+      while (b.active() > 0) {
+        b.advance(b.next_completion(), done);
+        for (uint64_t tag : done) want.emplace_back(b.now(), tag);
+      }
+      ASSERT_EQ(got, want) << "seed " << seed;
+      ASSERT_EQ(a.active(), 0u);
+      ASSERT_EQ(a.now(), b.now()) << "seed " << seed;
+      const Res all = [&] {
+        Res r;
+        for (int32_t q = 0; q < std::min<int32_t>(R, FlowNetwork::kMaxResources); ++q) r.push_back(q);
+        return r;
+      }();
+      const auto fa = a.start(all, 10), fb = b.start(all, 10);
+      ASSERT_EQ(a.rate(fa), b.rate(fb)) << "seed " << seed;
+      ASSERT_EQ(a.loads(), b.loads()) << "seed " << seed;
+    } else {
+      ++refused;
+      ASSERT_TRUE(got.empty());
+      while (b.active() > 0) {
+        ASSERT_EQ(a.next_completion(), b.next_completion()) << "seed " << seed;
+        std::vector<uint64_t> done_a;
+        a.advance(a.next_completion(), done_a);
+        b.advance(b.next_completion(), done);
+        ASSERT_EQ(done_a, done) << "seed " << seed;
+      }
+      ASSERT_EQ(a.active(), 0u);
+    }
+  }
+  // Both branches ran, often: the test checks something either way.
+  EXPECT_GT(drained, 100);
+  EXPECT_GT(refused, 20);
+}
+
+TEST(FlowNetwork, DrainRefusesAFlowThatWouldSpeedUp) {
+  // A and B share link 0 (2 B/s) at 1 B/s each; A ends first, and B then gets 2 B/s: its
+  // end is not its start plus bytes / rate, so no drain.
+  FlowNetwork net({2.0});
+  net.start(Res{0}, 1, kUnlimited, 0);
+  net.start(Res{0}, 10, kUnlimited, 1);
+  std::vector<std::pair<double, uint64_t>> drained;
+  EXPECT_FALSE(net.drain(drained));
+  std::vector<uint64_t> done;
+  EXPECT_EQ(step(net, done), 1);
+  EXPECT_EQ(step(net, done), 5.5);  // 9 bytes left at 2 B/s
+  // B slower than A (held at 0.5 B/s by link 1): B keeps its rate, the drain holds.
+  FlowNetwork held({2.0, 0.5});
+  held.start(Res{0}, 1, kUnlimited, 0);
+  held.start(Res{0, 1}, 10, kUnlimited, 1);
+  ASSERT_TRUE(held.drain(drained));
+  EXPECT_EQ(drained, (std::vector<std::pair<double, uint64_t>>{{1.0 / 1.5, 0}, {20.0, 1}}));
+  EXPECT_EQ(held.active(), 0u);
+  // A flow that never ends (a resource of capacity 0) cannot drain.
+  FlowNetwork stuck({0.0});
+  stuck.start(Res{0}, 1);
+  EXPECT_FALSE(stuck.drain(drained));
+}
+
 }  // namespace
 }  // namespace daqnet::simulate

@@ -55,12 +55,22 @@ public:
       down(at);
   }
 
-private:
   struct Entry {
     double key;
     int32_t id;
   };
+  /// The order in which entries come out.
   static bool before(const Entry& a, const Entry& b) { return a.key < b.key || (a.key == b.key && a.id < b.id); }
+  /// Every entry, in heap order.
+  const std::vector<Entry>& entries() const { return heap_; }
+  size_t size() const { return heap_.size(); }
+  /// Remove every entry at once.
+  void clear() {
+    for (const Entry& e : heap_) pos_[static_cast<size_t>(e.id)] = -1;
+    heap_.clear();
+  }
+
+private:
   void place(size_t i, const Entry& e) {
     heap_[i] = e;
     pos_[static_cast<size_t>(e.id)] = static_cast<int32_t>(i);

@@ -10,6 +10,7 @@
 #include "common/error.hpp"
 #include "common/step_pool.hpp"
 #include "simulate/step_memo.hpp"
+#include "simulate/step_solver.hpp"
 
 namespace daqnet::simulate {
 
@@ -17,14 +18,12 @@ namespace {
 
 // The flows of one step, each split into one sub-flow per path of its routing.
 struct StepFlows {
-  struct Sub {
-    double latency, bytes;
-    int32_t flow;
-    uint32_t first, last;  // its resources in `res`
-  };
+  using Sub = StepSub;
   std::vector<Sub> subs;
   std::vector<int32_t> res;
   std::vector<double> flow_latency;  // per flow: its shortest path's latency
+  std::vector<double> sub_end;       // per sub-flow: its end from the step solver, NaN if left
+  std::vector<Sub> rest;             // the sub-flows left to the flow network
 
   void build(const NetworkModel& model, const std::vector<workload::Flow>& flows, std::span<const int32_t> placement,
              int64_t step, double bytes, bool ideal, Routes& routes) {
@@ -50,22 +49,46 @@ struct StepFlows {
   size_t flows() const { return flow_latency.size(); }
 
   // Looks the step up by its shape; runs it (and remembers it) when it is new.
-  std::pair<double, double> run(FlowNetwork& net, StepMemo& memo, const std::vector<double>& capacity, double bytes,
-                                std::vector<double>& flow_end, std::vector<uint64_t>& done);
+  std::pair<double, double> run(FlowNetwork& net, StepSolver& solver, StepMemo& memo,
+                                const std::vector<double>& capacity, double bytes, std::vector<double>& flow_end,
+                                std::vector<uint64_t>& done, std::vector<std::pair<double, uint64_t>>& drained);
 };
 
 // One step on one network: returns (duration, slowest flow's average rate in bytes/s). Each
 // sub-flow waits for its path's latency, then shares the bandwidth; a flow ends with its
-// last sub-flow.
-std::pair<double, double> run_step(FlowNetwork& net, StepFlows& step, double bytes, std::vector<double>& flow_end,
-                                   std::vector<uint64_t>& done) {
-  auto& subs = step.subs;
-  std::sort(subs.begin(), subs.end(), [](const auto& x, const auto& y) { return x.latency < y.latency; });
+// last sub-flow. The step solver ends the sub-flows whose rates hold from start to end;
+// the flow network runs the rest as events.
+std::pair<double, double> run_step(FlowNetwork& net, StepSolver& solver, StepFlows& step, double bytes,
+                                   std::vector<double>& flow_end, std::vector<uint64_t>& done,
+                                   std::vector<std::pair<double, uint64_t>>& drained) {
   const double t0 = net.now();
   flow_end.assign(step.flows(), t0);
   double end = t0;
+  auto ended = [&](int32_t flow, double t) {
+    flow_end[static_cast<size_t>(flow)] = std::max(flow_end[static_cast<size_t>(flow)], t);
+    end = std::max(end, t);
+  };
+  solver.solve(t0, step.subs, step.res, step.sub_end);
+  auto& subs = step.rest;
+  subs.clear();
+  for (size_t i = 0; i < step.subs.size(); ++i)
+    if (std::isnan(step.sub_end[i]))
+      subs.push_back(step.subs[i]);
+    else
+      ended(step.subs[i].flow, step.sub_end[i]);
+  std::sort(subs.begin(), subs.end(), [](const auto& x, const auto& y) { return x.latency < y.latency; });
   size_t next = 0;
+  bool drain = true;
   while (next < subs.size() || net.active() > 0) {
+    // Once every sub-flow is under way, the rates usually hold to the end (the fastest
+    // flows end first): the network ends them all in one go.
+    if (next == subs.size() && drain) {
+      drain = false;
+      if (net.drain(drained)) {
+        for (const auto& [t, k] : drained) ended(subs[k].flow, t);
+        break;
+      }
+    }
     const double start = next < subs.size() ? t0 + subs[next].latency : kUnlimited;
     const double finish = net.next_completion();
     if (start <= finish) {
@@ -79,8 +102,7 @@ std::pair<double, double> run_step(FlowNetwork& net, StepFlows& step, double byt
     } else {
       net.advance(finish, done);
     }
-    for (uint64_t k : done) flow_end[static_cast<size_t>(subs[k].flow)] = net.now();
-    if (!done.empty()) end = net.now();
+    for (uint64_t k : done) ended(subs[k].flow, net.now());
   }
   double slowest = kUnlimited;
   for (size_t f = 0; f < step.flows(); ++f)
@@ -88,15 +110,17 @@ std::pair<double, double> run_step(FlowNetwork& net, StepFlows& step, double byt
   return {end - t0, slowest};
 }
 
-std::pair<double, double> StepFlows::run(FlowNetwork& net, StepMemo& memo, const std::vector<double>& capacity,
-                                         double bytes, std::vector<double>& flow_end, std::vector<uint64_t>& done) {
+std::pair<double, double> StepFlows::run(FlowNetwork& net, StepSolver& solver, StepMemo& memo,
+                                         const std::vector<double>& capacity, double bytes,
+                                         std::vector<double>& flow_end, std::vector<uint64_t>& done,
+                                         std::vector<std::pair<double, uint64_t>>& drained) {
   if (memo.active()) {
     memo.begin();
     for (const Sub& s : subs)
       memo.add(s.latency, s.bytes, s.flow, {res.data() + s.first, res.data() + s.last}, capacity);
     if (const auto* known = memo.find()) return *known;
   }
-  const auto outcome = run_step(net, *this, bytes, flow_end, done);
+  const auto outcome = run_step(net, solver, *this, bytes, flow_end, done, drained);
   net.restart();
   if (memo.active()) memo.store(outcome);
   return outcome;
@@ -122,6 +146,7 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
   std::vector<int64_t> reused(pool.threads(), 0);
   const int64_t steps_done = pool.run([&](size_t t, StepPool& chunks) {
     FlowNetwork real(model.capacity()), ideal(model.capacity());
+    StepSolver real_solver(model.capacity()), ideal_solver(model.capacity());
     const int probation = reuse ? 64 : 0;  // 0: the memos stop looking at once
     StepMemo real_memo(model.capacity().size(), size_t{1} << 22, probation),
         ideal_memo(model.capacity().size(), size_t{1} << 22, probation);
@@ -130,6 +155,7 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
     Routes routes;
     std::vector<double> flow_end;
     std::vector<uint64_t> finished;
+    std::vector<std::pair<double, uint64_t>> drained;
     int64_t first = 0, last = 0;
     while (chunks.next(first, last)) {
       for (int64_t s = first; s < last; ++s) {
@@ -140,13 +166,15 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
         step_flows.build(model, flows, placement, s, message_bytes, false, routes);
         network_flows[static_cast<size_t>(s)] = static_cast<int64_t>(step_flows.flows());
         const auto [seconds, slowest] =
-            step_flows.run(real, real_memo, model.capacity(), message_bytes, flow_end, finished);
+            step_flows.run(real, real_solver, real_memo, model.capacity(), message_bytes, flow_end, finished, drained);
         st.seconds = seconds;
         st.min_gbps = step_flows.flows() == 0 ? 0 : slowest * 8 / 1e9;
         if (ideal_run) {
           step_flows.build(model, flows, placement, s, message_bytes, true, routes);
           st.ideal_seconds =
-              step_flows.run(ideal, ideal_memo, model.capacity(), message_bytes, flow_end, finished).first;
+              step_flows
+                  .run(ideal, ideal_solver, ideal_memo, model.capacity(), message_bytes, flow_end, finished, drained)
+                  .first;
         } else {
           st.ideal_seconds = std::numeric_limits<double>::quiet_NaN();
         }
@@ -154,6 +182,8 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
       chunks.done(t, last - first);
     }
     stats[t] = real.stats();
+    stats[t].solves += real_solver.solves();
+    stats[t].flows_solved += real_solver.flows_solved();
     reused[t] = real_memo.hits() + ideal_memo.hits();
   });
 

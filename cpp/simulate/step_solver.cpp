@@ -1,0 +1,189 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+#include "simulate/step_solver.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "simulate/tolerances.hpp"
+
+namespace daqnet::simulate {
+
+StepSolver::StepSolver(std::vector<double> capacity) : capacity_(std::move(capacity)) {
+  seen_.assign(capacity_.size(), 0);
+  label_.assign(capacity_.size(), 0);
+}
+
+size_t StepSolver::solve(double t0, std::span<const StepSub> subs, std::span<const int32_t> res,
+                         std::vector<double>& ends) {
+  const size_t S = subs.size();
+  ends.assign(S, std::numeric_limits<double>::quiet_NaN());
+  if (++stamp_ == 0) {
+    std::fill(seen_.begin(), seen_.end(), 0);
+    stamp_ = 1;
+  }
+  // Components: the union of every sub-flow's resources (the lower label is the root, so
+  // components do not depend on the resources' global numbers).
+  parent_.clear();
+  local_capacity_.clear();
+  sub_res_.resize(res.size());
+  for (const StepSub& s : subs) {
+    if (s.first == s.last) continue;
+    const int32_t a = label(res[s.first]);
+    sub_res_[s.first] = a;
+    for (uint32_t k = s.first + 1; k < s.last; ++k) {
+      const int32_t b = label(res[k]);
+      sub_res_[k] = b;
+      const int32_t x = find(a), y = find(b);
+      if (x != y) parent_[static_cast<size_t>(std::max(x, y))] = std::min(x, y);
+    }
+  }
+  const size_t R = parent_.size();
+  first_sub_.assign(R, -1);
+  left_.assign(R, 0);
+  comp_start_.assign(R + 1, 0);
+  root_.resize(S);
+  rates_.resize(S);
+  for (size_t i = 0; i < S; ++i) {
+    const StepSub& s = subs[i];
+    if (s.first == s.last) {  // nothing to share: an unlimited rate, it ends as it starts
+      root_[i] = -1;
+      ends[i] = t0 + s.latency;
+      continue;
+    }
+    const int32_t c = find(sub_res_[s.first]);
+    root_[i] = c;
+    ++comp_start_[static_cast<size_t>(c) + 1];
+    auto& first = first_sub_[static_cast<size_t>(c)];
+    if (first < 0)
+      first = static_cast<int64_t>(i);
+    else if (s.latency != subs[static_cast<size_t>(first)].latency)
+      left_[static_cast<size_t>(c)] = 1;  // starts in stages: rates change as flows join
+  }
+
+  // One max-min problem of the components of several sub-flows that start at once
+  // (disjoint, so solving them together gives each its own rates). A sub-flow alone in its
+  // component gets its slowest resource's capacity (shared by the times it lists it), as
+  // the solver would give it.
+  flows_.clear();
+  problem_res_.clear();
+  offsets_.assign(1, 0);
+  for (size_t i = 0; i < S; ++i) {
+    const int32_t c = root_[i];
+    if (c < 0 || left_[static_cast<size_t>(c)]) continue;
+    const StepSub& s = subs[i];
+    if (comp_start_[static_cast<size_t>(c) + 1] == 1) {
+      double rate = kUnlimited;
+      for (uint32_t k = s.first; k < s.last; ++k) {
+        // A resource listed n times carries the flow n times over.
+        double times = 0;
+        for (uint32_t q = s.first; q < s.last; ++q) times += sub_res_[q] == sub_res_[k] ? 1 : 0;
+        rate = std::min(rate, local_capacity_[static_cast<size_t>(sub_res_[k])] / times);
+      }
+      rates_[i] = rate;
+      continue;
+    }
+    flows_.push_back(static_cast<int32_t>(i));
+    for (uint32_t k = s.first; k < s.last; ++k) problem_res_.push_back(sub_res_[k]);
+    offsets_.push_back(static_cast<int64_t>(problem_res_.size()));
+  }
+  if (!flows_.empty()) {
+    solver_.solve(local_capacity_, offsets_, problem_res_, {}, problem_rates_);
+    ++solves_;
+    flows_solved_ += static_cast<int64_t>(flows_.size());
+    load_.assign(R, 0);  // the loads that tell the saturated resources
+    for (size_t j = 0; j < flows_.size(); ++j) {
+      const auto i = static_cast<size_t>(flows_[j]);
+      rates_[i] = problem_rates_[j];
+      for (uint32_t k = subs[i].first; k < subs[i].last; ++k) {
+        const auto l = static_cast<size_t>(sub_res_[k]);
+        if (std::isfinite(local_capacity_[l])) load_[l] += rates_[i];
+      }
+    }
+  }
+  auto saturated = [&](size_t l) {
+    return std::isfinite(local_capacity_[l]) && load_[l] >= local_capacity_[l] * (1 - kFull);
+  };
+
+  // Each sub-flow's end at its rate (as the flow network computes it: the start, then the
+  // bytes at the rate), and the sub-flows by component (a counting sort on the root).
+  keys_.resize(S);
+  for (size_t c = 0; c < R; ++c) comp_start_[c + 1] += comp_start_[c];
+  by_comp_.resize(static_cast<size_t>(comp_start_[R]));
+  for (size_t c = 0; c < R; ++c) first_sub_[c] = comp_start_[c];  // now a cursor per component
+  for (size_t i = 0; i < S; ++i) {
+    const int32_t c = root_[i];
+    if (c < 0 || left_[static_cast<size_t>(c)]) continue;
+    if (!(rates_[i] > 0)) left_[static_cast<size_t>(c)] = 1;  // never ends
+    keys_[i] = (t0 + subs[i].latency) + subs[i].bytes / rates_[i];
+    by_comp_[static_cast<size_t>(first_sub_[static_cast<size_t>(c)]++)] = static_cast<int32_t>(i);
+  }
+
+  later_rate_.resize(R);
+  later_seen_.resize(R, 0);
+  for (size_t c = 0; c < R; ++c) {
+    const auto begin = static_cast<size_t>(comp_start_[c]), end = static_cast<size_t>(comp_start_[c + 1]);
+    if (begin == end || left_[c]) continue;
+    if (end - begin == 1) {
+      ends[static_cast<size_t>(by_comp_[begin])] = keys_[static_cast<size_t>(by_comp_[begin])];
+      continue;
+    }
+    const auto first = by_comp_.begin() + static_cast<std::ptrdiff_t>(begin);
+    const auto last = by_comp_.begin() + static_cast<std::ptrdiff_t>(end);
+    std::sort(first, last, [&](int32_t a, int32_t b) {
+      const double ka = keys_[static_cast<size_t>(a)], kb = keys_[static_cast<size_t>(b)];
+      return ka < kb || (ka == kb && a < b);
+    });
+    // Completions within kSameTime of the first of a group end together, at its time.
+    groups_.clear();
+    for (size_t i = begin; i < end;) {
+      const double at = keys_[static_cast<size_t>(by_comp_[i])];
+      groups_.emplace_back(i, at);
+      while (i < end && keys_[static_cast<size_t>(by_comp_[i])] <= at * (1 + kSameTime)) ++i;
+    }
+    // From the last group back, as FlowNetwork::drain(): a group's end must leave every
+    // sub-flow still on its saturated resources slower than itself. Resources saturated
+    // at the start are a superset of those saturated later, so this may refuse a
+    // component that would have held, never the reverse.
+    if (++later_stamp_ == 0) {
+      std::fill(later_seen_.begin(), later_seen_.end(), 0);
+      later_stamp_ = 1;
+    }
+    bool holds = true;
+    for (size_t g = groups_.size(); holds && g-- > 0;) {
+      const size_t gb = groups_[g].first, ge = g + 1 < groups_.size() ? groups_[g + 1].first : end;
+      double slowest = kUnlimited;
+      for (size_t i = gb; i < ge; ++i) slowest = std::min(slowest, rates_[static_cast<size_t>(by_comp_[i])]);
+      const double fixed_below = std::isfinite(slowest) ? slowest * (1 - kSlower) : 0;
+      for (size_t i = gb; holds && i < ge; ++i) {
+        const StepSub& s = subs[static_cast<size_t>(by_comp_[i])];
+        for (uint32_t k = s.first; k < s.last; ++k) {
+          const auto l = static_cast<size_t>(sub_res_[k]);
+          if (later_seen_[l] == later_stamp_ && saturated(l) && later_rate_[l] >= fixed_below) holds = false;
+        }
+      }
+      for (size_t i = gb; i < ge; ++i) {
+        const auto sub = static_cast<size_t>(by_comp_[i]);
+        for (uint32_t k = subs[sub].first; k < subs[sub].last; ++k) {
+          const auto l = static_cast<size_t>(sub_res_[k]);
+          later_rate_[l] = later_seen_[l] == later_stamp_ ? std::max(later_rate_[l], rates_[sub]) : rates_[sub];
+          later_seen_[l] = later_stamp_;
+        }
+      }
+    }
+    if (!holds) {
+      left_[c] = 1;
+      continue;
+    }
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      const size_t ge = g + 1 < groups_.size() ? groups_[g + 1].first : end;
+      for (size_t i = groups_[g].first; i < ge; ++i) ends[static_cast<size_t>(by_comp_[i])] = groups_[g].second;
+    }
+  }
+  size_t left = 0;
+  for (double e : ends) left += std::isnan(e) ? 1 : 0;
+  return left;
+}
+
+}  // namespace daqnet::simulate

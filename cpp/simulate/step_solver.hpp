@@ -1,0 +1,92 @@
+// daqnet — plan, simulate and benchmark event-building networks.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "simulate/fair_share.hpp"
+
+namespace daqnet::simulate {
+
+/// A sub-flow of a step: one path of a flow, its latency, the bytes it carries and its
+/// resources at [first, last) of the step's resource list.
+struct StepSub {
+  double latency, bytes;
+  int32_t flow;
+  uint32_t first, last;
+};
+
+/// Ends a step's sub-flows without an event loop where the rates they get at once hold to
+/// the end. Sub-flows that share no resource, even through others, are independent: the
+/// step splits into connected components. In a component whose sub-flows all start
+/// together (one latency), one max-min solve gives every rate, and when each group of
+/// completions is faster than every sub-flow still on its saturated resources (the test
+/// of FlowNetwork::drain()) no rate changes until the last ends, so each end is its start
+/// plus bytes / rate. That holds for most components of a shift step: equal messages, the
+/// fastest end first. The other components (several latencies, or a flow that would speed
+/// up) are left to the flow network. Every component is solved in one call, so a step
+/// costs one solve and a few passes over its sub-flows, instead of a start, a finish and
+/// a heap update per sub-flow.
+class StepSolver {
+public:
+  explicit StepSolver(std::vector<double> capacity);
+
+  /// ends[i] = when sub-flow i ends (the step starting at t0), or NaN when it is left to
+  /// the flow network. Returns how many are left. Depends on the sub-flows' order and
+  /// resources only up to a relabelling of resources (StepMemo relies on it).
+  size_t solve(double t0, std::span<const StepSub> subs, std::span<const int32_t> res, std::vector<double>& ends);
+
+  int64_t solves() const { return solves_; }              ///< solver calls made
+  int64_t flows_solved() const { return flows_solved_; }  ///< Σ sub-flows in those calls
+
+private:
+  // The local number of resource r, numbered now if new.
+  int32_t label(int32_t r) {
+    const auto ru = static_cast<size_t>(r);
+    if (seen_[ru] != stamp_) {
+      seen_[ru] = stamp_;
+      label_[ru] = static_cast<int32_t>(parent_.size());
+      parent_.push_back(label_[ru]);
+      local_capacity_.push_back(capacity_[ru]);
+    }
+    return label_[ru];
+  }
+  // The root of x's component (halving the path on the way).
+  int32_t find(int32_t x) {
+    while (parent_[static_cast<size_t>(x)] != x) {
+      auto& p = parent_[static_cast<size_t>(x)];
+      p = parent_[static_cast<size_t>(p)];
+      x = p;
+    }
+    return x;
+  }
+
+  std::vector<double> capacity_;
+  // Resources of the step numbered by first appearance (valid when seen_ == stamp_).
+  std::vector<uint32_t> seen_;
+  std::vector<int32_t> label_;
+  uint32_t stamp_ = 0;
+  // Per local resource: union-find parent, capacity, and at a component's root its first
+  // sub-flow and whether its sub-flows start at different times or it failed the test.
+  std::vector<int32_t> parent_;
+  std::vector<int64_t> first_sub_;
+  std::vector<uint8_t> left_;
+  std::vector<double> local_capacity_, load_, later_rate_;
+  std::vector<uint32_t> later_seen_;
+  uint32_t later_stamp_ = 0;
+  std::vector<int32_t> sub_res_;      // per sub-flow entry: its local resource
+  std::vector<int32_t> root_;         // per sub-flow: its component's root, −1 without resources
+  std::vector<double> rates_, keys_;  // per sub-flow: its rate and end
+  // The problem handed to the solver (the sub-flows of components of several that start
+  // at once), and the sub-flows by component.
+  std::vector<int32_t> flows_, problem_res_, by_comp_;
+  std::vector<int64_t> offsets_, comp_start_;
+  std::vector<double> problem_rates_;
+  std::vector<std::pair<size_t, double>> groups_;  // of a component's completions: first, time
+  FairShareSolver solver_;
+  int64_t solves_ = 0, flows_solved_ = 0;
+};
+
+}  // namespace daqnet::simulate
