@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from daqnet import Scenario
+from daqnet.analysis.link_loads import class_loads, link_bytes
 from daqnet.simulate import simulate_steps
 
 CASES = {
@@ -53,3 +54,23 @@ def test_threads_and_reuse_change_no_figure(case):
     if case.endswith("topology order"):
         # The reuse path must have been taken for the comparison to mean something.
         assert simulate_steps(sc, threads=1).solver.reused_steps > plain.steps_total
+
+
+# Two global links per pair of groups: `spread` splits every flow between groups in two.
+SPLIT = {
+    "fabric": {"kind": "dragonfly", "p": 2, "a": 2, "h": 2, "g": 3},
+    "routing": {"engine": "direct", "spread": True},
+    "workload": {"kind": "all-to-all"},
+}
+
+
+@pytest.mark.parametrize("case", [*sorted(CASES), "dragonfly, split flows"])
+def test_link_loads_are_what_the_routes_carry(case):
+    # The simulation counts the messages over each link as it routes them (a routing that
+    # splits flows leaves it to the analysis' pass): the loads must be the analysis' own.
+    sc = Scenario(CASES.get(case, SPLIT), source=f"<{case}>")
+    fabric, routing, placement, workload = sc.build()
+    want = class_loads(fabric, link_bytes(routing, placement, workload, sc.message_bytes()))
+    assert want and all(row["total_bytes"] > 0 for row in want if row["used"])
+    for threads in (1, 2):
+        assert simulate_steps(sc, threads=threads)["link_loads"] == want

@@ -25,8 +25,10 @@ struct StepFlows {
   std::vector<double> sub_end;       // per sub-flow: its end from the step solver, NaN if left
   std::vector<Sub> rest;             // the sub-flows left to the flow network
 
+  // `uses`, when given, counts the links each whole-message path crosses; a path with a
+  // share of a message clears `whole` (its bytes are no count of messages).
   void build(const NetworkModel& model, const std::vector<workload::Flow>& flows, std::span<const int32_t> placement,
-             int64_t step, double bytes, bool ideal, Routes& routes) {
+             int64_t step, double bytes, bool ideal, Routes& routes, std::vector<int64_t>* uses, bool& whole) {
     subs.clear();
     res.clear();
     flow_latency.clear();
@@ -40,6 +42,11 @@ struct StepFlows {
         const auto r = routes.resources(k);
         const auto first = static_cast<uint32_t>(res.size());
         res.insert(res.end(), r.begin(), r.end());
+        if (uses != nullptr) {
+          whole = whole && routes.weight(k) == 1;
+          for (int32_t l : r)
+            if (l < model.num_links()) ++(*uses)[static_cast<size_t>(l)];  // NIC limits are not links
+        }
         subs.push_back({routes.latency(k), bytes * routes.weight(k), flow, first, static_cast<uint32_t>(res.size())});
         shortest = std::min(shortest, routes.latency(k));
       }
@@ -144,6 +151,9 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
   StepPool pool(total, threads, 16, progress, progress_period_seconds);
   std::vector<FlowNetwork::Stats> stats(pool.threads());
   std::vector<int64_t> reused(pool.threads(), 0);
+  // Link crossings per thread, summed after: integers, so the sum is the same in any order.
+  std::vector<std::vector<int64_t>> uses(pool.threads());
+  std::vector<uint8_t> whole(pool.threads(), 1);
   const int64_t steps_done = pool.run([&](size_t t, StepPool& chunks) {
     FlowNetwork real(model.capacity()), ideal(model.capacity());
     StepSolver real_solver(model.capacity()), ideal_solver(model.capacity());
@@ -157,20 +167,22 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
     std::vector<uint64_t> finished;
     std::vector<std::pair<double, uint64_t>> drained;
     int64_t first = 0, last = 0;
+    uses[t].assign(static_cast<size_t>(model.num_links()), 0);
+    bool all_whole = true, unused = true;
     while (chunks.next(first, last)) {
       for (int64_t s = first; s < last; ++s) {
         schedule.step(s, flows);
         StepTime& st = steps[static_cast<size_t>(s)];
         st.step = s;
         st.flows = static_cast<int64_t>(flows.size());
-        step_flows.build(model, flows, placement, s, message_bytes, false, routes);
+        step_flows.build(model, flows, placement, s, message_bytes, false, routes, &uses[t], all_whole);
         network_flows[static_cast<size_t>(s)] = static_cast<int64_t>(step_flows.flows());
         const auto [seconds, slowest] =
             step_flows.run(real, real_solver, real_memo, model.capacity(), message_bytes, flow_end, finished, drained);
         st.seconds = seconds;
         st.min_gbps = step_flows.flows() == 0 ? 0 : slowest * 8 / 1e9;
         if (ideal_run) {
-          step_flows.build(model, flows, placement, s, message_bytes, true, routes);
+          step_flows.build(model, flows, placement, s, message_bytes, true, routes, nullptr, unused);
           st.ideal_seconds =
               step_flows
                   .run(ideal, ideal_solver, ideal_memo, model.capacity(), message_bytes, flow_end, finished, drained)
@@ -181,6 +193,7 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
       }
       chunks.done(t, last - first);
     }
+    whole[t] = all_whole ? 1 : 0;
     stats[t] = real.stats();
     stats[t].solves += real_solver.solves();
     stats[t].flows_solved += real_solver.flows_solved();
@@ -202,6 +215,11 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
     result.stats.flows_solved += s.flows_solved;
   }
   for (int64_t n : reused) result.reused_steps += n;
+  if (std::all_of(whole.begin(), whole.end(), [](uint8_t w) { return w != 0; })) {
+    result.link_uses.assign(static_cast<size_t>(model.num_links()), 0);
+    for (const auto& u : uses)
+      for (size_t l = 0; l < u.size(); ++l) result.link_uses[l] += u[l];
+  }
   return result;
 }
 

@@ -33,6 +33,9 @@ struct StepResult {
   bool interrupted = false;
   FlowNetwork::Stats stats;
   int64_t reused_steps = 0;  ///< steps (real and ideal runs) answered by an identical earlier one (StepMemo)
+  /// Per directed link: the messages that crossed it in the steps done, when every flow
+  /// took one path; empty when a routing split flows (analysis::link_bytes then weighs them).
+  std::vector<int64_t> link_uses;
 };
 
 /// (steps done, steps in total) now and then; return false to stop early.

@@ -139,7 +139,10 @@ void bind_simulate(nb::module_& m) {
       .def_ro("bytes", &StepResult::bytes, "bytes moved over the network")
       .def_ro("interrupted", &StepResult::interrupted)
       .def_ro("solver", &StepResult::stats)
-      .def_ro("reused_steps", &StepResult::reused_steps);
+      .def_ro("reused_steps", &StepResult::reused_steps)
+      .def_prop_ro(
+          "link_uses", [](const StepResult& r) { return copy(r.link_uses); }, nb::rv_policy::move,
+          "messages per directed link over the steps done; empty when a routing split flows");
 
   nb::class_<ProtocolResult>(m, "ProtocolResult", "The protocol simulation: per built event, and totals")
       .def_prop_ro(

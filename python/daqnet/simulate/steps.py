@@ -54,7 +54,13 @@ def simulate_steps(
     hosts = len(np.unique(placement.hosts[:ranks]))
     per_host = r.bytes / hosts if hosts else 0.0
     done = len(r.step)
-    loads = class_loads(fabric, link_bytes(routing, placement, workload, message, done))
+    # The simulation counted the messages over each link, on every thread; a routing that
+    # splits flows leaves that to a pass over the steps done.
+    uses = np.asarray(r.link_uses)
+    per_link = (
+        uses * message if uses.size else link_bytes(routing, placement, workload, message, done)
+    )
+    loads = class_loads(fabric, per_link)
     ebb = (
         effective_bisection(model, placement, workload, done)
         if workload.kind == "bisection" and done
