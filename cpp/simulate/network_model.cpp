@@ -94,6 +94,25 @@ void NetworkModel::routes(int32_t a, int32_t b, uint64_t flow, bool ideal, Route
   }
 }
 
+bool NetworkModel::append_path(int32_t a, int32_t b, bool ideal, std::vector<int32_t>& out, double& latency) const {
+  if (table_ == nullptr) return false;
+  // The very steps of routes(), in the same order (the same latency to the last bit).
+  const LinkId first = table_->uplink(a);
+  double sum = link_latency_[static_cast<size_t>(first)];
+  out.push_back(first);
+  LinkId last = first;
+  table_->for_each_tail(a, b, [&](LinkId l) {
+    sum += link_latency_[static_cast<size_t>(l)];
+    if (!ideal) out.push_back(l);
+    last = l;
+  });
+  if (ideal) out.push_back(last);
+  if (inject_) out.push_back(num_links_ + a);
+  if (eject_) out.push_back(num_links_ + (inject_ ? num_hosts_ : 0) + b);
+  latency = sum;
+  return true;
+}
+
 void NetworkModel::resources(int32_t a, int32_t b, bool ideal, std::vector<int32_t>& out) const {
   routes(a, b, 0, ideal, routes_scratch_);
   const auto first = routes_scratch_.resources(0);

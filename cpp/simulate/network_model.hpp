@@ -66,6 +66,10 @@ public:
   /// The routes of a flow from host a to host b (a != b); `flow` keys engines that route
   /// per flow (routing::flow_key).
   void routes(int32_t a, int32_t b, uint64_t flow, bool ideal, Routes& out) const;
+  /// Tables only (false otherwise, nothing appended): the one path a → b's resources
+  /// appended to `out`, as routes() gives them, and its latency. The step simulation's hot
+  /// path: no Routes to fill and copy from.
+  bool append_path(int32_t a, int32_t b, bool ideal, std::vector<int32_t>& out, double& latency) const;
 
   /// For single-path use (tests, tools): the first path's resources, its latency and the
   /// longest latency over the pair's paths, its slowest resource.

@@ -11,8 +11,7 @@
 namespace daqnet::simulate {
 
 StepSolver::StepSolver(std::vector<double> capacity) : capacity_(std::move(capacity)) {
-  seen_.assign(capacity_.size(), 0);
-  label_.assign(capacity_.size(), 0);
+  seen_.resize(capacity_.size());
 }
 
 size_t StepSolver::solve(double t0, std::span<const StepSub> subs, std::span<const int32_t> res,
@@ -20,47 +19,65 @@ size_t StepSolver::solve(double t0, std::span<const StepSub> subs, std::span<con
   const size_t S = subs.size();
   ends.assign(S, std::numeric_limits<double>::quiet_NaN());
   if (++stamp_ == 0) {
-    std::fill(seen_.begin(), seen_.end(), 0);
+    std::fill(seen_.begin(), seen_.end(), Seen{});
     stamp_ = 1;
   }
   // Components: the union of every sub-flow's resources (the lower label is the root, so
   // components do not depend on the resources' global numbers).
   parent_.clear();
   local_capacity_.clear();
+  last_sub_.clear();
   sub_res_.resize(res.size());
-  for (const StepSub& s : subs) {
-    if (s.first == s.last) continue;
-    const int32_t a = label(res[s.first]);
-    sub_res_[s.first] = a;
-    for (uint32_t k = s.first + 1; k < s.last; ++k) {
-      const int32_t b = label(res[k]);
-      sub_res_[k] = b;
-      const int32_t x = find(a), y = find(b);
-      if (x != y) parent_[static_cast<size_t>(std::max(x, y))] = std::min(x, y);
+  twice_.assign(S, 0);
+  for (size_t i = 0; i < S; ++i) {
+    const StepSub& s = subs[i];
+    int32_t root = -1;
+    for (uint32_t k = s.first; k < s.last; ++k) {
+      const int32_t l = label(res[k]);
+      sub_res_[k] = l;
+      auto& last = last_sub_[static_cast<size_t>(l)];
+      if (last == static_cast<int32_t>(i)) twice_[i] = 1;
+      last = static_cast<int32_t>(i);
+      const int32_t y = find(l);
+      if (root < 0 || y == root) {
+        root = y;
+      } else if (y < root) {
+        parent_[static_cast<size_t>(root)] = y;
+        root = y;
+      } else {
+        parent_[static_cast<size_t>(y)] = root;
+      }
     }
   }
+  // Components numbered by first sub-flow; those whose sub-flows start at different times
+  // are left (rates change as flows join).
   const size_t R = parent_.size();
-  first_sub_.assign(R, -1);
-  left_.assign(R, 0);
-  comp_start_.assign(R + 1, 0);
-  root_.resize(S);
+  comp_of_root_.assign(R, -1);
+  comp_first_.clear();
+  comp_start_.assign(1, 0);
+  left_.clear();
+  comp_.resize(S);
   rates_.resize(S);
   for (size_t i = 0; i < S; ++i) {
     const StepSub& s = subs[i];
     if (s.first == s.last) {  // nothing to share: an unlimited rate, it ends as it starts
-      root_[i] = -1;
+      comp_[i] = -1;
       ends[i] = t0 + s.latency;
       continue;
     }
-    const int32_t c = find(sub_res_[s.first]);
-    root_[i] = c;
+    auto& c = comp_of_root_[static_cast<size_t>(find(sub_res_[s.first]))];
+    if (c < 0) {
+      c = static_cast<int32_t>(comp_first_.size());
+      comp_first_.push_back(static_cast<int64_t>(i));
+      comp_start_.push_back(0);
+      left_.push_back(0);
+    } else if (s.latency != subs[static_cast<size_t>(comp_first_[static_cast<size_t>(c)])].latency) {
+      left_[static_cast<size_t>(c)] = 1;
+    }
+    comp_[i] = c;
     ++comp_start_[static_cast<size_t>(c) + 1];
-    auto& first = first_sub_[static_cast<size_t>(c)];
-    if (first < 0)
-      first = static_cast<int64_t>(i);
-    else if (s.latency != subs[static_cast<size_t>(first)].latency)
-      left_[static_cast<size_t>(c)] = 1;  // starts in stages: rates change as flows join
   }
+  const size_t C = comp_first_.size();
 
   // One max-min problem of the components of several sub-flows that start at once
   // (disjoint, so solving them together gives each its own rates). A sub-flow alone in its
@@ -70,15 +87,17 @@ size_t StepSolver::solve(double t0, std::span<const StepSub> subs, std::span<con
   problem_res_.clear();
   offsets_.assign(1, 0);
   for (size_t i = 0; i < S; ++i) {
-    const int32_t c = root_[i];
+    const int32_t c = comp_[i];
     if (c < 0 || left_[static_cast<size_t>(c)]) continue;
     const StepSub& s = subs[i];
     if (comp_start_[static_cast<size_t>(c) + 1] == 1) {
       double rate = kUnlimited;
       for (uint32_t k = s.first; k < s.last; ++k) {
-        // A resource listed n times carries the flow n times over.
-        double times = 0;
-        for (uint32_t q = s.first; q < s.last; ++q) times += sub_res_[q] == sub_res_[k] ? 1 : 0;
+        double times = 1;
+        if (twice_[i]) {
+          times = 0;
+          for (uint32_t q = s.first; q < s.last; ++q) times += sub_res_[q] == sub_res_[k] ? 1 : 0;
+        }
         rate = std::min(rate, local_capacity_[static_cast<size_t>(sub_res_[k])] / times);
       }
       rates_[i] = rate;
@@ -107,22 +126,22 @@ size_t StepSolver::solve(double t0, std::span<const StepSub> subs, std::span<con
   };
 
   // Each sub-flow's end at its rate (as the flow network computes it: the start, then the
-  // bytes at the rate), and the sub-flows by component (a counting sort on the root).
+  // bytes at the rate), and the sub-flows by component (a counting sort).
   keys_.resize(S);
-  for (size_t c = 0; c < R; ++c) comp_start_[c + 1] += comp_start_[c];
-  by_comp_.resize(static_cast<size_t>(comp_start_[R]));
-  for (size_t c = 0; c < R; ++c) first_sub_[c] = comp_start_[c];  // now a cursor per component
+  for (size_t c = 0; c < C; ++c) comp_start_[c + 1] += comp_start_[c];
+  by_comp_.resize(static_cast<size_t>(comp_start_[C]));
+  for (size_t c = 0; c < C; ++c) comp_first_[c] = comp_start_[c];  // now a cursor per component
   for (size_t i = 0; i < S; ++i) {
-    const int32_t c = root_[i];
+    const int32_t c = comp_[i];
     if (c < 0 || left_[static_cast<size_t>(c)]) continue;
     if (!(rates_[i] > 0)) left_[static_cast<size_t>(c)] = 1;  // never ends
     keys_[i] = (t0 + subs[i].latency) + subs[i].bytes / rates_[i];
-    by_comp_[static_cast<size_t>(first_sub_[static_cast<size_t>(c)]++)] = static_cast<int32_t>(i);
+    by_comp_[static_cast<size_t>(comp_first_[static_cast<size_t>(c)]++)] = static_cast<int32_t>(i);
   }
 
   later_rate_.resize(R);
   later_seen_.resize(R, 0);
-  for (size_t c = 0; c < R; ++c) {
+  for (size_t c = 0; c < C; ++c) {
     const auto begin = static_cast<size_t>(comp_start_[c]), end = static_cast<size_t>(comp_start_[c + 1]);
     if (begin == end || left_[c]) continue;
     if (end - begin == 1) {

@@ -44,14 +44,15 @@ public:
 private:
   // The local number of resource r, numbered now if new.
   int32_t label(int32_t r) {
-    const auto ru = static_cast<size_t>(r);
-    if (seen_[ru] != stamp_) {
-      seen_[ru] = stamp_;
-      label_[ru] = static_cast<int32_t>(parent_.size());
-      parent_.push_back(label_[ru]);
-      local_capacity_.push_back(capacity_[ru]);
+    Seen& seen = seen_[static_cast<size_t>(r)];
+    if (seen.stamp != stamp_) {
+      seen.stamp = stamp_;
+      seen.label = static_cast<int32_t>(parent_.size());
+      parent_.push_back(seen.label);
+      local_capacity_.push_back(capacity_[static_cast<size_t>(r)]);
+      last_sub_.push_back(-1);
     }
-    return label_[ru];
+    return seen.label;
   }
   // The root of x's component (halving the path on the way).
   int32_t find(int32_t x) {
@@ -64,25 +65,33 @@ private:
   }
 
   std::vector<double> capacity_;
-  // Resources of the step numbered by first appearance (valid when seen_ == stamp_).
-  std::vector<uint32_t> seen_;
-  std::vector<int32_t> label_;
+  // Resources of the step numbered by first appearance (valid when stamp == stamp_).
+  struct Seen {
+    uint32_t stamp = 0;
+    int32_t label = 0;
+  };
+  std::vector<Seen> seen_;
   uint32_t stamp_ = 0;
-  // Per local resource: union-find parent, capacity, and at a component's root its first
-  // sub-flow and whether its sub-flows start at different times or it failed the test.
-  std::vector<int32_t> parent_;
-  std::vector<int64_t> first_sub_;
-  std::vector<uint8_t> left_;
+  // Per local resource: union-find parent, capacity, the last sub-flow that listed it
+  // (which tells a resource listed twice), the load of the solved rates, and, in the test,
+  // the fastest sub-flow that ends after the group checked.
+  std::vector<int32_t> parent_, last_sub_;
   std::vector<double> local_capacity_, load_, later_rate_;
   std::vector<uint32_t> later_seen_;
   uint32_t later_stamp_ = 0;
   std::vector<int32_t> sub_res_;      // per sub-flow entry: its local resource
-  std::vector<int32_t> root_;         // per sub-flow: its component's root, −1 without resources
+  std::vector<int32_t> comp_;         // per sub-flow: its component, −1 without resources
+  std::vector<uint8_t> twice_;        // per sub-flow: lists a resource more than once
   std::vector<double> rates_, keys_;  // per sub-flow: its rate and end
+  // Per component (numbered by first sub-flow): its first sub-flow, then a cursor; its
+  // size, then where its sub-flows start in by_comp_; whether it is left to the network.
+  std::vector<int32_t> comp_of_root_;
+  std::vector<int64_t> comp_first_, comp_start_;
+  std::vector<uint8_t> left_;
   // The problem handed to the solver (the sub-flows of components of several that start
   // at once), and the sub-flows by component.
   std::vector<int32_t> flows_, problem_res_, by_comp_;
-  std::vector<int64_t> offsets_, comp_start_;
+  std::vector<int64_t> offsets_;
   std::vector<double> problem_rates_;
   std::vector<std::pair<size_t, double>> groups_;  // of a component's completions: first, time
   FairShareSolver solver_;

@@ -35,8 +35,18 @@ struct StepFlows {
     for (const auto& f : flows) {
       const int32_t a = placement[static_cast<size_t>(f.src)], b = placement[static_cast<size_t>(f.dst)];
       if (a == b) continue;  // ranks on one host: no network
-      model.routes(a, b, routing::flow_key(step, f.src, f.dst), ideal, routes);
       const auto flow = static_cast<int32_t>(flow_latency.size());
+      const auto at = static_cast<uint32_t>(res.size());
+      double latency = 0;
+      if (model.append_path(a, b, ideal, res, latency)) {  // tables: one path, a whole message
+        if (uses != nullptr)
+          for (size_t k = at; k < res.size(); ++k)
+            if (res[k] < model.num_links()) ++(*uses)[static_cast<size_t>(res[k])];
+        subs.push_back({latency, bytes, flow, at, static_cast<uint32_t>(res.size())});
+        flow_latency.push_back(latency);
+        continue;
+      }
+      model.routes(a, b, routing::flow_key(step, f.src, f.dst), ideal, routes);
       double shortest = kUnlimited;
       for (size_t k = 0; k < routes.size(); ++k) {
         const auto r = routes.resources(k);
