@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "analysis/conflicts.hpp"
 #include "common/error.hpp"
@@ -15,6 +16,24 @@
 namespace daqnet::simulate {
 
 namespace {
+
+// What a thread keeps for one kind of run (real or contention-free): the step solver, the
+// memo, and the flow network for the sub-flows the solver leaves, built when first needed
+// (in most runs no step leaves any, and its per-resource lists are the run's largest
+// allocation, made again at every call).
+struct StepRunner {
+  const std::vector<double>& capacity;
+  StepSolver solver;
+  StepMemo memo;
+  std::optional<FlowNetwork> net;
+
+  StepRunner(const std::vector<double>& c, int probation)
+      : capacity(c), solver(c), memo(c.size(), size_t{1} << 22, probation) {}
+  FlowNetwork& network() {
+    if (!net) net.emplace(capacity);
+    return *net;
+  }
+};
 
 // The flows of one step, each split into one sub-flow per path of its routing.
 struct StepFlows {
@@ -66,34 +85,15 @@ struct StepFlows {
   size_t flows() const { return flow_latency.size(); }
 
   // Looks the step up by its shape; runs it (and remembers it) when it is new.
-  std::pair<double, double> run(FlowNetwork& net, StepSolver& solver, StepMemo& memo,
-                                const std::vector<double>& capacity, double bytes, std::vector<double>& flow_end,
+  std::pair<double, double> run(StepRunner& runner, double bytes, std::vector<double>& flow_end,
                                 std::vector<uint64_t>& done, std::vector<std::pair<double, uint64_t>>& drained);
 };
 
-// One step on one network: returns (duration, slowest flow's average rate in bytes/s). Each
-// sub-flow waits for its path's latency, then shares the bandwidth; a flow ends with its
-// last sub-flow. The step solver ends the sub-flows whose rates hold from start to end;
-// the flow network runs the rest as events.
-std::pair<double, double> run_step(FlowNetwork& net, StepSolver& solver, StepFlows& step, double bytes,
-                                   std::vector<double>& flow_end, std::vector<uint64_t>& done,
-                                   std::vector<std::pair<double, uint64_t>>& drained) {
-  const double t0 = net.now();
-  flow_end.assign(step.flows(), t0);
-  double end = t0;
-  auto ended = [&](int32_t flow, double t) {
-    flow_end[static_cast<size_t>(flow)] = std::max(flow_end[static_cast<size_t>(flow)], t);
-    end = std::max(end, t);
-  };
-  solver.solve(t0, step.subs, step.res, step.sub_end);
-  auto& subs = step.rest;
-  subs.clear();
-  for (size_t i = 0; i < step.subs.size(); ++i)
-    if (std::isnan(step.sub_end[i]))
-      subs.push_back(step.subs[i]);
-    else
-      ended(step.subs[i].flow, step.sub_end[i]);
-  std::sort(subs.begin(), subs.end(), [](const auto& x, const auto& y) { return x.latency < y.latency; });
+// The sub-flows the step solver left (by latency), event by event on the flow network:
+// each waits for its path's latency, then shares the bandwidth as flows start and end.
+template <class Ended>
+void run_events(FlowNetwork& net, const StepFlows& step, const std::vector<StepSub>& subs, double t0,
+                std::vector<uint64_t>& done, std::vector<std::pair<double, uint64_t>>& drained, Ended&& ended) {
   size_t next = 0;
   bool drain = true;
   while (next < subs.size() || net.active() > 0) {
@@ -121,24 +121,52 @@ std::pair<double, double> run_step(FlowNetwork& net, StepSolver& solver, StepFlo
     }
     for (uint64_t k : done) ended(subs[k].flow, net.now());
   }
+}
+
+// One step on one network: returns (duration, slowest flow's average rate in bytes/s). Each
+// sub-flow waits for its path's latency, then shares the bandwidth; a flow ends with its
+// last sub-flow. The step solver ends the sub-flows whose rates hold from start to end;
+// the flow network runs the rest as events.
+std::pair<double, double> run_step(StepRunner& runner, StepFlows& step, double bytes, std::vector<double>& flow_end,
+                                   std::vector<uint64_t>& done, std::vector<std::pair<double, uint64_t>>& drained) {
+  const double t0 = 0;  // every step starts on a restarted network
+  flow_end.assign(step.flows(), t0);
+  double end = t0;
+  auto ended = [&](int32_t flow, double t) {
+    flow_end[static_cast<size_t>(flow)] = std::max(flow_end[static_cast<size_t>(flow)], t);
+    end = std::max(end, t);
+  };
+  runner.solver.solve(t0, step.subs, step.res, step.sub_end);
+  auto& subs = step.rest;
+  subs.clear();
+  for (size_t i = 0; i < step.subs.size(); ++i)
+    if (std::isnan(step.sub_end[i]))
+      subs.push_back(step.subs[i]);
+    else
+      ended(step.subs[i].flow, step.sub_end[i]);
+  std::sort(subs.begin(), subs.end(), [](const auto& x, const auto& y) { return x.latency < y.latency; });
+  if (!subs.empty()) {
+    FlowNetwork& net = runner.network();
+    run_events(net, step, subs, t0, done, drained, ended);
+    net.restart();
+  }
   double slowest = kUnlimited;
   for (size_t f = 0; f < step.flows(); ++f)
     slowest = std::min(slowest, bytes / (flow_end[f] - t0 - step.flow_latency[f]));
   return {end - t0, slowest};
 }
 
-std::pair<double, double> StepFlows::run(FlowNetwork& net, StepSolver& solver, StepMemo& memo,
-                                         const std::vector<double>& capacity, double bytes,
-                                         std::vector<double>& flow_end, std::vector<uint64_t>& done,
+std::pair<double, double> StepFlows::run(StepRunner& runner, double bytes, std::vector<double>& flow_end,
+                                         std::vector<uint64_t>& done,
                                          std::vector<std::pair<double, uint64_t>>& drained) {
+  StepMemo& memo = runner.memo;
   if (memo.active()) {
     memo.begin();
     for (const Sub& s : subs)
-      memo.add(s.latency, s.bytes, s.flow, {res.data() + s.first, res.data() + s.last}, capacity);
+      memo.add(s.latency, s.bytes, s.flow, {res.data() + s.first, res.data() + s.last}, runner.capacity);
     if (const auto* known = memo.find()) return *known;
   }
-  const auto outcome = run_step(net, solver, *this, bytes, flow_end, done, drained);
-  net.restart();
+  const auto outcome = run_step(runner, *this, bytes, flow_end, done, drained);
   if (memo.active()) memo.store(outcome);
   return outcome;
 }
@@ -165,11 +193,10 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
   std::vector<std::vector<int64_t>> uses(pool.threads());
   std::vector<uint8_t> whole(pool.threads(), 1);
   const int64_t steps_done = pool.run([&](size_t t, StepPool& chunks) {
-    FlowNetwork real(model.capacity()), ideal(model.capacity());
-    StepSolver real_solver(model.capacity()), ideal_solver(model.capacity());
     const int probation = reuse ? 64 : 0;  // 0: the memos stop looking at once
-    StepMemo real_memo(model.capacity().size(), size_t{1} << 22, probation),
-        ideal_memo(model.capacity().size(), size_t{1} << 22, probation);
+    StepRunner real(model.capacity(), probation);
+    std::optional<StepRunner> ideal;
+    if (ideal_run) ideal.emplace(model.capacity(), probation);
     std::vector<workload::Flow> flows;
     StepFlows step_flows;
     Routes routes;
@@ -187,16 +214,12 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
         st.flows = static_cast<int64_t>(flows.size());
         step_flows.build(model, flows, placement, s, message_bytes, false, routes, &uses[t], all_whole);
         network_flows[static_cast<size_t>(s)] = static_cast<int64_t>(step_flows.flows());
-        const auto [seconds, slowest] =
-            step_flows.run(real, real_solver, real_memo, model.capacity(), message_bytes, flow_end, finished, drained);
+        const auto [seconds, slowest] = step_flows.run(real, message_bytes, flow_end, finished, drained);
         st.seconds = seconds;
         st.min_gbps = step_flows.flows() == 0 ? 0 : slowest * 8 / 1e9;
         if (ideal_run) {
           step_flows.build(model, flows, placement, s, message_bytes, true, routes, nullptr, unused);
-          st.ideal_seconds =
-              step_flows
-                  .run(ideal, ideal_solver, ideal_memo, model.capacity(), message_bytes, flow_end, finished, drained)
-                  .first;
+          st.ideal_seconds = step_flows.run(*ideal, message_bytes, flow_end, finished, drained).first;
         } else {
           st.ideal_seconds = std::numeric_limits<double>::quiet_NaN();
         }
@@ -204,10 +227,10 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
       chunks.done(t, last - first);
     }
     whole[t] = all_whole ? 1 : 0;
-    stats[t] = real.stats();
-    stats[t].solves += real_solver.solves();
-    stats[t].flows_solved += real_solver.flows_solved();
-    reused[t] = real_memo.hits() + ideal_memo.hits();
+    if (real.net) stats[t] = real.net->stats();
+    stats[t].solves += real.solver.solves();
+    stats[t].flows_solved += real.solver.flows_solved();
+    reused[t] = real.memo.hits() + (ideal ? ideal->memo.hits() : 0);
   });
 
   // Totals in step order, so that sums do not depend on the threads either.
