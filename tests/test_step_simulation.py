@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from daqnet import Scenario
 from daqnet.analysis.link_loads import class_loads, link_bytes
+from daqnet.errors import DaqnetError
 from daqnet.simulate import simulate_steps
 
 CASES = {
@@ -74,3 +75,19 @@ def test_link_loads_are_what_the_routes_carry(case):
     assert want and all(row["total_bytes"] > 0 for row in want if row["used"])
     for threads in (1, 2):
         assert simulate_steps(sc, threads=threads)["link_loads"] == want
+
+
+def test_a_route_too_long_is_refused_whatever_the_steps():
+    # Indirect dragonfly routes (up to 7 links) plus both NIC limits: 9 resources, one more
+    # than the flow network takes. Refused at once, not only in steps the solver leaves it.
+    sc = Scenario(
+        {
+            "fabric": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2},
+            "routing": {"engine": "indirect"},
+            "workload": {"kind": "all-to-all"},
+            "simulate": {"injection_gbps": 50.0, "ejection_gbps": 50.0},
+        },
+        source="<long routes>",
+    )
+    with pytest.raises(DaqnetError, match=r"<long routes>: .* has 9 resources .* at most 8"):
+        simulate_steps(sc, threads=1)

@@ -321,9 +321,10 @@ bool FlowNetwork::drain(std::vector<std::pair<double, uint64_t>>& done) {
     while (i < order_.size() && order_[i].key <= until) ++i;
   }
   // From the last group back: a group's end re-solves the flows on its saturated resources
-  // that are not slower than it (settle()'s fixed_below); there must be none. Resources
-  // saturated now are a superset of those saturated then (levels only rise at a re-solve),
-  // so the check may refuse a drain that would have held, never the reverse.
+  // that are not slower than it (settle()'s fixed_below); there must be none. With no
+  // re-solve no rate changes, so loads only fall: the resources saturated now are a
+  // superset of those saturated then, and the check may refuse a drain that would have
+  // held, never the reverse.
   ++res_stamp_;
   for (size_t g = groups_.size(); g-- > 0;) {
     const size_t begin = groups_[g].first, end = g + 1 < groups_.size() ? groups_[g + 1].first : order_.size();

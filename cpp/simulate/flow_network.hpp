@@ -55,10 +55,11 @@ public:
   /// group of flows that ends together (as advance() groups them) is faster than every flow
   /// still on its saturated resources, so the flows left keep their rates (see settle()).
   /// Then `done` holds (time, tag) in the order advance() would give, the clock is at the
-  /// last completion and the network is empty, exactly as advancing through each
-  /// completion would leave it, with none of the per-flow removals. Otherwise (a flow
-  /// that would speed up or never ends, or the full recompute is on) returns false and
-  /// changes nothing. The step simulation ends nearly every step this way.
+  /// last completion and the network is empty, as advancing through each completion and
+  /// settling would leave it (stats aside: no settle is counted), with none of the
+  /// per-flow removals. Otherwise (a flow that would speed up or never ends, or the full
+  /// recompute is on) returns false and changes nothing. The step simulation drains what
+  /// its step solver leaves once every sub-flow has started.
   bool drain(std::vector<std::pair<double, uint64_t>>& done);
 
   /// Current rate of an active flow (bytes/s), after settling.

@@ -162,9 +162,9 @@ size_t StepSolver::solve(double t0, std::span<const StepSub> subs, std::span<con
       while (i < end && keys_[static_cast<size_t>(by_comp_[i])] <= at * (1 + kSameTime)) ++i;
     }
     // From the last group back, as FlowNetwork::drain(): a group's end must leave every
-    // sub-flow still on its saturated resources slower than itself. Resources saturated
-    // at the start are a superset of those saturated later, so this may refuse a
-    // component that would have held, never the reverse.
+    // sub-flow still on its saturated resources slower than itself. Rates hold, so loads
+    // only fall: resources saturated at the start are a superset of those saturated
+    // later, and this may refuse a component that would have held, never the reverse.
     if (++later_stamp_ == 0) {
       std::fill(later_seen_.begin(), later_seen_.end(), 0);
       later_stamp_ = 1;

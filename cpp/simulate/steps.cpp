@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <string>
 
 #include "analysis/conflicts.hpp"
 #include "common/error.hpp"
@@ -35,6 +36,12 @@ struct StepRunner {
   }
 };
 
+// Per thread: the messages over each link, and whether every path carried a whole one.
+struct LinkUses {
+  std::vector<int64_t> count;
+  bool whole = true;
+};
+
 // The flows of one step, each split into one sub-flow per path of its routing.
 struct StepFlows {
   using Sub = StepSub;
@@ -44,13 +51,28 @@ struct StepFlows {
   std::vector<double> sub_end;       // per sub-flow: its end from the step solver, NaN if left
   std::vector<Sub> rest;             // the sub-flows left to the flow network
 
-  // `uses`, when given, counts the links each whole-message path crosses; a path with a
-  // share of a message clears `whole` (its bytes are no count of messages).
+  // `uses`, when given, counts the links each path crosses; a path with a share of a
+  // message clears its `whole` (its bytes are then no count of messages).
   void build(const NetworkModel& model, const std::vector<workload::Flow>& flows, std::span<const int32_t> placement,
-             int64_t step, double bytes, bool ideal, Routes& routes, std::vector<int64_t>* uses, bool& whole) {
+             int64_t step, double bytes, bool ideal, Routes& routes, LinkUses* uses) {
     subs.clear();
     res.clear();
     flow_latency.clear();
+    auto add = [&](int32_t a, int32_t b, int32_t flow, double latency, double share, uint32_t first) {
+      const auto last = static_cast<uint32_t>(res.size());
+      // Every step must run on the flow network if the step solver leaves it: the same
+      // limit for all, not an error only in the steps that have contention.
+      if (last - first > FlowNetwork::kMaxResources)
+        throw Error("simulate: the route from host " + std::to_string(a) + " to host " + std::to_string(b) + " has " +
+                    std::to_string(last - first) + " resources (links and NIC limits); at most " +
+                    std::to_string(FlowNetwork::kMaxResources) + " are simulated");
+      if (uses != nullptr) {
+        uses->whole = uses->whole && share == 1;
+        for (size_t k = first; k < last; ++k)
+          if (res[k] < model.num_links()) ++uses->count[static_cast<size_t>(res[k])];  // NIC limits are not links
+      }
+      subs.push_back({latency, bytes * share, flow, first, last});
+    };
     for (const auto& f : flows) {
       const int32_t a = placement[static_cast<size_t>(f.src)], b = placement[static_cast<size_t>(f.dst)];
       if (a == b) continue;  // ranks on one host: no network
@@ -58,10 +80,7 @@ struct StepFlows {
       const auto at = static_cast<uint32_t>(res.size());
       double latency = 0;
       if (model.append_path(a, b, ideal, res, latency)) {  // tables: one path, a whole message
-        if (uses != nullptr)
-          for (size_t k = at; k < res.size(); ++k)
-            if (res[k] < model.num_links()) ++(*uses)[static_cast<size_t>(res[k])];
-        subs.push_back({latency, bytes, flow, at, static_cast<uint32_t>(res.size())});
+        add(a, b, flow, latency, 1.0, at);
         flow_latency.push_back(latency);
         continue;
       }
@@ -71,12 +90,7 @@ struct StepFlows {
         const auto r = routes.resources(k);
         const auto first = static_cast<uint32_t>(res.size());
         res.insert(res.end(), r.begin(), r.end());
-        if (uses != nullptr) {
-          whole = whole && routes.weight(k) == 1;
-          for (int32_t l : r)
-            if (l < model.num_links()) ++(*uses)[static_cast<size_t>(l)];  // NIC limits are not links
-        }
-        subs.push_back({routes.latency(k), bytes * routes.weight(k), flow, first, static_cast<uint32_t>(res.size())});
+        add(a, b, flow, routes.latency(k), routes.weight(k), first);
         shortest = std::min(shortest, routes.latency(k));
       }
       flow_latency.push_back(shortest);
@@ -190,8 +204,7 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
   std::vector<FlowNetwork::Stats> stats(pool.threads());
   std::vector<int64_t> reused(pool.threads(), 0);
   // Link crossings per thread, summed after: integers, so the sum is the same in any order.
-  std::vector<std::vector<int64_t>> uses(pool.threads());
-  std::vector<uint8_t> whole(pool.threads(), 1);
+  std::vector<LinkUses> uses(pool.threads());
   const int64_t steps_done = pool.run([&](size_t t, StepPool& chunks) {
     const int probation = reuse ? 64 : 0;  // 0: the memos stop looking at once
     StepRunner real(model.capacity(), probation);
@@ -204,21 +217,20 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
     std::vector<uint64_t> finished;
     std::vector<std::pair<double, uint64_t>> drained;
     int64_t first = 0, last = 0;
-    uses[t].assign(static_cast<size_t>(model.num_links()), 0);
-    bool all_whole = true, unused = true;
+    uses[t].count.assign(static_cast<size_t>(model.num_links()), 0);
     while (chunks.next(first, last)) {
       for (int64_t s = first; s < last; ++s) {
         schedule.step(s, flows);
         StepTime& st = steps[static_cast<size_t>(s)];
         st.step = s;
         st.flows = static_cast<int64_t>(flows.size());
-        step_flows.build(model, flows, placement, s, message_bytes, false, routes, &uses[t], all_whole);
+        step_flows.build(model, flows, placement, s, message_bytes, false, routes, &uses[t]);
         network_flows[static_cast<size_t>(s)] = static_cast<int64_t>(step_flows.flows());
         const auto [seconds, slowest] = step_flows.run(real, message_bytes, flow_end, finished, drained);
         st.seconds = seconds;
         st.min_gbps = step_flows.flows() == 0 ? 0 : slowest * 8 / 1e9;
         if (ideal_run) {
-          step_flows.build(model, flows, placement, s, message_bytes, true, routes, nullptr, unused);
+          step_flows.build(model, flows, placement, s, message_bytes, true, routes, nullptr);
           st.ideal_seconds = step_flows.run(*ideal, message_bytes, flow_end, finished, drained).first;
         } else {
           st.ideal_seconds = std::numeric_limits<double>::quiet_NaN();
@@ -226,7 +238,6 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
       }
       chunks.done(t, last - first);
     }
-    whole[t] = all_whole ? 1 : 0;
     if (real.net) stats[t] = real.net->stats();
     stats[t].solves += real.solver.solves();
     stats[t].flows_solved += real.solver.flows_solved();
@@ -248,10 +259,10 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
     result.stats.flows_solved += s.flows_solved;
   }
   for (int64_t n : reused) result.reused_steps += n;
-  if (std::all_of(whole.begin(), whole.end(), [](uint8_t w) { return w != 0; })) {
+  if (std::all_of(uses.begin(), uses.end(), [](const LinkUses& u) { return u.whole; })) {
     result.link_uses.assign(static_cast<size_t>(model.num_links()), 0);
     for (const auto& u : uses)
-      for (size_t l = 0; l < u.size(); ++l) result.link_uses[l] += u[l];
+      for (size_t l = 0; l < u.count.size(); ++l) result.link_uses[l] += u.count[l];
   }
   return result;
 }

@@ -20,9 +20,11 @@ Row = dict[str, Any]
 class SolverStats(Result):
     """Work of the incremental max-min solver (for benchmarks and tests)."""
 
-    solves: int = 0  #: rate settlements that had something to do
+    #: max-min solves: rate settlements that had something to do, and in steps mode one
+    #: per step whose components the step solver ended (a lone flow needs none)
+    solves: int = 0
     widenings: int = 0  #: times a re-solved set of resources had to grow
-    flows_solved: int = 0  #: flows in all the local problems
+    flows_solved: int = 0  #: flows in all those problems
     #: steps answered by an identical earlier step, up to relabelled links (steps mode)
     reused_steps: int = 0
 
