@@ -354,8 +354,8 @@ TEST(FlowNetwork, DrainEndsFlowsAsAdvancingWould) {
         Res res;
         for (int len = 1 + static_cast<int>(unit(rng) * 3); len > 0; --len) res.push_back(pick_res(rng));
         const double bytes = 1 + 100 * unit(rng);
-        a.start(res, bytes, kUnlimited, static_cast<uint64_t>(100 + k));
-        b.start(res, bytes, kUnlimited, static_cast<uint64_t>(100 + k));
+        a.start(res, bytes, kUnlimited, 100 + static_cast<uint64_t>(k));
+        b.start(res, bytes, kUnlimited, 100 + static_cast<uint64_t>(k));
       }
       ASSERT_EQ(a.loads(), b.loads()) << "seed " << seed;
       while (b.active() > 0) {
