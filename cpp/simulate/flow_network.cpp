@@ -30,7 +30,7 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity) {
   res_flows_.resize(rs_.size());
   res_seen_.assign(rs_.size(), 0);
   delta_.assign(rs_.size(), 0);
-  later_rate_.assign(rs_.size(), 0);
+  check_.resize(rs_.size());
 }
 
 void FlowNetwork::touch(int32_t r) {
@@ -311,47 +311,18 @@ bool FlowNetwork::drain(std::vector<std::pair<double, uint64_t>>& done) {
   const auto& heap = completions_.entries();
   order_.assign(heap.begin(), heap.end());
   std::sort(order_.begin(), order_.end(), [](const auto& a, const auto& b) { return IndexedHeap::before(a, b); });
-  // The groups advance() would form: from the earliest completion left, all within kSameTime.
-  groups_.clear();
-  double now = now_;
-  for (size_t i = 0; i < order_.size();) {
-    now = std::max(now, order_[i].key);
-    groups_.emplace_back(i, now);
-    const double until = now * (1 + kSameTime);
-    while (i < order_.size() && order_[i].key <= until) ++i;
-  }
-  // From the last group back: a group's end re-solves the flows on its saturated resources
-  // that are not slower than it (settle()'s fixed_below); there must be none. With no
-  // re-solve no rate changes, so loads only fall: the resources saturated now are a
-  // superset of those saturated then, and the check may refuse a drain that would have
-  // held, never the reverse.
-  ++res_stamp_;
-  for (size_t g = groups_.size(); g-- > 0;) {
-    const size_t begin = groups_[g].first, end = g + 1 < groups_.size() ? groups_[g + 1].first : order_.size();
-    double slowest = kUnlimited;
-    for (size_t i = begin; i < end; ++i) slowest = std::min(slowest, flows_[static_cast<size_t>(order_[i].id)].rate);
-    const double fixed_below = std::isfinite(slowest) ? slowest * (1 - kSlower) : 0;
-    for (size_t i = begin; i < end; ++i)
-      for (int32_t r : flows_[static_cast<size_t>(order_[i].id)].res) {
-        const auto ru = static_cast<size_t>(r);
-        if (saturated(ru) && res_seen_[ru] == res_stamp_ && later_rate_[ru] >= fixed_below) return false;
-      }
-    for (size_t i = begin; i < end; ++i) {
-      const Flow& f = flows_[static_cast<size_t>(order_[i].id)];
-      for (int32_t r : f.res) {
-        const auto ru = static_cast<size_t>(r);
-        later_rate_[ru] = res_seen_[ru] == res_stamp_ ? std::max(later_rate_[ru], f.rate) : f.rate;
-        res_seen_[ru] = res_stamp_;
-      }
-    }
-  }
+  check_.group(order_.size(), now_, [&](size_t i) { return order_[i].key; });
+  auto flow = [&](size_t i) -> const Flow& { return flows_[static_cast<size_t>(order_[i].id)]; };
+  if (!check_.rates_hold([&](size_t i) { return flow(i).rate; },
+                         [&](size_t i) { return std::span<const int32_t>(flow(i).res.begin(), flow(i).res.end()); },
+                         [&](size_t r) { return saturated(r); }))
+    return false;
   // What the finishes and the settles between them would leave: empty resources, not saturated.
   done.reserve(order_.size());
-  for (size_t g = 0; g < groups_.size(); ++g) {
-    const size_t end = g + 1 < groups_.size() ? groups_[g + 1].first : order_.size();
-    for (size_t i = groups_[g].first; i < end; ++i) {
+  for (size_t g = 0; g < check_.groups(); ++g)
+    for (size_t i = check_.begin(g), e = check_.end(g); i < e; ++i) {
       const auto id = static_cast<size_t>(order_[i].id);
-      done.emplace_back(groups_[g].second, cold_[id].tag);
+      done.emplace_back(check_.time(g), cold_[id].tag);
       for (int32_t r : flows_[id].res) {
         Resource& res = rs_[static_cast<size_t>(r)];
         res_flows_[static_cast<size_t>(r)].clear();
@@ -361,10 +332,9 @@ bool FlowNetwork::drain(std::vector<std::pair<double, uint64_t>>& done) {
       flows_[id].rate = 0;
       free_.push_back(order_[i].id);
     }
-  }
   completions_.clear();
   active_ = 0;
-  now_ = now;
+  if (check_.groups() > 0) now_ = check_.time(check_.groups() - 1);
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "simulate/completion_check.hpp"
 #include "simulate/fair_share.hpp"
 #include "simulate/indexed_heap.hpp"
 
@@ -160,11 +161,9 @@ private:
   std::vector<double> delta_;  // per outside resource checked: Σ of its flows' rate changes
   uint32_t res_stamp_ = 0;
   FairShareSolver solver_;
-  // drain(): the completions in order, where each group starts, and per resource the
-  // fastest flow that ends after the group being checked.
+  // drain(): the completions in order, and the test that their rates hold.
   std::vector<IndexedHeap::Entry> order_;
-  std::vector<std::pair<size_t, double>> groups_;  // first index in order_, time
-  std::vector<double> later_rate_;
+  CompletionCheck check_;
 };
 
 }  // namespace daqnet::simulate

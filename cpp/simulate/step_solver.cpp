@@ -139,8 +139,7 @@ size_t StepSolver::solve(double t0, std::span<const StepSub> subs, std::span<con
     by_comp_[static_cast<size_t>(comp_first_[static_cast<size_t>(c)]++)] = static_cast<int32_t>(i);
   }
 
-  later_rate_.resize(R);
-  later_seen_.resize(R, 0);
+  check_.resize(R);
   for (size_t c = 0; c < C; ++c) {
     const auto begin = static_cast<size_t>(comp_start_[c]), end = static_cast<size_t>(comp_start_[c + 1]);
     if (begin == end || left_[c]) continue;
@@ -154,50 +153,23 @@ size_t StepSolver::solve(double t0, std::span<const StepSub> subs, std::span<con
       const double ka = keys_[static_cast<size_t>(a)], kb = keys_[static_cast<size_t>(b)];
       return ka < kb || (ka == kb && a < b);
     });
-    // Completions within kSameTime of the first of a group end together, at its time.
-    groups_.clear();
-    for (size_t i = begin; i < end;) {
-      const double at = keys_[static_cast<size_t>(by_comp_[i])];
-      groups_.emplace_back(i, at);
-      while (i < end && keys_[static_cast<size_t>(by_comp_[i])] <= at * (1 + kSameTime)) ++i;
-    }
-    // From the last group back, as FlowNetwork::drain(): a group's end must leave every
-    // sub-flow still on its saturated resources slower than itself. Rates hold, so loads
-    // only fall: resources saturated at the start are a superset of those saturated
-    // later, and this may refuse a component that would have held, never the reverse.
-    if (++later_stamp_ == 0) {
-      std::fill(later_seen_.begin(), later_seen_.end(), 0);
-      later_stamp_ = 1;
-    }
-    bool holds = true;
-    for (size_t g = groups_.size(); holds && g-- > 0;) {
-      const size_t gb = groups_[g].first, ge = g + 1 < groups_.size() ? groups_[g + 1].first : end;
-      double slowest = kUnlimited;
-      for (size_t i = gb; i < ge; ++i) slowest = std::min(slowest, rates_[static_cast<size_t>(by_comp_[i])]);
-      const double fixed_below = std::isfinite(slowest) ? slowest * (1 - kSlower) : 0;
-      for (size_t i = gb; holds && i < ge; ++i) {
-        const StepSub& s = subs[static_cast<size_t>(by_comp_[i])];
-        for (uint32_t k = s.first; k < s.last; ++k) {
-          const auto l = static_cast<size_t>(sub_res_[k]);
-          if (later_seen_[l] == later_stamp_ && saturated(l) && later_rate_[l] >= fixed_below) holds = false;
-        }
-      }
-      for (size_t i = gb; i < ge; ++i) {
-        const auto sub = static_cast<size_t>(by_comp_[i]);
-        for (uint32_t k = subs[sub].first; k < subs[sub].last; ++k) {
-          const auto l = static_cast<size_t>(sub_res_[k]);
-          later_rate_[l] = later_seen_[l] == later_stamp_ ? std::max(later_rate_[l], rates_[sub]) : rates_[sub];
-          later_seen_[l] = later_stamp_;
-        }
-      }
-    }
+    // As FlowNetwork::drain(): ends grouped as the network would, each group leaving only
+    // slower sub-flows on its saturated resources.
+    auto sub = [&](size_t i) { return static_cast<size_t>(by_comp_[begin + i]); };
+    check_.group(end - begin, t0, [&](size_t i) { return keys_[sub(i)]; });
+    const bool holds = check_.rates_hold([&](size_t i) { return rates_[sub(i)]; },
+                                         [&](size_t i) {
+                                           const StepSub& s = subs[sub(i)];
+                                           return std::span<const int32_t>(sub_res_.data() + s.first, s.last - s.first);
+                                         },
+                                         saturated);
     if (!holds) {
       left_[c] = 1;
       continue;
     }
-    for (size_t g = 0; g < groups_.size(); ++g) {
-      const size_t ge = g + 1 < groups_.size() ? groups_[g + 1].first : end;
-      for (size_t i = groups_[g].first; i < ge; ++i) ends[static_cast<size_t>(by_comp_[i])] = groups_[g].second;
+    for (size_t g = 0; g < check_.groups(); ++g) {
+      const size_t e = check_.end(g);
+      for (size_t i = check_.begin(g); i < e; ++i) ends[sub(i)] = check_.time(g);
     }
   }
   size_t left = 0;

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "simulate/completion_check.hpp"
 #include "simulate/fair_share.hpp"
 
 namespace daqnet::simulate {
@@ -73,12 +74,9 @@ private:
   std::vector<Seen> seen_;
   uint32_t stamp_ = 0;
   // Per local resource: union-find parent, capacity, the last sub-flow that listed it
-  // (which tells a resource listed twice), the load of the solved rates, and, in the test,
-  // the fastest sub-flow that ends after the group checked.
+  // (which tells a resource listed twice), and the load of the solved rates.
   std::vector<int32_t> parent_, last_sub_;
-  std::vector<double> local_capacity_, load_, later_rate_;
-  std::vector<uint32_t> later_seen_;
-  uint32_t later_stamp_ = 0;
+  std::vector<double> local_capacity_, load_;
   std::vector<int32_t> sub_res_;      // per sub-flow entry: its local resource
   std::vector<int32_t> comp_;         // per sub-flow: its component, −1 without resources
   std::vector<uint8_t> twice_;        // per sub-flow: lists a resource more than once
@@ -93,7 +91,7 @@ private:
   std::vector<int32_t> flows_, problem_res_, by_comp_;
   std::vector<int64_t> offsets_;
   std::vector<double> problem_rates_;
-  std::vector<std::pair<size_t, double>> groups_;  // of a component's completions: first, time
+  CompletionCheck check_;  // a component's ends grouped, and whether their rates hold
   FairShareSolver solver_;
   int64_t solves_ = 0, flows_solved_ = 0;
 };
