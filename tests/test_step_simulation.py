@@ -57,6 +57,20 @@ def test_threads_and_reuse_change_no_figure(case):
         assert simulate_steps(sc, threads=1).solver.reused_steps > plain.steps_total
 
 
+def test_buffers_kept_from_call_to_call_change_no_figure():
+    # Each thread's solver, memo and buffers are kept from one call to the next (and from
+    # one fabric to another): calls in any order must give what a first call gives.
+    scenarios = {
+        case: Scenario({**CASES[case], "simulate": {"ideal": True}}, source=f"<{case}>")
+        for case in sorted(CASES)
+    }
+    first = {case: _figures(simulate_steps(sc, threads=2)) for case, sc in scenarios.items()}
+    for threads in (2, 1, 3):
+        for case in reversed(sorted(CASES)):
+            got = simulate_steps(scenarios[case], threads=threads)
+            assert _figures(got) == first[case], f"{case}, {threads} threads"
+
+
 # Two global links per pair of groups: `spread` splits every flow between groups in two.
 SPLIT = {
     "fabric": {"kind": "dragonfly", "p": 2, "a": 2, "h": 2, "g": 3},

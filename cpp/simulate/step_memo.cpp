@@ -5,12 +5,23 @@
 
 namespace daqnet::simulate {
 
-StepMemo::StepMemo(size_t num_resources, size_t max_words, int probation)
-    : label_(num_resources, 0),
-      seen_(num_resources, 0),
-      max_words_(max_words),
-      probation_(probation),
-      active_(probation > 0) {}
+StepMemo::StepMemo(size_t num_resources, size_t max_words, int probation) {
+  reset(num_resources, max_words, probation);
+}
+
+void StepMemo::reset(size_t num_resources, size_t max_words, int probation, Probation* shared) {
+  // Marks kept from earlier steps are older than the next step's stamp: still unseen.
+  label_.resize(num_resources, 0);
+  seen_.resize(num_resources, 0);
+  known_.clear();
+  words_ = 0;
+  max_words_ = max_words;
+  probation_ = probation;
+  looked_ = 0;
+  hits_ = 0;
+  active_ = probation > 0;
+  shared_ = shared;
+}
 
 void StepMemo::begin() {
   shape_.clear();
@@ -50,11 +61,15 @@ const std::pair<double, double>* StepMemo::find() {
   for (auto it = first; it != last; ++it)
     if (it->second.first == shape_) {
       ++hits_;
+      if (shared_ != nullptr) shared_->hits.fetch_add(1, std::memory_order_relaxed);
       return &it->second.second;
     }
-  if (++looked_ >= probation_ && hits_ == 0) {
-    active_ = false;
-    known_.clear();
+  if (shared_ == nullptr) {
+    if (++looked_ >= probation_ && hits_ == 0) stop();
+  } else if (shared_->looked.fetch_add(1, std::memory_order_relaxed) + 1 >= probation_ &&
+             shared_->hits.load(std::memory_order_relaxed) == 0) {
+    shared_->over.store(true, std::memory_order_relaxed);
+    stop();
   }
   return nullptr;
 }

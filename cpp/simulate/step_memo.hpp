@@ -1,6 +1,7 @@
 // daqnet — plan, simulate and benchmark event-building networks.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <unordered_map>
@@ -20,10 +21,23 @@ namespace daqnet::simulate {
 /// reuse changes no bit of any result. Shapes are compared in full, not only by hash.
 class StepMemo {
 public:
+  /// The probation of the memos of one call's threads, counted together: without it each
+  /// thread would look at `probation` steps of its own before giving up.
+  struct Probation {
+    std::atomic<int> looked{0};
+    std::atomic<int64_t> hits{0};
+    std::atomic<bool> over{false};  // nothing found in time: every memo stops looking
+  };
+
   /// Up to `max_words` 8-byte words of shapes are kept; a memo that found nothing in its
   /// first `probation` steps stops looking (steps with contention rarely repeat); with
   /// `probation` 0 it never looks.
   StepMemo(size_t num_resources, size_t max_words = size_t{1} << 22, int probation = 64);
+  StepMemo() : StepMemo(0, 0, 0) {}
+  /// Forgets every shape and starts over as if new, keeping the buffers' memory (a memo is
+  /// reused from call to call of simulate_steps).
+  /// With `shared`, the probation counts the steps and finds of every memo sharing it.
+  void reset(size_t num_resources, size_t max_words, int probation, Probation* shared = nullptr);
 
   /// Starts the shape of a step.
   void begin();
@@ -33,10 +47,18 @@ public:
   const std::pair<double, double>* find();
   /// Keeps the outcome of the step whose shape was built last.
   void store(std::pair<double, double> outcome);
-  bool active() const { return active_; }
+  bool active() {
+    if (active_ && shared_ != nullptr && shared_->over.load(std::memory_order_relaxed)) stop();
+    return active_;
+  }
   int64_t hits() const { return hits_; }
 
 private:
+  void stop() {
+    active_ = false;
+    known_.clear();
+  }
+
   std::vector<uint64_t> shape_;
   std::vector<int32_t> label_;  // resource → its number in this shape (valid when seen_ == stamp_)
   std::vector<uint32_t> seen_;
@@ -48,6 +70,7 @@ private:
   int probation_, looked_ = 0;
   int64_t hits_ = 0;
   bool active_ = true;
+  Probation* shared_ = nullptr;
 };
 
 }  // namespace daqnet::simulate

@@ -65,6 +65,60 @@ TEST(StepMemo, StopsLookingAfterProbationWithoutHits) {
   EXPECT_FALSE(never.active());
 }
 
+TEST(StepMemo, SharedProbationCountsEveryMemo) {
+  // Two memos (two threads) sharing one probation of 4 steps: two new shapes each and
+  // both stop, where each alone would still look.
+  const std::vector<double> cap(200, 100.0);
+  StepMemo::Probation shared;
+  StepMemo a, b;
+  a.reset(cap.size(), 1 << 20, 4, &shared);
+  b.reset(cap.size(), 1 << 20, 4, &shared);
+  for (int32_t k = 0; k < 2; ++k)
+    for (StepMemo* m : {&a, &b}) {
+      ASSERT_TRUE(m->active()) << k;
+      m->begin();
+      for (int32_t f = 0; f <= k; ++f) m->add(1e-6, 1e6, f, Res{f, 100 + f}, cap);
+      EXPECT_EQ(m->find(), nullptr);
+      m->store({1.0, 1.0});
+    }
+  EXPECT_FALSE(a.active());
+  EXPECT_FALSE(b.active());
+  // A find in one keeps both looking past the probation.
+  StepMemo::Probation found;
+  a.reset(cap.size(), 1 << 20, 2, &found);
+  b.reset(cap.size(), 1 << 20, 2, &found);
+  shape(a, 0, 1, 2, cap);
+  EXPECT_EQ(a.find(), nullptr);
+  a.store({1.0, 2.0});
+  shape(a, 3, 4, 5, cap);
+  ASSERT_NE(a.find(), nullptr);
+  for (int k = 0; k < 3; ++k) {
+    shape(b, 6, 10, 11, cap, 1e6 * (k + 2));  // new shapes: other bytes
+    EXPECT_EQ(b.find(), nullptr);
+    b.store({1.0, 1.0});
+    EXPECT_TRUE(b.active()) << k;
+  }
+}
+
+TEST(StepMemo, ResetForgetsEverything) {
+  // A memo reused from call to call: after a reset nothing of the last call is found, and
+  // it counts hits and probation afresh, on a network of another size.
+  std::vector<double> cap(10, 100.0);
+  StepMemo m(cap.size(), 1 << 20, 2);
+  shape(m, 0, 1, 2, cap);
+  m.store({1.0, 2.0});
+  shape(m, 3, 4, 5, cap);
+  ASSERT_NE(m.find(), nullptr);
+  EXPECT_EQ(m.hits(), 1);
+  cap.assign(30, 100.0);
+  m.reset(cap.size(), 1 << 20, 1);
+  EXPECT_EQ(m.hits(), 0);
+  ASSERT_TRUE(m.active());
+  shape(m, 20, 21, 29, cap);
+  EXPECT_EQ(m.find(), nullptr);
+  EXPECT_FALSE(m.active());  // one step of probation, nothing found
+}
+
 TEST(StepMemo, KeepsNoMoreThanItsBudget) {
   const std::vector<double> cap(10, 100.0);
   StepMemo m(cap.size(), 4, 64);  // a shape of two flows needs more than 4 words

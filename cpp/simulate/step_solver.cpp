@@ -10,8 +10,11 @@
 
 namespace daqnet::simulate {
 
-StepSolver::StepSolver(std::vector<double> capacity) : capacity_(std::move(capacity)) {
+void StepSolver::reset(std::span<const double> capacity) {
+  capacity_.assign(capacity.begin(), capacity.end());
+  // Marks kept from earlier steps are older than the next solve's stamp: still unseen.
   seen_.resize(capacity_.size());
+  solves_ = flows_solved_ = 0;
 }
 
 size_t StepSolver::solve(double t0, std::span<const StepSub> subs, std::span<const int32_t> res,

@@ -32,7 +32,11 @@ struct StepSub {
 /// a heap update per sub-flow.
 class StepSolver {
 public:
-  explicit StepSolver(std::vector<double> capacity);
+  StepSolver() = default;
+  explicit StepSolver(const std::vector<double>& capacity) { reset(capacity); }
+  /// Solves on resources of these capacities from now on, counting calls from 0; the
+  /// buffers keep their memory (a solver is reused from call to call of simulate_steps).
+  void reset(std::span<const double> capacity);
 
   /// ends[i] = when sub-flow i ends (the step starting at t0), or NaN when it is left to
   /// the flow network. Returns how many are left. Depends on the sub-flows' order and

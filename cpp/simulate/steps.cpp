@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "analysis/conflicts.hpp"
 #include "common/error.hpp"
+#include "common/object_pool.hpp"
 #include "common/step_pool.hpp"
 #include "simulate/step_memo.hpp"
 #include "simulate/step_solver.hpp"
@@ -21,17 +24,27 @@ namespace {
 // What a thread keeps for one kind of run (real or contention-free): the step solver, the
 // memo, and the flow network for the sub-flows the solver leaves, built when first needed
 // (in most runs no step leaves any, and its per-resource lists are the run's largest
-// allocation, made again at every call).
+// allocation).
 struct StepRunner {
-  const std::vector<double>& capacity;
+  const std::vector<double>* capacity = nullptr;
   StepSolver solver;
   StepMemo memo;
   std::optional<FlowNetwork> net;
 
-  StepRunner(const std::vector<double>& c, int probation)
-      : capacity(c), solver(c), memo(c.size(), size_t{1} << 22, probation) {}
+  // Ready for a call on a network of these capacities: nothing carries over but memory.
+  void prepare(const std::vector<double>& c, int probation, StepMemo::Probation& shared) {
+    capacity = &c;
+    solver.reset(c);
+    memo.reset(c.size(), size_t{1} << 22, probation, &shared);
+    net.reset();
+  }
+  // The call is over: the memo's shapes and the flow network are freed now.
+  void release() {
+    memo.reset(0, 0, 0);
+    net.reset();
+  }
   FlowNetwork& network() {
-    if (!net) net.emplace(capacity);
+    if (!net) net.emplace(*capacity);
     return *net;
   }
 };
@@ -177,12 +190,31 @@ std::pair<double, double> StepFlows::run(StepRunner& runner, double bytes, std::
   if (memo.active()) {
     memo.begin();
     for (const Sub& s : subs)
-      memo.add(s.latency, s.bytes, s.flow, {res.data() + s.first, res.data() + s.last}, runner.capacity);
+      memo.add(s.latency, s.bytes, s.flow, {res.data() + s.first, res.data() + s.last}, *runner.capacity);
     if (const auto* known = memo.find()) return *known;
   }
   const auto outcome = run_step(runner, *this, bytes, flow_end, done, drained);
   if (memo.active()) memo.store(outcome);
   return outcome;
+}
+
+// Everything one thread works with, kept in a pool from call to call (common/object_pool.hpp)
+// so that its buffers keep their memory.
+struct StepThread {
+  StepRunner real, ideal;
+  LinkUses uses;
+  std::vector<workload::Flow> flows;
+  StepFlows step_flows;
+  Routes routes;
+  std::vector<double> flow_end;
+  std::vector<uint64_t> finished;
+  std::vector<std::pair<double, uint64_t>> drained;
+};
+
+// Enough for two calls at once on every core; more are freed as their calls end.
+ObjectPool<StepThread>& step_threads() {
+  static ObjectPool<StepThread> pool(size_t{2} * std::max(1U, std::thread::hardware_concurrency()));
+  return pool;
 }
 
 }  // namespace
@@ -203,35 +235,39 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
   StepPool pool(total, threads, 16, progress, progress_period_seconds);
   std::vector<FlowNetwork::Stats> stats(pool.threads());
   std::vector<int64_t> reused(pool.threads(), 0);
-  // Link crossings per thread, summed after: integers, so the sum is the same in any order.
-  std::vector<LinkUses> uses(pool.threads());
+  // Link crossings counted per thread, added up as each thread ends: integers, so the sum
+  // is the same in any order.
+  LinkUses uses;
+  uses.count.assign(static_cast<size_t>(model.num_links()), 0);
+  std::mutex uses_mutex;
+  StepMemo::Probation real_probation, ideal_probation;  // one verdict for all threads
   const int64_t steps_done = pool.run([&](size_t t, StepPool& chunks) {
+    const ObjectPool<StepThread>::Lease lease(step_threads());
+    StepThread& my = *lease;
     const int probation = reuse ? 64 : 0;  // 0: the memos stop looking at once
-    StepRunner real(model.capacity(), probation);
-    std::optional<StepRunner> ideal;
-    if (ideal_run) ideal.emplace(model.capacity(), probation);
-    std::vector<workload::Flow> flows;
-    StepFlows step_flows;
-    Routes routes;
-    std::vector<double> flow_end;
-    std::vector<uint64_t> finished;
-    std::vector<std::pair<double, uint64_t>> drained;
+    StepRunner& real = my.real;
+    StepRunner& ideal = my.ideal;
+    real.prepare(model.capacity(), probation, real_probation);
+    if (ideal_run) ideal.prepare(model.capacity(), probation, ideal_probation);
+    StepFlows& step_flows = my.step_flows;
+    LinkUses& my_uses = my.uses;
+    my_uses.count.assign(static_cast<size_t>(model.num_links()), 0);
+    my_uses.whole = true;
     int64_t first = 0, last = 0;
-    uses[t].count.assign(static_cast<size_t>(model.num_links()), 0);
     while (chunks.next(first, last)) {
       for (int64_t s = first; s < last; ++s) {
-        schedule.step(s, flows);
+        schedule.step(s, my.flows);
         StepTime& st = steps[static_cast<size_t>(s)];
         st.step = s;
-        st.flows = static_cast<int64_t>(flows.size());
-        step_flows.build(model, flows, placement, s, message_bytes, false, routes, &uses[t]);
+        st.flows = static_cast<int64_t>(my.flows.size());
+        step_flows.build(model, my.flows, placement, s, message_bytes, false, my.routes, &my_uses);
         network_flows[static_cast<size_t>(s)] = static_cast<int64_t>(step_flows.flows());
-        const auto [seconds, slowest] = step_flows.run(real, message_bytes, flow_end, finished, drained);
+        const auto [seconds, slowest] = step_flows.run(real, message_bytes, my.flow_end, my.finished, my.drained);
         st.seconds = seconds;
         st.min_gbps = step_flows.flows() == 0 ? 0 : slowest * 8 / 1e9;
         if (ideal_run) {
-          step_flows.build(model, flows, placement, s, message_bytes, true, routes, nullptr);
-          st.ideal_seconds = step_flows.run(*ideal, message_bytes, flow_end, finished, drained).first;
+          step_flows.build(model, my.flows, placement, s, message_bytes, true, my.routes, nullptr);
+          st.ideal_seconds = step_flows.run(ideal, message_bytes, my.flow_end, my.finished, my.drained).first;
         } else {
           st.ideal_seconds = std::numeric_limits<double>::quiet_NaN();
         }
@@ -241,7 +277,14 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
     if (real.net) stats[t] = real.net->stats();
     stats[t].solves += real.solver.solves();
     stats[t].flows_solved += real.solver.flows_solved();
-    reused[t] = real.memo.hits() + (ideal ? ideal->memo.hits() : 0);
+    reused[t] = real.memo.hits() + (ideal_run ? ideal.memo.hits() : 0);
+    {
+      const std::lock_guard lock(uses_mutex);
+      uses.whole = uses.whole && my_uses.whole;
+      for (size_t l = 0; l < uses.count.size(); ++l) uses.count[l] += my_uses.count[l];
+    }
+    real.release();
+    ideal.release();
   });
 
   // Totals in step order, so that sums do not depend on the threads either.
@@ -259,11 +302,7 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
     result.stats.flows_solved += s.flows_solved;
   }
   for (int64_t n : reused) result.reused_steps += n;
-  if (std::all_of(uses.begin(), uses.end(), [](const LinkUses& u) { return u.whole; })) {
-    result.link_uses.assign(static_cast<size_t>(model.num_links()), 0);
-    for (const auto& u : uses)
-      for (size_t l = 0; l < u.count.size(); ++l) result.link_uses[l] += u.count[l];
-  }
+  if (uses.whole) result.link_uses = std::move(uses.count);
   return result;
 }
 

@@ -37,19 +37,14 @@ def class_loads(fabric: Fabric, bytes_per_link: np.ndarray) -> list[dict[str, An
     """One row per link class: links, share used, bytes per link (mean, median, 99th
     percentile, max over the class's links, unused ones included), the total, and the
     busiest link's time at its rate (a lower bound on the time of the steps counted)."""
-    links = fabric.links()
-    cls, gbps = links["class"], links["gbps"]
     rows = []
-    for c, name in enumerate(fabric.link_class_names()):
-        mask = cls == c
-        if not mask.any():
-            continue
-        b = bytes_per_link[mask]
-        busy = b * 8 / (gbps[mask] * 1e9)
+    for name, index, gbps in fabric.links_by_class():
+        b = bytes_per_link[index]
+        busy = b * 8 / (gbps * 1e9)
         rows.append(
             {
                 "class": name,
-                "links": int(mask.sum()),
+                "links": len(index),
                 "used": float((b > 0).mean()),
                 "mean_bytes": float(b.mean()),
                 "median_bytes": float(np.median(b)),
