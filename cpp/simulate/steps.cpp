@@ -244,6 +244,15 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
   const int64_t steps_done = pool.run([&](size_t t, StepPool& chunks) {
     const ObjectPool<StepThread>::Lease lease(step_threads());
     StepThread& my = *lease;
+    // However the thread ends (an error included), the memos' shapes and the flow
+    // networks are freed before the pool takes the rest back.
+    struct Release {
+      StepThread& my;
+      ~Release() {
+        my.real.release();
+        my.ideal.release();
+      }
+    } const release{my};
     const int probation = reuse ? 64 : 0;  // 0: the memos stop looking at once
     StepRunner& real = my.real;
     StepRunner& ideal = my.ideal;
@@ -283,8 +292,6 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
       uses.whole = uses.whole && my_uses.whole;
       for (size_t l = 0; l < uses.count.size(); ++l) uses.count[l] += my_uses.count[l];
     }
-    real.release();
-    ideal.release();
   });
 
   // Totals in step order, so that sums do not depend on the threads either.
