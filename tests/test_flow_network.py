@@ -49,7 +49,8 @@ def scripts(draw):
     ops = []
     for _ in range(draw(st.integers(1, 40))):
         if draw(st.booleans()):
-            res = draw(st.lists(st.integers(0, nres - 1), min_size=1, max_size=4, unique=True))
+            # Repeats allowed: a route may cross a resource twice (it then takes its rate twice).
+            res = draw(st.lists(st.integers(0, nres - 1), min_size=1, max_size=4))
             cap = draw(st.sampled_from([math.inf, math.inf, 1.0, 2.5]))
             ops.append(("start", res, float(draw(st.integers(1, 30))), cap))
         else:

@@ -61,7 +61,9 @@ def _wait_listening(topo: Topology, flows: list[tuple[int, int]], timeout: float
             if not want[dst]:
                 del want[dst]
         if want and time.monotonic() > end:
-            raise DaqnetError("emulate: iperf3 servers did not start listening within 10 s")
+            raise DaqnetError(
+                f"emulate: iperf3 servers did not start listening within {timeout:g} s"
+            )
         if want:
             time.sleep(0.05)
 
