@@ -27,9 +27,10 @@ struct StepSub {
 /// of FlowNetwork::drain()) no rate changes until the last ends, so each end is its start
 /// plus bytes / rate. That holds for most components of a shift step: equal messages, the
 /// fastest end first. The other components (several latencies, or a flow that would speed
-/// up) are left to the flow network. Every component is solved in one call, so a step
-/// costs one solve and a few passes over its sub-flows, instead of a start, a finish and
-/// a heap update per sub-flow.
+/// up) are left to the flow network. The components of several sub-flows are solved
+/// together in one call (a lone sub-flow needs none: its rate is its path's bottleneck),
+/// so a step costs at most one solve and a few passes over its sub-flows, instead of a
+/// start, a finish and a heap update per sub-flow.
 class StepSolver {
 public:
   StepSolver() = default;
