@@ -3,6 +3,10 @@ threads and whether identical steps are simulated again or answered from an earl
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 from daqnet import Scenario
 from daqnet.analysis.link_loads import class_loads, link_bytes
@@ -57,18 +61,44 @@ def test_threads_and_reuse_change_no_figure(case):
         assert simulate_steps(sc, threads=1).solver.reused_steps > plain.steps_total
 
 
+_FRESH = """
+import json, sys
+from daqnet import Scenario
+from daqnet.simulate import simulate_steps
+spec = json.loads(sys.argv[1])
+r = simulate_steps(Scenario({**spec, "simulate": {"ideal": True}}, source="<fresh>"), threads=2)
+print(json.dumps([[s["seconds"], s["ideal_seconds"], s["min_flow_gbps"]] for s in r.steps]))
+"""
+
+
+def _fresh(spec):
+    # A process of its own: nothing kept from an earlier call.
+    done = subprocess.run(
+        [sys.executable, "-c", _FRESH, json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
 def test_buffers_kept_from_call_to_call_change_no_figure():
     # Each thread's solver, memo and buffers are kept from one call to the next (and from
-    # one fabric to another): calls in any order must give what a first call gives.
+    # one fabric to another, and after a call that failed): calls in any order must give
+    # what a first call in a fresh process gives.
+    fresh = {case: _fresh(CASES[case]) for case in sorted(CASES)}
     scenarios = {
         case: Scenario({**CASES[case], "simulate": {"ideal": True}}, source=f"<{case}>")
         for case in sorted(CASES)
     }
-    first = {case: _figures(simulate_steps(sc, threads=2)) for case, sc in scenarios.items()}
+    # A call that fails half-way (its threads end with an error) leaves them behind too.
+    with pytest.raises(DaqnetError, match="at most 8 are simulated"):
+        simulate_steps(_too_long(), threads=2)
     for threads in (2, 1, 3):
         for case in reversed(sorted(CASES)):
             got = simulate_steps(scenarios[case], threads=threads)
-            assert _figures(got) == first[case], f"{case}, {threads} threads"
+            want = [[s["seconds"], s["ideal_seconds"], s["min_flow_gbps"]] for s in got.steps]
+            assert want == fresh[case], f"{case}, {threads} threads"
 
 
 # Two global links per pair of groups: `spread` splits every flow between groups in two.
@@ -91,10 +121,10 @@ def test_link_loads_are_what_the_routes_carry(case):
         assert simulate_steps(sc, threads=threads)["link_loads"] == want
 
 
-def test_a_route_too_long_is_refused_whatever_the_steps():
+def _too_long():
     # Indirect dragonfly routes (up to 7 links) plus both NIC limits: 9 resources, one more
-    # than the flow network takes. Refused at once, not only in steps the solver leaves it.
-    sc = Scenario(
+    # than the flow network takes.
+    return Scenario(
         {
             "fabric": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2},
             "routing": {"engine": "indirect"},
@@ -103,5 +133,9 @@ def test_a_route_too_long_is_refused_whatever_the_steps():
         },
         source="<long routes>",
     )
+
+
+def test_a_route_too_long_is_refused_whatever_the_steps():
+    # Refused at once, not only in steps the solver leaves to the flow network.
     with pytest.raises(DaqnetError, match=r"<long routes>: .* has 9 resources .* at most 8"):
-        simulate_steps(sc, threads=1)
+        simulate_steps(_too_long(), threads=1)

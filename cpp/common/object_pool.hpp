@@ -19,7 +19,8 @@ template <class T>
 class ObjectPool {
 public:
   /// Keeps at most `keep` idle objects; more are freed when given back.
-  explicit ObjectPool(size_t keep) : keep_(keep) {}
+  // Room for every idle object from the start: give() runs in a destructor and must not throw.
+  explicit ObjectPool(size_t keep) : keep_(keep) { idle_.reserve(keep); }
 
   /// An idle object, or a new one when none is idle.
   std::unique_ptr<T> take() {

@@ -56,7 +56,10 @@ void StepMemo::add(double latency, double bytes, int32_t flow, std::span<const i
 }
 
 const std::pair<double, double>* StepMemo::find() {
-  if (!active_) return nullptr;
+  if (!active()) {
+    if (active_) stop();  // another thread's memo ended the shared probation
+    return nullptr;
+  }
   const auto [first, last] = known_.equal_range(hash_);
   for (auto it = first; it != last; ++it)
     if (it->second.first == shape_) {
@@ -64,9 +67,10 @@ const std::pair<double, double>* StepMemo::find() {
       if (shared_ != nullptr) shared_->hits.fetch_add(1, std::memory_order_relaxed);
       return &it->second.second;
     }
-  if (shared_ == nullptr) {
-    if (++looked_ >= probation_ && hits_ == 0) stop();
-  } else if (shared_->looked.fetch_add(1, std::memory_order_relaxed) + 1 >= probation_ &&
+  // Its own probation, as if alone; and the shared one, over every thread's steps.
+  if (++looked_ >= probation_ && hits_ == 0) {
+    stop();
+  } else if (shared_ != nullptr && shared_->looked.fetch_add(1, std::memory_order_relaxed) + 1 >= probation_ &&
              shared_->hits.load(std::memory_order_relaxed) == 0) {
     shared_->over.store(true, std::memory_order_relaxed);
     stop();
@@ -75,7 +79,7 @@ const std::pair<double, double>* StepMemo::find() {
 }
 
 void StepMemo::store(std::pair<double, double> outcome) {
-  if (!active_ || words_ + shape_.size() > max_words_) return;
+  if (!active() || words_ + shape_.size() > max_words_) return;
   words_ += shape_.size();
   known_.emplace(hash_, std::make_pair(shape_, outcome));
 }

@@ -21,10 +21,12 @@ namespace daqnet::simulate {
 /// reuse changes no bit of any result. Shapes are compared in full, not only by hash.
 class StepMemo {
 public:
-  /// The probation of the memos of one call's threads, counted together: without it each
-  /// thread would look at `probation` steps of its own before giving up.
+  /// The probation of the memos of one call's threads, counted together as well: when
+  /// `probation` steps of all threads found nothing, every memo stops, where each would
+  /// otherwise look at `probation` steps of its own (each memo still finds only the shapes
+  /// its own thread stored). A heuristic of speed only: no figure depends on it.
   struct Probation {
-    std::atomic<int> looked{0};
+    std::atomic<int64_t> looked{0};
     std::atomic<int64_t> hits{0};
     std::atomic<bool> over{false};  // nothing found in time: every memo stops looking
   };
@@ -47,10 +49,7 @@ public:
   const std::pair<double, double>* find();
   /// Keeps the outcome of the step whose shape was built last.
   void store(std::pair<double, double> outcome);
-  bool active() {
-    if (active_ && shared_ != nullptr && shared_->over.load(std::memory_order_relaxed)) stop();
-    return active_;
-  }
+  bool active() const { return active_ && (shared_ == nullptr || !shared_->over.load(std::memory_order_relaxed)); }
   int64_t hits() const { return hits_; }
 
 private:
@@ -67,7 +66,8 @@ private:
   uint64_t hash_ = 0;
   std::unordered_multimap<uint64_t, std::pair<std::vector<uint64_t>, std::pair<double, double>>> known_;
   size_t words_ = 0, max_words_;
-  int probation_, looked_ = 0;
+  int probation_;
+  int64_t looked_ = 0;
   int64_t hits_ = 0;
   bool active_ = true;
   Probation* shared_ = nullptr;

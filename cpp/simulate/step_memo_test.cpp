@@ -83,7 +83,8 @@ TEST(StepMemo, SharedProbationCountsEveryMemo) {
     }
   EXPECT_FALSE(a.active());
   EXPECT_FALSE(b.active());
-  // A find in one keeps both looking past the probation.
+  // A find in one keeps the shared probation from ending: the memo that found goes on
+  // looking, and the other still ends its own probation (2 steps without a find).
   StepMemo::Probation found;
   a.reset(cap.size(), 1 << 20, 2, &found);
   b.reset(cap.size(), 1 << 20, 2, &found);
@@ -92,11 +93,17 @@ TEST(StepMemo, SharedProbationCountsEveryMemo) {
   a.store({1.0, 2.0});
   shape(a, 3, 4, 5, cap);
   ASSERT_NE(a.find(), nullptr);
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < 2; ++k) {
     shape(b, 6, 10, 11, cap, 1e6 * (k + 2));  // new shapes: other bytes
     EXPECT_EQ(b.find(), nullptr);
     b.store({1.0, 1.0});
-    EXPECT_TRUE(b.active()) << k;
+  }
+  EXPECT_FALSE(b.active());
+  for (int k = 0; k < 3; ++k) {
+    shape(a, 20, 21, 22, cap, 1e6 * (k + 2));
+    EXPECT_EQ(a.find(), nullptr);
+    a.store({1.0, 1.0});
+    EXPECT_TRUE(a.active()) << k;
   }
 }
 

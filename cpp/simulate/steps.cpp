@@ -40,6 +40,7 @@ struct StepRunner {
   }
   // The call is over: the memo's shapes and the flow network are freed now.
   void release() {
+    capacity = nullptr;
     memo.reset(0, 0, 0);
     net.reset();
   }

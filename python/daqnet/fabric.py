@@ -58,7 +58,7 @@ class Fabric:
         self._core = core
         self._names = core.node_names()
         self._index = {n: i for i, n in enumerate(self._names)}
-        self._by_class: list[tuple[str, np.ndarray, np.ndarray]] | None = None
+        self._by_class: tuple[tuple[str, np.ndarray, np.ndarray], ...] | None = None
         #: Nested host groups of a direct network, smallest first, as consecutive hosts:
         #: {"drawer": 8, "supernode": 32} on PERCS ({"router": p, "group": a·p} on a
         #: dragonfly). The job mappings block and shuffle by them.
@@ -136,10 +136,10 @@ class Fabric:
         """Names of the link classes, in order of first use: host->leaf, leaf->host, ..."""
         return self._core.link_class_names()
 
-    def links_by_class(self) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    def links_by_class(self) -> tuple[tuple[str, np.ndarray, np.ndarray], ...]:
         """(class name, its links' numbers, their Gb/s) for each class that has links, in
         class order; computed once per fabric (per-class link statistics ask for it at
-        every call, and the link table costs a millisecond at 10,000 hosts)."""
+        every call, and the link table costs a millisecond at 10,000 hosts); read-only."""
         if self._by_class is None:
             links = self.links()
             cls, gbps = links["class"], links["gbps"]
@@ -151,7 +151,7 @@ class Fabric:
                     rate = gbps[index]
                     rate.setflags(write=False)
                     groups.append((name, index, rate))
-            self._by_class = groups
+            self._by_class = tuple(groups)
         return self._by_class
 
     def link_classes(self) -> list[str]:
