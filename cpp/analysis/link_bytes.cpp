@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "analysis/conflicts.hpp"
+#include "analysis/detail/flow_links.hpp"
 
 namespace daqnet::analysis {
 
@@ -22,8 +23,8 @@ std::vector<double> link_bytes(const routing::Routing& routing, std::span<const 
       const int32_t a = placement[static_cast<size_t>(f.src)], b = placement[static_cast<size_t>(f.dst)];
       if (a == b) continue;
       if (table != nullptr && table->finalized()) {
-        bytes[static_cast<size_t>(table->uplink(a))] += message_bytes;
-        table->for_each_tail(a, b, [&](LinkId l) { bytes[static_cast<size_t>(l)] += message_bytes; });
+        const detail::TableLinks walk{*table};
+        walk(a, b, 0, [&](LinkId l) { bytes[static_cast<size_t>(l)] += message_bytes; });
         continue;
       }
       routing.paths(a, b, routing::flow_key(s, f.src, f.dst), set);

@@ -51,18 +51,11 @@ void NetworkModel::add_nic(int32_t a, int32_t b, double& slowest, Routes& out) c
 void NetworkModel::routes(int32_t a, int32_t b, uint64_t flow, bool ideal, Routes& out) const {
   out.clear();
   if (table_ != nullptr) {  // the common case, straight from the route cache: no copy of a path
-    const LinkId first = table_->uplink(a);
-    double latency = link_latency_[static_cast<size_t>(first)];
-    double slowest = capacity_[static_cast<size_t>(first)];
-    out.res_.push_back(first);
-    LinkId last = first;
-    table_->for_each_tail(a, b, [&](LinkId l) {
+    double latency = 0, slowest = kUnlimited;
+    table_path(a, b, ideal, out.res_, [&](LinkId l) {
       latency += link_latency_[static_cast<size_t>(l)];
       slowest = std::min(slowest, capacity_[static_cast<size_t>(l)]);
-      if (!ideal) out.res_.push_back(l);
-      last = l;
     });
-    if (ideal) out.res_.push_back(last);
     add_nic(a, b, slowest, out);
     out.ends_.push_back(static_cast<uint32_t>(out.res_.size()));
     out.weight_.push_back(1.0);
@@ -96,17 +89,8 @@ void NetworkModel::routes(int32_t a, int32_t b, uint64_t flow, bool ideal, Route
 
 bool NetworkModel::append_path(int32_t a, int32_t b, bool ideal, std::vector<int32_t>& out, double& latency) const {
   if (table_ == nullptr) return false;
-  // The very steps of routes(), in the same order (the same latency to the last bit).
-  const LinkId first = table_->uplink(a);
-  double sum = link_latency_[static_cast<size_t>(first)];
-  out.push_back(first);
-  LinkId last = first;
-  table_->for_each_tail(a, b, [&](LinkId l) {
-    sum += link_latency_[static_cast<size_t>(l)];
-    if (!ideal) out.push_back(l);
-    last = l;
-  });
-  if (ideal) out.push_back(last);
+  double sum = 0;  // in routes()' order: the same latency to the last bit
+  table_path(a, b, ideal, out, [&](LinkId l) { sum += link_latency_[static_cast<size_t>(l)]; });
   if (inject_) out.push_back(num_links_ + a);
   if (eject_) out.push_back(num_links_ + (inject_ ? num_hosts_ : 0) + b);
   latency = sum;

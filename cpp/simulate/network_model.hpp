@@ -82,6 +82,22 @@ public:
 
 private:
   void add_nic(int32_t a, int32_t b, double& slowest, Routes& out) const;
+  // A table route's links appended to `out` (all, or the first and last on the ideal
+  // fabric), each passed to `visit` in path order: routes() and append_path() share it so
+  // that their latencies agree to the last bit.
+  template <class Visit>
+  void table_path(int32_t a, int32_t b, bool ideal, std::vector<int32_t>& out, Visit&& visit) const {
+    const routing::LinkId first = table_->uplink(a);
+    visit(first);
+    out.push_back(first);
+    routing::LinkId last = first;
+    table_->for_each_tail(a, b, [&](routing::LinkId l) {
+      visit(l);
+      if (!ideal) out.push_back(l);
+      last = l;
+    });
+    if (ideal) out.push_back(last);
+  }
 
   const routing::Routing& routing_;
   const routing::TableRouting* table_;  // the routing, when it is tables: their cache is the fast path
