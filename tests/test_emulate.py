@@ -195,6 +195,72 @@ def test_emulated_tree_measured_beside_the_prediction(tmp_path, queue):
     assert json.loads((tmp_path / "out" / "emulate.json").read_text())["paths_match"]
 
 
+@needs_root
+def test_queues_see_wire_packets(tmp_path, monkeypatch):
+    # A veth passes TCP's segmentation-offload bursts (up to 64 KB) on whole, so a queue of
+    # "100 packets" held up to 6 MB and htb's round robin served a burst as one packet.
+    # Every port now hands on one segment at a time: what waits in the sending host's
+    # queue, sampled while a stream runs, is at most an MTU (and its header) per packet.
+    # (tc's sent counters count segments either way; only the backlog shows the bursts.)
+    from daqnet.emulate import netns
+
+    monkeypatch.setattr(netns, "STATE_DIR", tmp_path / "state")
+    fabric, routing, _, _ = _scenario(tmp_path).build()
+    topo = plan(fabric, routing, netns.new_prefix())
+    mtu = 9000
+    netns.create(topo, 1000, "fair", mtu)
+    try:
+        src, dst = topo.namespace(0), topo.namespace(3)
+        receiver = subprocess.Popen(
+            ["ip", "netns", "exec", dst, sys.executable, "-c", _SINK, topo.address(3)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert receiver.stdout is not None and receiver.stdout.readline().strip() == "ready"
+        sender = subprocess.Popen(
+            ["ip", "netns", "exec", src, sys.executable, "-c", _SOURCE, topo.address(3)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        largest, samples = 0.0, 0
+        while sender.poll() is None:
+            shown = subprocess.run(
+                ["tc", "-n", src, "-s", "-j", "qdisc", "show", "dev", "eth0"],
+                capture_output=True,
+                text=True,
+            )
+            for q in json.loads(shown.stdout or "[]"):
+                if q["kind"] == "pfifo" and q.get("qlen"):
+                    largest = max(largest, q["backlog"] / q["qlen"])
+                    samples += 1
+            time.sleep(0.05)
+        assert sender.communicate(timeout=60)[1] == "" and sender.returncode == 0
+        receiver.communicate(timeout=60)
+        assert receiver.returncode == 0
+        assert samples >= 5  # the queue was seen busy
+        assert largest <= mtu + 14, largest
+    finally:
+        netns.teardown(topo.prefix)
+    assert not set(_ours()) & set(topo.namespaces)
+
+
+# 32 MB over TCP from one emulated host to another (2.7 s at 100 Mbit/s).
+_SINK = """
+import socket, sys
+s = socket.create_server((sys.argv[1], 5999))
+print("ready", flush=True)
+c, _ = s.accept()
+while c.recv(1 << 20):
+    pass
+"""
+_SOURCE = """
+import socket, sys
+c = socket.create_connection((sys.argv[1], 5999), timeout=30)
+c.sendall(bytes(32 << 20))
+c.close()
+"""
+
+
 STEPS = """name = "steps8"
 [fabric]
 radix = 8

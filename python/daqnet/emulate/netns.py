@@ -30,6 +30,7 @@ __all__ = [
     "counters",
     "create",
     "new_prefix",
+    "port_options",
     "teardown",
 ]
 
@@ -133,6 +134,14 @@ def create(
         raise
 
 
+def port_options(mtu: int) -> str:
+    """`ip link set` options of every emulated port: the MTU, and one packet per segment.
+    A veth hands TCP's segmentation-offload bursts (up to 64 KB) to its peer whole, so
+    every queue would count, and htb's round robin serve, up to seven 9000-byte packets as
+    one, and a queue of 100 packets could hold 6 MB; a switch sees packets of one MTU."""
+    return f"mtu {mtu} gso_max_size {mtu} gso_max_segs 1"
+
+
 def _configure(
     topo: Topology,
     node: int,
@@ -148,7 +157,10 @@ def _configure(
     addr = topo.address(node)
     lines = ["link set lo up"]
     for lk in ports:
-        lines += [f"link set {lk.ifname} mtu {mtu} up", f"addr add {addr}/32 dev {lk.ifname}"]
+        lines += [
+            f"link set {lk.ifname} {port_options(mtu)} up",
+            f"addr add {addr}/32 dev {lk.ifname}",
+        ]
     for dst, via, dev in topo.routes.get(node, []):
         net = dst if "/" in dst else f"{dst}/32"
         lines.append(f"route add {net} via {via} dev {dev} onlink")
