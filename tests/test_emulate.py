@@ -130,6 +130,20 @@ def test_what_cannot_be_emulated_is_refused(tmp_path):
         plan(fabric, routing, "dqe000000")
 
 
+@pytest.mark.parametrize(("key", "value"), [("warmup_seconds", "0.5"), ("seconds", "2.5")])
+def test_steps_refuse_fractions_of_a_second(tmp_path, key, value):
+    # iperf3 reads whole seconds: 0.5 s of warm-up was silently none, 2.5 s became 2.
+    from daqnet.emulate.steps import check_steps
+
+    whole = ["emulate.traffic=steps", "emulate.seconds=3", "emulate.warmup_seconds=1"]
+    s = _scenario(tmp_path, TREE, *whole, f"emulate.{key}={value}")
+    with pytest.raises(DaqnetError, match=rf"emu.toml: emulate.{key} = {value}: .*whole"):
+        check_steps(s["emulate"], str(s.source))
+    ok = _scenario(tmp_path, TREE, *whole)
+    if shutil.which("iperf3"):
+        check_steps(ok["emulate"], str(ok.source))  # whole seconds pass
+
+
 def test_paths_match_notices_a_link_off_its_share():
     rows = [{"link": str(i), "measured_bytes": 1000, "predicted_bytes": 1000.0} for i in range(8)]
     assert paths_match(rows)

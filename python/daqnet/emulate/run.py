@@ -21,7 +21,7 @@ from ..errors import DaqnetError
 from ..scenario import Scenario
 from ..simulate.protocol import simulate_protocol
 from . import netns
-from .steps import check_iperf3, measure_steps
+from .steps import check_steps, measure_steps
 from .topology import Topology, plan
 
 __all__ = ["emulate", "paths_match"]
@@ -68,7 +68,7 @@ def emulate(
     netns.check_privileges()
     netns.check_congestion_control(scenario["emulate"]["congestion_control"])
     if scenario["emulate"]["traffic"] == "steps":
-        check_iperf3()
+        check_steps(scenario["emulate"], str(scenario.source))
     b = scenario["bench"]
     ppn = b["processes_per_node"]
     nodes = (b["ranks"] // ppn) if b["ranks"] else placement.ranks

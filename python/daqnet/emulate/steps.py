@@ -24,12 +24,21 @@ from ..simulate.fair_share import flow_rates
 from ..simulate.model import Stages
 from .topology import Topology
 
-__all__ = ["check_iperf3", "measure_steps"]
+__all__ = ["check_steps", "measure_steps"]
 
 _PORT = 5201  # iperf3's own; one per flow of a step (a server takes one client at a time)
 
 
-def check_iperf3() -> None:
+def check_steps(emulate: dict[str, Any], source: str) -> None:
+    """What steps need, checked before anything is made: iperf3, and run lengths in whole
+    seconds (iperf3 reads them as integers: 0.5 s of warm-up would silently be none)."""
+    for key, least in (("seconds", 1), ("warmup_seconds", 0)):
+        value = emulate[key]
+        if value != int(value) or value < least:
+            raise DaqnetError(
+                f"{source}: emulate.{key} = {value:g}: emulate.traffic = 'steps' runs iperf3, "
+                f"which counts whole seconds; give a whole number >= {least}"
+            )
     if not shutil.which("iperf3"):
         raise DaqnetError("emulate.traffic = 'steps' runs iperf3 streams: apt-get install iperf3")
 
@@ -81,7 +90,7 @@ def _run_step(
     client waits on its stdin until all are started, every stream runs a second longer
     than it is measured, and the rate is the receiver's over the seconds after the
     warm-up and before that tail, when all streams of the step run."""
-    t, omit = max(1, round(seconds)), round(warmup)  # iperf3 takes whole seconds
+    t, omit = int(seconds), int(warmup)  # whole seconds (check_steps)
     procs: list[subprocess.Popen[Any]] = []
     try:
         for i, (_, dst) in enumerate(flows):

@@ -276,7 +276,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "measured seconds of the event builder (of every step, in whole seconds)",
             minimum=0.1,
         ),
-        "warmup_seconds": Key("float", 1.0, "seconds before the measurement", minimum=0),
+        "warmup_seconds": Key(
+            "float",
+            1.0,
+            "seconds before the measurement (of every step, in whole seconds)",
+            minimum=0,
+        ),
     },
 }
 TOP_LEVEL = {"name": "str", "description": "str"}
