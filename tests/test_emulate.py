@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from daqnet.emulate import plan
-from daqnet.emulate.run import paths_match
+from daqnet.emulate.run import WINDOW_LATENCIES, paths_match, short_window
 from daqnet.errors import DaqnetError
 from daqnet.scenario import Scenario
 
@@ -172,6 +172,16 @@ def test_a_stream_rate_counts_one_second_intervals_only():
     assert got["bps"] == pytest.approx(14e6)
 
 
+def test_a_short_window_is_flagged():
+    # 5 s over events of 1.19 s (emulated): 4.2 latencies, which read 0.947 or 1.066 of
+    # the prediction depending on where the window fell. 20 s (17 latencies) read 0.98-1.01.
+    doc = {"scale": 1000.0, "predicted": {"latency_seconds": {"p50": 1.19e-3}}}
+    why = short_window({**doc, "window_latencies": 5 / 1.19})
+    assert why is not None and "4.2 event latencies" in why and "emulate.seconds >= 18" in why
+    assert short_window({**doc, "window_latencies": 20 / 1.19}) is None
+    assert short_window({**doc, "window_latencies": None}) is None  # nothing predicted
+
+
 def test_paths_match_notices_a_link_off_its_share():
     rows = [{"link": str(i), "measured_bytes": 1000, "predicted_bytes": 1000.0} for i in range(8)]
     assert paths_match(rows)
@@ -233,6 +243,11 @@ def test_emulated_tree_measured_beside_the_prediction(tmp_path, queue):
     assert doc["congestion_control"] == "cubic"  # pinned, whatever the machine's default
     # Shaped: never faster than the fabric allows (an unshaped veth runs about 50 times faster).
     assert doc["ratio"] is not None and 0.3 < doc["ratio"] < 1.5
+    # The window in predicted event latencies (emulated seconds over scaled latency), and
+    # the warning exactly when it is short.
+    latency = doc["predicted"]["latency_seconds"]["p50"] * doc["scale"]
+    assert doc["window_latencies"] == pytest.approx(2.0 / latency, rel=0.05)
+    assert ("event latencies" in stderr) == (doc["window_latencies"] < WINDOW_LATENCIES)
     assert set(_ours()) == before  # torn down
     assert json.loads((tmp_path / "out" / "emulate.json").read_text())["paths_match"]
 

@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import DaqnetError
 from ..report.format import quantity, table
 from ..scenario import Scenario
-from .common import EXIT_INTERRUPTED, Progress, emit, load, note
+from .common import EXIT_INTERRUPTED, Progress, emit, load, note, warn
 
 __all__ = ["run_emulate"]
 
@@ -29,7 +29,7 @@ def run_emulate(args: argparse.Namespace) -> int:
         return 0
     if not args.scenario:
         raise DaqnetError("daqnet emulate: give a scenario file (or --cleanup)")
-    from ..emulate import emulate
+    from ..emulate import emulate, short_window
 
     if Scenario.load(args.scenario, args.overrides)["emulate"]["traffic"] == "steps":
         scenario = load(args.scenario, args.overrides, "emulate")  # plain TCP streams
@@ -52,6 +52,8 @@ def run_emulate(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     if doc["traffic"] == "steps":
         return 0
+    if why := short_window(doc):
+        warn(why)
     bad = m["lost_fragments"] + m["duplicate_fragments"] + m["corrupt_fragments"]
     return 0 if m["status"] == "finished" and not bad else 1
 
@@ -90,6 +92,8 @@ def _summary(doc: Mapping[str, Any]) -> str:
         f"{quantity(p.get('events_per_second'), '', 1, 0)}",
         f"  latency p50  measured {quantity(m['latency_seconds'].get('p50'), ' ms', 1e3, 3)}  "
         f"predicted {quantity(p['latency_seconds'].get('p50'), ' ms', 1e3, 3)}",
+        f"  window       {quantity(doc.get('window_latencies'), '', 1, 1)} predicted event "
+        "latencies long (the throughput counts events built in it)",
         f"  integrity    lost {m['lost_fragments']}, duplicate {m['duplicate_fragments']}, "
         f"corrupt {m['corrupt_fragments']}",
         f"  links        {'traffic took the predicted links' if doc['paths_match'] else 'traffic did NOT take the predicted links'}"

@@ -8,7 +8,7 @@ the real event builder measured over it, and the protocol simulation beside it.
 
 from __future__ import annotations
 
-from .run import emulate, paths_match
+from .run import emulate, paths_match, short_window
 from .topology import MAX_HOSTS, Topology, plan
 
-__all__ = ["MAX_HOSTS", "Topology", "emulate", "paths_match", "plan"]
+__all__ = ["MAX_HOSTS", "Topology", "emulate", "paths_match", "plan", "short_window"]
