@@ -11,9 +11,10 @@
 2. The share of one core a shaped link costs: one TCP stream between two namespaces over a
    veth shaped to 100 Mbit/s as daqnet shapes it (one packet per segment, htb and a queue
    per source), CPU time of the sender and receiver processes (where the kernel's TCP,
-   veth and htb work is counted) per second of the transfer, against the same stream unshaped for the same bytes (the hardware limit of this machine's veth
-   path, offloads on). Reported: core share at 100 Mbit/s, and the achieved rate /
-   configured rate (the shaper's accuracy).
+   veth and htb work is counted) per second of the transfer, against the same stream
+   unshaped for the same bytes (the hardware limit of this machine's veth path, offloads
+   on). Reported: core share at 100 Mbit/s, and the achieved rate / configured rate (the
+   shaper's accuracy).
 """
 
 from __future__ import annotations
