@@ -485,6 +485,37 @@ def test_baselines_give_a_ratio(tmp_path):
     assert r["baseline"]["name"] == "p2p" and r["baseline"]["pairs"] == 2
 
 
+@pytest.mark.parametrize("fragment", ["65536", "16777216", "33554432"])
+def test_a_short_window_is_named(tmp_path, fragment):
+    # The throughput counts events built in the window: below 15 event latencies the run
+    # says so, with the bench.seconds to give, and with no event built at all it says that
+    # its throughput of 0 means nothing. On loopback 64 KiB events take well under a
+    # millisecond, 16 MiB ones tens, 32 MiB ones about the window; whatever this machine
+    # does, the warning must follow the run's own figures.
+    from daqnet.bench.window import WINDOW_LATENCIES
+
+    p, r = bench(tmp_path, f"bench.fragment_bytes={fragment}", "bench.seconds=0.3")
+    assert p.returncode == 0, p.stderr
+    if r["events_built"] == 0:
+        assert "no event was built" in p.stderr, p.stderr
+        return
+    latencies = r["measured_seconds"] / r["latency_seconds"]["p50"]
+    warned = "event latencies" in p.stderr
+    assert warned == (latencies < WINDOW_LATENCIES), (latencies, p.stderr)
+    if warned:
+        assert f"{latencies:.1f} event latencies" in p.stderr and "bench.seconds >=" in p.stderr
+
+
+def test_window_warning_text():
+    from daqnet.bench.window import short_window
+
+    why = short_window(4.2, 1.19, "emulate.seconds")
+    assert why is not None and "only 4.2 event latencies (1.2 s each)" in why
+    assert why.endswith("give emulate.seconds >= 18")
+    assert short_window(15.0, 1.19, "bench.seconds") is None
+    assert short_window(None, 1.19, "bench.seconds") is None
+
+
 def test_collect_reports_a_missing_rank(tmp_path):
     p, r = bench(tmp_path, "bench.seconds=0.3")
     assert p.returncode == 0, p.stderr

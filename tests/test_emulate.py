@@ -15,8 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
+from daqnet.bench.window import WINDOW_LATENCIES
 from daqnet.emulate import plan
-from daqnet.emulate.run import WINDOW_LATENCIES, paths_match, short_window
+from daqnet.emulate.run import paths_match, short_window
 from daqnet.errors import DaqnetError
 from daqnet.scenario import Scenario
 

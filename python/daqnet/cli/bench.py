@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..bench.window import short_window
 from ..io.bench_tables import clean, write_tables
 from ..io.files import ensure_dir
 from ..io.table_files import check_format
-from .common import EXIT_INTERRUPTED, Progress, emit, load, note
+from .common import EXIT_INTERRUPTED, Progress, emit, load, note, warn
 
 __all__ = ["run_bench", "run_collect"]
 
@@ -27,6 +28,15 @@ def _finish(result: Mapping[str, Any], as_json: bool, label: str, ext: str = "cs
         return lines
 
     emit(result, as_json, text, clean)
+    latency = (result.get("latency_seconds") or {}).get("p50")
+    seconds = result.get("measured_seconds")
+    if seconds and not result.get("events_built"):
+        warn(
+            f"no event was built in the {seconds:.2g} s measurement window, so its throughput "
+            "of 0 says nothing: give a longer bench.seconds (or bench.events)"
+        )
+    elif latency and seconds and (why := short_window(seconds / latency, latency, "bench.seconds")):
+        warn(why)
     if result["interrupted"]:
         note("interrupted; what was measured is written")
         return EXIT_INTERRUPTED

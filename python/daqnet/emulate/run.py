@@ -10,7 +10,6 @@ docs/emulate.md.
 from __future__ import annotations
 
 import json
-import math
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import bench
+from ..bench import window
 from ..errors import DaqnetError
 from ..scenario import Scenario
 from ..simulate.protocol import simulate_protocol
@@ -25,16 +25,12 @@ from . import netns
 from .steps import check_steps, measure_steps
 from .topology import Topology, plan
 
-__all__ = ["WINDOW_LATENCIES", "emulate", "paths_match", "short_window"]
+__all__ = ["emulate", "paths_match", "short_window"]
 
 #: A link's measured bytes may differ from the bytes routed onto it by this much
 #: (relative) before the paths are said not to match: TCP/IP headers and acknowledgements,
 #: commands and heartbeats travel too.
 SHARE_TOLERANCE = 0.05
-
-#: A measurement window shorter than this many predicted event latencies gets a warning:
-#: counting built events, it reads the throughput a few % high or low (see short_window).
-WINDOW_LATENCIES = 15
 
 
 def _scale(scenario: Scenario, topo: Topology) -> float:
@@ -259,19 +255,13 @@ def _document(
 
 def short_window(doc: dict[str, Any]) -> str | None:
     """Why the measured throughput of this run is uncertain, when its window held fewer
-    than WINDOW_LATENCIES predicted event latencies (None otherwise). Measured on
-    examples/emulate-8.toml with 1 MiB fragments, full PUSH, 2 in flight: 4.2 latencies
-    read 0.947 or 1.066 of the prediction depending on the warm-up, 17 latencies 0.979
-    and 1.008."""
+    than WINDOW_LATENCIES predicted event latencies (None otherwise; bench/window.py)."""
     n = doc.get("window_latencies")
-    if n is None or n >= WINDOW_LATENCIES:
+    if n is None:
         return None
-    latency = doc["predicted"]["latency_seconds"]["p50"] * doc["scale"]
-    return (
-        f"the measurement window held only {n:.1f} event latencies ({latency:.2g} s each, "
-        "emulated): it counts the events built in it, so the measured throughput can be "
-        f"several % off either way; give emulate.seconds >= {math.ceil(WINDOW_LATENCIES * latency)}"
-    )
+    latency = doc["predicted"]["latency_seconds"]["p50"] * doc["scale"]  # emulated seconds
+    why = window.short_window(n, latency, "emulate.seconds")
+    return f"{why} (emulated time)" if why else None
 
 
 def _pair_bytes(
