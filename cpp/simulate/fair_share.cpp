@@ -121,6 +121,7 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
     if (cap_[f] < kUnlimited) capped_.push_back({cap_[f], static_cast<int32_t>(f)});
   if (!scan) std::sort(capped_.begin(), capped_.end(), [](const Capped& a, const Capped& b) { return a.cap < b.cap; });
   size_t next_cap = 0;
+  double min_cap = -kUnlimited;  // scan: none known yet, the first fill scans
   double level = 0;  // levels only grow; rounding must not make a later flow slower
 
   // Freezing a flow at a rate no higher than any resource's level can only raise the levels
@@ -188,12 +189,15 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
     const double top_level = top.level;
     // Flows whose own cap comes first.
     bool capped_any = false;
-    if (scan) {
+    // The lowest cap of the flows kept at the last scan bounds every cap still there (flows
+    // frozen since only leave): no cap below the next fill, no scan.
+    if (scan && (none || min_cap < top_level)) {
       // Few resources fill, so the caps are scanned at each fill rather than sorted once:
       // every flow capped below the next fill freezes at its cap (or the level, whichever
       // is higher: levels only grow), which is what the sorted order would give it.
       double raised = level;
       size_t live = 0;
+      min_cap = kUnlimited;
       for (const Capped& c : capped_) {
         const auto f = static_cast<size_t>(c.flow);
         if (frozen_[f]) continue;
@@ -204,6 +208,7 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
           capped_any = true;
         } else {
           capped_[live++] = c;
+          min_cap = std::min(min_cap, c.cap);
         }
       }
       capped_.resize(live);
