@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from conftest import lhcb72_protocol, small_scenario
@@ -522,6 +523,23 @@ def test_set_of_an_ignored_key_warns(scenario):
     assert "placement.seed: it is read only when placement.order is 'random'" in r.stderr
     r = run_cli("simulate", scenario, "--set", "simulate.events=10")
     assert "daqnet simulate in steps mode does not read simulate.events" in r.stderr
+
+
+def test_emulate_reads_the_simulate_keys_of_its_prediction():
+    # The event builder's prediction is the protocol simulation with the scenario's NIC and
+    # local limits, run for the benchmark's seconds; steps traffic shares only the NIC limits.
+    from daqnet.scenario import unused
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "emulate-8.toml"
+    evb = Scenario.load(example, ["bench.transport=tcp", "bench.seconds=2"])
+    assert evb["emulate"]["traffic"] == "event-builder"
+    for key in ("injection_gbps", "ejection_gbps", "local_gbps"):
+        assert unused(evb, "emulate", f"simulate.{key}") is None, key
+    for key in ("events", "warmup_events", "mode", "message_bytes"):
+        assert "daqnet emulate does not read" in unused(evb, "emulate", f"simulate.{key}"), key
+    steps = Scenario.load(example, ["emulate.traffic=steps"])
+    assert unused(steps, "emulate", "simulate.injection_gbps") is None
+    assert unused(steps, "emulate", "simulate.local_gbps") is not None
 
 
 def test_results_carry_their_configuration(scenario, capsys):

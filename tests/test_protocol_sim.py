@@ -200,6 +200,17 @@ def test_bad_input_one_clear_error(change, message):
         simulate_protocol(scenario(**change))
 
 
+def test_a_command_that_sets_the_bench_run_length_takes_it():
+    # daqnet emulate predicts the run it measures: bench.seconds, whatever simulate.events
+    # the file holds for daqnet simulate (a clash for daqnet simulate itself, above).
+    sc = scenario({"seconds": 2e-4, "warmup_seconds": 5e-5}, {"events": 7, "warmup_events": 3})
+    with pytest.raises(DaqnetError, match="both set the run length"):
+        simulate_protocol(sc)
+    r = simulate_protocol(sc, as_bench=True)
+    assert r.run_length_from == "bench"
+    assert r.window_seconds == pytest.approx(2e-4) and r.warmup_seconds == pytest.approx(5e-5)
+
+
 def test_cli_bad_input_and_interrupt(tmp_path, examples_dir):
     bad = subprocess.run(
         [

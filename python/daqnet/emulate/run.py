@@ -20,7 +20,7 @@ from .. import bench
 from ..bench import window
 from ..errors import DaqnetError
 from ..scenario import Scenario
-from ..simulate.protocol import simulate_protocol
+from ..simulate.protocol import check_protocol, simulate_protocol
 from . import netns
 from .steps import check_steps, measure_steps
 from .topology import Topology, plan
@@ -70,6 +70,8 @@ def emulate(
     netns.check_congestion_control(scenario["emulate"]["congestion_control"])
     if scenario["emulate"]["traffic"] == "steps":
         check_steps(scenario["emulate"], str(scenario.source))
+    else:  # what would stop the prediction stops the run before anything is measured
+        check_protocol(scenario, placement.ranks, as_bench=True)
     b = scenario["bench"]
     ppn = b["processes_per_node"]
     nodes = (b["ranks"] // ppn) if b["ranks"] else placement.ranks
@@ -118,7 +120,7 @@ def emulate(
             predicted = None
         else:
             say("the protocol simulation")
-            predicted = simulate_protocol(scenario, stages=stages)
+            predicted = simulate_protocol(scenario, stages=stages, as_bench=True)
         moved = _pair_bytes(measured, hosts, b["processes_per_node"])
         routed = _routed(routing, moved, len(topo.links))
         links = _links(topo, before, after, routed)

@@ -103,6 +103,8 @@ def _by_command(command: str, scenario: Scenario, section: str, key: str) -> boo
             return section in ("placement", "workload")
         if section == "placement":
             return key in ("order", "seed", "file", "hosts")
+        if section == "simulate":  # the prediction: the protocol simulation, run for bench.seconds
+            return key in ("injection_gbps", "ejection_gbps", "local_gbps")
         return section == "bench" and key not in ("seconds", "warmup_seconds", "events")
     if command == "bench":
         if section == "bench":

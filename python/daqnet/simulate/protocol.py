@@ -36,19 +36,23 @@ STEADY_ROUNDS = 2
 STEADY_TOLERANCE = 0.10
 
 
-def protocol_run_length(scenario: Scenario, nodes: int) -> dict[str, Any]:
+def protocol_run_length(scenario: Scenario, nodes: int, as_bench: bool = False) -> dict[str, Any]:
     """How long the protocol simulation runs and when its measurement window opens.
 
     As the benchmark when the scenario gives ``bench.events`` or ``bench.seconds`` (warm-up
     ``bench.warmup_seconds``, in simulated time); otherwise ``simulate.events`` built after
     ``simulate.warmup_events`` (defaults: 2 rounds and 1 round of every builder's credits).
+    `as_bench`: the command set the benchmark's run length itself (``daqnet emulate``
+    predicts the run it measures), so the file's ``simulate.events`` and
+    ``simulate.warmup_events``, meant for ``daqnet simulate``, are not this run's.
     """
     b, s = scenario["bench"], scenario["simulate"]
     src = scenario.source
     if b["events"] and b["seconds"]:
         raise DaqnetError(f"{src}: give bench.events or bench.seconds, not both")
     if b["events"] or b["seconds"]:
-        clash = sorted({"simulate.events", "simulate.warmup_events"} & scenario.given)
+        given = set() if as_bench else scenario.given
+        clash = sorted({"simulate.events", "simulate.warmup_events"} & given)
         if clash:
             which = "bench.events" if b["events"] else "bench.seconds"
             raise DaqnetError(
@@ -77,11 +81,14 @@ def protocol_run_length(scenario: Scenario, nodes: int) -> dict[str, Any]:
     }
 
 
-def check_protocol(scenario: Scenario, placed: int) -> tuple[int, dict[str, Any]]:
+def check_protocol(
+    scenario: Scenario, placed: int, as_bench: bool = False
+) -> tuple[int, dict[str, Any]]:
     """Every check of the protocol simulation that needs no run: (nodes, run description).
 
     Nodes are bench.ranks / processes_per_node if given, else every placed rank. The run
     description is daqnet bench's (same checks, bar whether the buffers fit this machine).
+    `as_bench`: as for :func:`protocol_run_length`.
     """
     b = scenario["bench"]
     if b["mode"] != "event-manager":
@@ -94,7 +101,7 @@ def check_protocol(scenario: Scenario, placed: int) -> tuple[int, dict[str, Any]
         raise DaqnetError(
             f"{scenario.source}: bench.ranks = {b['ranks']} needs {nodes} hosts but only {placed} are placed"
         )
-    protocol_run_length(scenario, nodes)
+    protocol_run_length(scenario, nodes, as_bench)
     return nodes, run_config(scenario, check_memory=False, ranks=b["ranks"] or nodes * ppn)
 
 
@@ -103,15 +110,17 @@ def simulate_protocol(
     progress: Progress = None,
     full_recompute: bool = False,
     stages: Stages | None = None,
+    as_bench: bool = False,
 ) -> ProtocolResult:
     """The event builder of ``[bench]`` (event-manager mode) over the fabric, over time.
 
     `full_recompute` re-solves every rate at every change instead of only what the change
-    touches: the same result, slowly (a baseline for tests and benchmarks).
+    touches: the same result, slowly (a baseline for tests and benchmarks). `as_bench`: the
+    run length is the benchmark's, set by the calling command (:func:`protocol_run_length`).
     """
     fabric, routing, placement, _ = stages or scenario.build()
-    nodes, cfg = check_protocol(scenario, placement.ranks)
-    run = protocol_run_length(scenario, nodes)
+    nodes, cfg = check_protocol(scenario, placement.ranks, as_bench)
+    run = protocol_run_length(scenario, nodes, as_bench)
     s = scenario["simulate"]
     model = network_model(scenario, routing)
     hosts = np.ascontiguousarray(placement.hosts[:nodes], dtype=np.int32)
