@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from daqnet.bench.shm import mapped_segments
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "bench-local.toml"
 QUICK = [
@@ -365,6 +366,7 @@ def test_killed_rank_stops_the_run_with_partial_results(tmp_path, transport):
     _wait_for_measurements(out)
     pids = _evb_pids(out)
     assert len(pids) == 4
+    segments = set().union(*(mapped_segments(Path(f"/proc/{p}/maps").read_text()) for p in pids))
     os.kill(pids[-1], signal.SIGKILL)
     t0 = time.monotonic()
     stdout, stderr = proc.communicate(timeout=60)
@@ -375,6 +377,8 @@ def test_killed_rank_stops_the_run_with_partial_results(tmp_path, transport):
     assert r["events_built"] > 0  # what was measured before the crash is kept
     assert json.loads((out / "result.json").read_text())["status"] == "failed"
     assert "bench failed" in stderr
+    # The ranks ended without MPI_Finalize: daqnet removed MPICH's segments from /dev/shm.
+    assert segments and not [p for p in segments if Path(p).exists()]
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from daqnet.bench.shm import mapped_segments
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "bench-local.toml"
 # 4 ranks in nodes of 2 processes: RU 0 and the EM on rank 0, BU 0 on rank 1, RU 1 on rank 2,
@@ -80,6 +81,15 @@ def _rank_pids(out: Path) -> dict[int, int]:
     return pids
 
 
+def _mpi_segments(pids: dict[int, int]) -> set[str]:
+    """The /dev/shm segments the MPI library mapped into these processes."""
+    found: set[str] = set()
+    for pid in pids.values():
+        with contextlib.suppress(OSError):
+            found |= mapped_segments(Path(f"/proc/{pid}/maps").read_text())
+    return found
+
+
 def _check_degraded(r: dict[str, Any], before: int, rank: int = BU_RANK, role: str = "bu") -> None:
     assert r["status"] == "degraded", r["errors"]
     assert r["errors"] == []
@@ -109,11 +119,16 @@ def test_killed_builder_is_recovered_from(tmp_path: Path) -> None:
     before = _wait_for_events(out)
     pids = _rank_pids(out)
     assert sorted(pids) == [0, 1, 2, 3]
+    segments = _mpi_segments(pids)
     os.kill(pids[BU_RANK], signal.SIGKILL)
     stdout, stderr = proc.communicate(timeout=90)
     assert proc.returncode == 0, stderr
     r = json.loads(stdout)
     _check_degraded(r, before)
+    # The survivors leave without MPI_Finalize: they remove MPICH's segments themselves, or
+    # each such run would leave its 4 MiB in /dev/shm (RAM) for good.
+    assert segments, "no MPICH shared-memory segment seen (has MPICH changed its names?)"
+    assert not [p for p in segments if Path(p).exists()]
     built_after = _em_events(out) - before
     assert built_after > 0
     assert json.loads((out / "result.json").read_text())["status"] == "degraded"

@@ -26,6 +26,7 @@
 #include "evb/messages.hpp"
 #include "evb/mpi_transport.hpp"
 #include "evb/node.hpp"
+#include "evb/shm_names.hpp"
 #include "evb/stats.hpp"
 #include "evb/tcp_transport.hpp"
 #include "evb/wait_mode.hpp"
@@ -79,6 +80,7 @@ std::string rank_mismatch(int wanted, int rank, int size) {
     write_atomically(out_dir + "/rank-" + std::to_string(rank) + ".error", line + "\n");
   } catch (const std::exception&) {  // the directory may be what failed: stderr has it
   }
+  unlink_mpi_shm_segments();  // MPI_Abort ends every rank before MPI_Finalize could
   MPI_Abort(MPI_COMM_WORLD, code);
   std::abort();  // MPI_Abort does not return
 }
@@ -220,12 +222,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "daqnet-evb rank %d: run failed (see %s/rank-%d.json)\n", rank, out_dir.c_str(), rank);
     std::fflush(stdout);
     std::fflush(stderr);
+    unlink_mpi_shm_segments();  // MPI_Finalize would have
     std::_Exit(status);
   }
   if (status != 0 && status != 130) {
     std::fprintf(stderr, "daqnet-evb rank %d: run failed (see %s/rank-%d.json)\n", rank, out_dir.c_str(), rank);
     std::fflush(stderr);
     // Peers may be waiting for this rank: end them all now rather than let them time out.
+    unlink_mpi_shm_segments();
     MPI_Abort(MPI_COMM_WORLD, status);
   }
   // Interrupted (Ctrl-C reaches every rank): no MPI_Abort, which would kill the others before

@@ -29,6 +29,7 @@ from ..scenario import Scenario
 from .collect import PMI_HINT, collect, read_json
 from .config import bench_ranks, run_config, write_run_config, write_scenario
 from .result import BenchResult
+from .shm import RankSegments
 
 __all__ = [
     "executable",
@@ -219,6 +220,7 @@ def run(
         + 3 * b["baseline_seconds"]
     )
     interrupted = False
+    segments = RankSegments(out)
     with open(out / "launcher.log", "w") as log:
         proc = subprocess.Popen(
             cmd,
@@ -232,6 +234,7 @@ def run(
         try:
             while proc.poll() is None:
                 time.sleep(0.2)
+                segments.look()
                 text, newest = _progress_line(out)
                 if newest != last_seen:
                     last_seen, last_change = newest, time.monotonic()
@@ -246,11 +249,13 @@ def run(
                         break
                 if time.monotonic() - last_change > quiet_limit:
                     _stop(proc)
+                    segments.release()
                     why = f"the ranks stopped reporting for {quiet_limit:.0f} s; the run was killed"
                     return _finish(out, ranks, [why], scenario, table_format)
         except KeyboardInterrupt:
             interrupted = True
             _stop(proc, signal.SIGINT)
+    segments.release()
     _append_rank_logs(out)
     notes = []
     if proc.returncode not in (0, None) and not interrupted:

@@ -1,0 +1,89 @@
+"""The MPI library's shared-memory segments in ``/dev/shm`` of a run's ranks on this machine.
+
+MPI_Finalize removes them. A rank that a signal ended, or that MPI_Abort ended, never gets
+there, and the segment (4 MiB per run with MPICH) stays in ``/dev/shm``, which is RAM, until
+the machine restarts: a scan of failing runs fills it. daqnet-evb removes them itself where
+it leaves without MPI_Finalize; this covers the ranks that could not (SIGKILL, the
+launcher's clean-up of the others). Only segments that a rank of this run had mapped are
+removed, once no rank of the run is left.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["RankSegments", "mapped_segments"]
+
+# MPICH (mpich_shm_*, mpich_shar_tmp*), Open MPI (vader_segment.*, sm_segment.*).
+PREFIXES = ("mpich_", "vader_segment.", "sm_segment.")
+SHM = "/dev/shm/"
+
+
+def mapped_segments(maps: str) -> set[str]:
+    """The MPI segments in /dev/shm among the mappings of a /proc/PID/maps text."""
+    found = set()
+    for line in maps.splitlines():
+        parts = line.split(maxsplit=5)
+        if len(parts) < 6:
+            continue
+        path = parts[5]
+        name = path[len(SHM) :] if path.startswith(SHM) else ""
+        if name and "/" not in name and name.startswith(PREFIXES):
+            found.add(path)
+    return found
+
+
+def _ranks(out: Path) -> list[int]:
+    """Pids of daqnet-evb processes started for this output directory (their first argument
+    is its run.cfg, as launch_command wrote it)."""
+    needle = b"\0" + str(out / "run.cfg").encode() + b"\0"
+    pids = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/comm", "rb") as f:
+                if f.read().strip() != b"daqnet-evb":
+                    continue
+            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                if needle not in f.read():
+                    continue
+        except OSError:  # gone, or not ours to read
+            continue
+        pids.append(int(entry.name))
+    return pids
+
+
+class RankSegments:
+    """Notes the segments the run's ranks map (`look` while they run), removes what is left
+    of them (`release` after the run)."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.paths: set[str] = set()
+
+    def look(self) -> None:
+        """Once the ranks are up: the segments they map (each rank has them once MPI_Init is
+        done, so the first look that finds one is enough)."""
+        if self.paths or not os.path.isdir("/proc"):
+            return
+        for pid in _ranks(self.out):
+            try:
+                self.paths |= mapped_segments(Path(f"/proc/{pid}/maps").read_text())
+            except OSError:
+                continue
+
+    def release(self) -> list[str]:
+        """Remove the noted segments still there, unless a rank of the run still lives; the
+        paths removed."""
+        if not self.paths or _ranks(self.out):
+            return []
+        removed = []
+        for p in sorted(self.paths):
+            try:
+                os.unlink(p)
+                removed.append(p)
+            except OSError:  # removed by MPI_Finalize or the ranks: nothing left
+                continue
+        return removed
