@@ -18,9 +18,9 @@ namespace {
 constexpr std::array<std::string_view, 3> kPrefixes = {"mpich_", "vader_segment.", "sm_segment."};
 
 bool mpi_segment(const std::string& path) {
-  constexpr std::string_view dir = "/dev/shm/";
-  if (path.compare(0, dir.size(), dir) != 0) return false;
-  const std::string_view name = std::string_view(path).substr(dir.size());
+  constexpr std::string_view kDir = "/dev/shm/";
+  if (path.compare(0, kDir.size(), kDir) != 0) return false;
+  const std::string_view name = std::string_view(path).substr(kDir.size());
   if (name.find('/') != std::string_view::npos) return false;
   for (std::string_view p : kPrefixes)
     if (name.substr(0, p.size()) == p) return true;
