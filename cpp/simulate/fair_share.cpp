@@ -122,7 +122,7 @@ void FairShareSolver::solve(std::span<const double> capacity, std::span<const in
   if (!scan) std::sort(capped_.begin(), capped_.end(), [](const Capped& a, const Capped& b) { return a.cap < b.cap; });
   size_t next_cap = 0;
   double min_cap = -kUnlimited;  // scan: none known yet, the first fill scans
-  double level = 0;  // levels only grow; rounding must not make a later flow slower
+  double level = 0;              // levels only grow; rounding must not make a later flow slower
 
   // Freezing a flow at a rate no higher than any resource's level can only raise the levels
   // of its other resources, so a whole batch of freezes is made first and every touched
