@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "evb/mpi_transport.hpp"
+#include "evb/shm_names.hpp"
 #include "evb/tcp_transport.hpp"
 
 namespace {
@@ -39,6 +40,7 @@ int g_rank = 0;
 [[noreturn]] void fail(const std::string& why) {
   std::fprintf(stderr, "rank %d: check '%s' FAILED: %s\n", g_rank, g_check.c_str(), why.c_str());
   std::fflush(stderr);
+  unlink_mpi_shm_segments();  // MPI_Abort ends every rank before MPI_Finalize would
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();
 }
