@@ -265,7 +265,12 @@ def test_corrupted_fragments_are_detected(tmp_path, protocol):
     assert "corrupt" in p.stderr
 
 
+def _mpi_shm() -> set[str]:
+    return {n for n in os.listdir("/dev/shm") if n.startswith(("mpich_", "vader_", "sm_segment"))}
+
+
 def test_duplicated_fragments_are_detected(tmp_path):
+    before = _mpi_shm()
     p, r = bench(
         tmp_path,
         "bench.protocol=pull",
@@ -274,6 +279,9 @@ def test_duplicated_fragments_are_detected(tmp_path):
     )
     assert p.returncode == 1
     assert r["duplicate_fragments"] > 0
+    # Rank 0 aborted while the others sat in the final barrier, where MPICH creates its
+    # collectives' segment: the launcher removed that one too (tests run one at a time).
+    assert not (_mpi_shm() - before)
 
 
 @pytest.mark.parametrize("local_path", ["lend", "transport"])

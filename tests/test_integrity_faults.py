@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_bench import bench
+from test_bench import _mpi_shm, bench
 
 # warm-up 0: every event counts towards bench.events, so RU 0 sends a known number of
 # fragments (the events plus those assigned while the last ones were built).
@@ -32,6 +32,7 @@ def ru0(out: Path) -> dict:
 @pytest.mark.parametrize("protocol", ["push", "pull"])
 def test_dropped_fragment_is_lost_once(tmp_path, protocol, transport):
     # The 100th fragment of RU 0 is never sent: its event can never be built.
+    before = _mpi_shm()
     p, r = bench(
         tmp_path,
         *FIXED_RUN,
@@ -49,6 +50,7 @@ def test_dropped_fragment_is_lost_once(tmp_path, protocol, transport):
     assert "1 fragment(s) lost (from RU 0)" in p.stderr
     # Every other event was built: the run went on until its end.
     assert r["events_built"] >= 150
+    assert not (_mpi_shm() - before)  # the failed run's MPI segments are gone (see shm.py)
 
 
 @pytest.mark.parametrize("protocol", ["push", "pull"])

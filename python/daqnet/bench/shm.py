@@ -4,8 +4,10 @@ MPI_Finalize removes them. A rank that a signal ended, or that MPI_Abort ended, 
 there, and the segment (4 MiB per run with MPICH) stays in ``/dev/shm``, which is RAM, until
 the machine restarts: a scan of failing runs fills it. daqnet-evb removes them itself where
 it leaves without MPI_Finalize; this covers the ranks that could not (SIGKILL, the
-launcher's clean-up of the others). Only segments that a rank of this run had mapped are
-removed, once no rank of the run is left.
+launcher's clean-up of the others). Removed, once no rank of the run is left: the segments
+a rank of this run had mapped, and those that appeared in /dev/shm during the run, are this
+user's and no process of this user maps (MPICH creates its collectives' segment late, after
+a few collective calls: ranks ended in the final barrier leave it behind).
 """
 
 from __future__ import annotations
@@ -55,6 +57,42 @@ def _ranks(out: Path) -> list[int]:
     return pids
 
 
+def _segments_in_shm() -> set[str]:
+    """This user's MPI segments in /dev/shm."""
+    try:
+        entries = list(os.scandir(SHM))
+    except OSError:
+        return set()
+    found = set()
+    uid = os.getuid()
+    for e in entries:
+        if not e.name.startswith(PREFIXES):
+            continue
+        try:
+            if e.stat(follow_symlinks=False).st_uid == uid:
+                found.add(SHM + e.name)
+        except OSError:
+            continue
+    return found
+
+
+def _mapped_by_me() -> set[str]:
+    """The MPI segments that this user's processes map (another job's, say)."""
+    found: set[str] = set()
+    uid = os.getuid()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid != uid:
+                continue
+            with open(f"/proc/{entry.name}/maps") as f:
+                found |= mapped_segments(f.read())
+        except OSError:  # gone, or not ours to read
+            continue
+    return found
+
+
 class RankSegments:
     """Notes the segments the run's ranks map (`look` while they run), removes what is left
     of them (`release` after the run)."""
@@ -62,6 +100,7 @@ class RankSegments:
     def __init__(self, out: Path):
         self.out = out
         self.paths: set[str] = set()
+        self.before = _segments_in_shm()  # before the launch: not this run's
 
     def look(self) -> None:
         """Once the ranks are up: the segments they map (each rank has them once MPI_Init is
@@ -80,7 +119,10 @@ class RankSegments:
         if not self.paths or _ranks(self.out):
             return []
         removed = []
-        for p in sorted(self.paths):
+        late = _segments_in_shm() - self.before - self.paths
+        if late:
+            late -= _mapped_by_me()
+        for p in sorted(self.paths | late):
             try:
                 os.unlink(p)
                 removed.append(p)
