@@ -1,5 +1,6 @@
 """The benchmarks' deterministic check modes: results only, never timings."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,3 +17,5 @@ def test_bench_check_mode(script):
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "ok" in r.stdout
+    # Short single runs measure nothing worth a verdict: no "met" / "NOT met" in check mode.
+    assert not re.search(r"\bmet\b", r.stdout), r.stdout

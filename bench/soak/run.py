@@ -191,7 +191,9 @@ def fitted_trend(
     return fit.slope * span / mean, error * span / mean, statistics.stdev(ys) / mean
 
 
-def show(s: dict) -> None:
+def show(s: dict, judge: bool = True) -> None:
+    """Print a run's figures; `judge`: with the targets' verdicts (not for --check's 15 s)."""
+
     def pct(x: float | None) -> str:
         return "n/a" if x is None else f"{100 * x:+.2f} %"
 
@@ -200,17 +202,20 @@ def show(s: dict) -> None:
             return "n/a"
         return f"{x / 2**10:+,.0f} KiB" if abs(x) < 2**20 else f"{x / 2**20:+.2f} MiB"
 
+    drift_ok = s["drift"] is not None and abs(s["drift"]) < 0.02
+    rss_ok = s["rss_growth_max_bytes"] is not None and s["rss_growth_max_bytes"] <= 0
+    drift_verdict = f"  [target within 2 %: {'met' if drift_ok else 'NOT met'}]" if judge else ""
+    rss_verdict = f"  [target 0: {'met' if rss_ok else 'NOT met'}]" if judge else ""
     print(
         f"{s['transport']:>4}: {s['status']}, {s['events_built']:,} events in "
         f"{s['measured_seconds'] or 0:.0f} s, {s['throughput_gbps'] or 0:.2f} Gb/s\n"
         f"      drift (last / first {s['compared_seconds']:.0f} s) {pct(s['drift'])}"
-        f"  [target within 2 %: {'met' if s['drift'] is not None and abs(s['drift']) < 0.02 else 'NOT met'}]\n"
+        f"{drift_verdict}\n"
         f"      trend (least squares through {s['compared_seconds']:.0f} s means) "
         f"{pct(s.get('trend'))} ± {pct(s.get('trend_error'))[1:]} over the run; the means spread "
         f"{pct(s.get('period_spread'))[1:]}\n"
         f"      RSS growth after warm-up, worst rank {mib(s['rss_growth_max_bytes'])} "
-        f"over {s['rss_samples']} samples  [target 0: "
-        f"{'met' if s['rss_growth_max_bytes'] is not None and s['rss_growth_max_bytes'] <= 0 else 'NOT met'}]\n"
+        f"over {s['rss_samples']} samples{rss_verdict}\n"
         f"      allocations after warm-up {s['allocations_after_warmup']}, lost "
         f"{s['lost_fragments']}, duplicate {s['duplicate_fragments']}, corrupt "
         f"{s['corrupt_fragments']}"
@@ -241,7 +246,7 @@ def main() -> int:
             out = (base / t).resolve()
             s = soak(t, seconds, warmup, out, every)
             results.append(s)
-            show(s)
+            show(s, judge=not args.check)
             if s["interrupted"]:
                 break
     doc = {"machine": machine(), **git_commit("bench/soak"), "minutes": args.minutes}
