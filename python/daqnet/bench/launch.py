@@ -188,6 +188,7 @@ def run(
             *out.glob("rank-*.csv"),
             *out.glob("rank-*.error"),
             *out.glob("rank-*.log"),
+            out / "launch.json",
             out / "baseline.json",
             out / "result.json",
             *(

@@ -101,12 +101,16 @@ class RankSegments:
         self.out = out
         self.paths: set[str] = set()
         self.before = _segments_in_shm()  # before the launch: not this run's
+        self.done = False
 
     def look(self) -> None:
         """Once the ranks are up: the segments they map (each rank has them once MPI_Init is
-        done, so the first look that finds one is enough)."""
-        if self.paths or not os.path.isdir("/proc"):
+        done, so the first look that finds one is enough). Rank 0 writes launch.json after
+        MPI_Init, which every rank's segments precede: a look after it that finds no rank
+        here (under srun, ranks on other nodes) is the last, not one per poll for the run."""
+        if self.paths or self.done or not os.path.isdir("/proc"):
             return
+        self.done = (self.out / "launch.json").exists()
         for pid in _ranks(self.out):
             try:
                 self.paths |= mapped_segments(Path(f"/proc/{pid}/maps").read_text())
