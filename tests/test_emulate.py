@@ -435,13 +435,33 @@ def test_ctrl_c_tears_down(tmp_path):
     assert set(_ours()) == before
 
 
+def _recorded_segments(made: set[str], timeout: float = 60) -> list[str]:
+    """The MPI segments in the record of the run that made these namespaces, once there."""
+    from daqnet.emulate.netns import STATE_DIR
+
+    prefixes = {ns.split("-n", 1)[0] for ns in made}
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for path in STATE_DIR.glob("*.json"):
+            try:
+                doc = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if doc.get("prefix") in prefixes and doc.get("segments"):
+                return list(doc["segments"])
+        time.sleep(0.2)
+    raise AssertionError("the run never recorded its ranks' MPI segments")
+
+
 @needs_root
 def test_cleanup_after_the_driver_was_killed(tmp_path):
     before = set(_ours())
     (tmp_path / "emu.toml").write_text(TREE.replace("seconds = 2", "seconds = 30"))
     proc = _emulate(tmp_path, "--out", str(tmp_path / "out"), start_new_session=True)
     made = _wait_for_namespaces(before)
-    time.sleep(2)
+    segments = _recorded_segments(made)
+    assert all(Path(p).exists() for p in segments)
+    time.sleep(1)
     os.killpg(proc.pid, signal.SIGKILL)  # the driver and its launcher, no teardown
     proc.communicate(timeout=30)
     assert set(_ours()) - before  # left behind
@@ -454,3 +474,5 @@ def test_cleanup_after_the_driver_was_killed(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "removed" in done.stderr
     assert not (set(_ours()) & made)
+    # The ranks' MPI segments (RAM in /dev/shm) went with them.
+    assert not [p for p in segments if Path(p).exists()]

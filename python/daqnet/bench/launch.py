@@ -173,10 +173,12 @@ def run(
     progress: Callable[[str], None] | None = None,
     table_format: str = "csv",
     wrapper: list[str] | None = None,
+    on_segments: Callable[[set[str]], object] | None = None,
 ) -> BenchResult:
     """Run the benchmark of a scenario; returns the result document (also written to out_dir,
     with its tables as CSV or, `table_format` "parquet", as Parquet). `wrapper` goes before
-    daqnet-evb on each rank's command line (daqnet emulate: into its host's namespace)."""
+    daqnet-evb on each rank's command line (daqnet emulate: into its host's namespace).
+    `on_segments` is told the MPI segments in /dev/shm that the ranks map, once found."""
     cfg = run_config(scenario, baseline)
     ranks = bench_ranks(scenario)
     b = scenario["bench"]
@@ -221,7 +223,7 @@ def run(
         + 3 * b["baseline_seconds"]
     )
     interrupted = False
-    segments = RankSegments(out)
+    segments = RankSegments(out, on_segments)
     with open(out / "launcher.log", "w") as log:
         proc = subprocess.Popen(
             cmd,

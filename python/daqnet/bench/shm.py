@@ -13,9 +13,10 @@ a few collective calls: ranks ended in the final barrier leave it behind).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["RankSegments", "mapped_segments"]
+__all__ = ["RankSegments", "mapped_segments", "remove_unmapped"]
 
 # MPICH (mpich_shm_*, mpich_shar_tmp*), Open MPI (vader_segment.*, sm_segment.*).
 PREFIXES = ("mpich_", "vader_segment.", "sm_segment.")
@@ -93,15 +94,34 @@ def _mapped_by_me() -> set[str]:
     return found
 
 
+def remove_unmapped(paths: Iterable[str]) -> list[str]:
+    """Remove those of `paths` (MPI segments in /dev/shm) that no process of this user maps:
+    the segments of a run whose ranks are gone. The paths removed."""
+    paths = {p for p in paths if p.startswith(SHM) and p[len(SHM) :].startswith(PREFIXES)}
+    if not paths:
+        return []
+    removed = []
+    for p in sorted(paths - _mapped_by_me()):
+        try:
+            os.unlink(p)
+            removed.append(p)
+        except OSError:  # gone already (MPI_Finalize), or not ours
+            continue
+    return removed
+
+
 class RankSegments:
     """Notes the segments the run's ranks map (`look` while they run), removes what is left
     of them (`release` after the run)."""
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, noted: Callable[[set[str]], object] | None = None):
         self.out = out
         self.paths: set[str] = set()
         self.before = _segments_in_shm()  # before the launch: not this run's
         self.done = False
+        # Told the segments once found: a caller that may be SIGKILLed (daqnet emulate)
+        # keeps them where its clean-up finds them (remove_unmapped).
+        self.noted = noted
 
     def look(self) -> None:
         """Once the ranks are up: the segments they map (each rank has them once MPI_Init is
@@ -116,6 +136,8 @@ class RankSegments:
                 self.paths |= mapped_segments(Path(f"/proc/{pid}/maps").read_text())
             except OSError:
                 continue
+        if self.paths and self.noted:
+            self.noted(set(self.paths))
 
     def release(self) -> list[str]:
         """Remove the noted segments still there, unless a rank of the run still lives; the

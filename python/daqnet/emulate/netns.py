@@ -5,6 +5,8 @@ Safety first: the names of everything about to be made are written to a state fi
 (``/run/daqnet-emulate/<prefix>.json``) before anything is created, so a driver killed at
 any point leaves a record that ``daqnet emulate --cleanup`` reads; :func:`teardown` removes
 a run's namespaces (and with them their cables and routes) and ends what still runs in them.
+The MPI library's shared-memory segments of the ranks, once found, join the record, and
+teardown removes them after the ranks: a SIGKILLed driver leaves none in /dev/shm either.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import secrets
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ..bench.shm import remove_unmapped
 from ..errors import DaqnetError
 from .topology import Topology
 
@@ -31,6 +35,7 @@ __all__ = [
     "create",
     "new_prefix",
     "port_options",
+    "record_segments",
     "teardown",
 ]
 
@@ -84,14 +89,23 @@ def _run(cmd: list[str], batch: str = "", what: str = "") -> None:
         )
 
 
-def _write_state(topo: Topology) -> Path:
+def _write_state(topo: Topology, segments: set[str] | None = None) -> Path:
     STATE_DIR.mkdir(parents=True, exist_ok=True)
     path = STATE_DIR / f"{topo.prefix}.json"
     doc = {"prefix": topo.prefix, "pid": os.getpid(), "namespaces": topo.namespaces}
+    if segments:
+        doc["segments"] = sorted(segments)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc) + "\n")
     tmp.replace(path)
     return path
+
+
+def record_segments(topo: Topology, segments: set[str]) -> None:
+    """Add the ranks' MPI segments in /dev/shm to the run's record, for teardown (best
+    effort: a record that cannot be written must not end the measurement)."""
+    with contextlib.suppress(OSError):
+        _write_state(topo, segments)
 
 
 def _rate(gbps: float, scale: float) -> str:
@@ -258,11 +272,23 @@ def teardown(prefix: str) -> list[str]:
     """Remove every namespace of the run `prefix` and its state file; the names removed."""
     state = STATE_DIR / f"{prefix}.json"
     names = _namespaces_of(prefix)
+    killed = []
     for ns in names:  # nothing may outlive its namespace's removal unnoticed
         pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
         for pid in pids.stdout.split():
             with contextlib.suppress(ProcessLookupError, ValueError):
                 os.kill(int(pid), signal.SIGKILL)
+                killed.append(int(pid))
+    segments: list[str] = []
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        segments = [str(p) for p in json.loads(state.read_text()).get("segments", [])]
+    if segments:
+        # The killed ranks unmap their segments as they die: wait (briefly) until they have.
+        for _ in range(100):
+            if not any(_alive(pid) for pid in killed):
+                break
+            time.sleep(0.01)
+        remove_unmapped(segments)
     if names:
         subprocess.run(
             ["ip", "-force", "-batch", "-"],

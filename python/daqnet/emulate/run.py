@@ -104,7 +104,13 @@ def emulate(
             if e["traffic"] == "steps":
                 rows, pairs, stopped = measure_steps(scenario, stages, topo, scale, say)
             else:
-                measured = bench.run(scenario, out / "bench", progress=say, wrapper=wrapper)
+                measured = bench.run(
+                    scenario,
+                    out / "bench",
+                    progress=say,
+                    wrapper=wrapper,
+                    on_segments=lambda paths: netns.record_segments(topo, paths),
+                )
             after = netns.counters(topo)
         finally:
             say("tearing down")
