@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from daqnet.bench.shm import mapped_segments
+from daqnet.bench.shm import PREFIXES, mapped_segments
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "bench-local.toml"
 QUICK = [
@@ -266,7 +266,7 @@ def test_corrupted_fragments_are_detected(tmp_path, protocol):
 
 
 def _mpi_shm() -> set[str]:
-    return {n for n in os.listdir("/dev/shm") if n.startswith(("mpich_", "vader_", "sm_segment"))}
+    return {n for n in os.listdir("/dev/shm") if n.startswith(PREFIXES)}
 
 
 def test_duplicated_fragments_are_detected(tmp_path):

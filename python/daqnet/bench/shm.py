@@ -98,10 +98,12 @@ def remove_unmapped(paths: Iterable[str]) -> list[str]:
     """Remove those of `paths` (MPI segments in /dev/shm) that no process of this user maps:
     the segments of a run whose ranks are gone. The paths removed."""
     paths = {p for p in paths if p.startswith(SHM) and p[len(SHM) :].startswith(PREFIXES)}
-    if not paths:
-        return []
+    return _unlink(paths - _mapped_by_me()) if paths else []
+
+
+def _unlink(paths: set[str]) -> list[str]:
     removed = []
-    for p in sorted(paths - _mapped_by_me()):
+    for p in sorted(paths):
         try:
             os.unlink(p)
             removed.append(p)
@@ -144,14 +146,5 @@ class RankSegments:
         paths removed."""
         if not self.paths or _ranks(self.out):
             return []
-        removed = []
         late = _segments_in_shm() - self.before - self.paths
-        if late:
-            late -= _mapped_by_me()
-        for p in sorted(self.paths | late):
-            try:
-                os.unlink(p)
-                removed.append(p)
-            except OSError:  # removed by MPI_Finalize or the ranks: nothing left
-                continue
-        return removed
+        return sorted(_unlink(self.paths) + remove_unmapped(late))
