@@ -268,8 +268,10 @@ void FlowNetwork::settle() {
   }
 
   for (size_t i = 0; i < set_flows_.size(); ++i)
-    if (!same_rate(flows_[static_cast<size_t>(set_flows_[i])].rate, new_rates_[i]))
+    if (!same_rate(flows_[static_cast<size_t>(set_flows_[i])].rate, new_rates_[i])) {
       set_rate(set_flows_[i], new_rates_[i]);
+      ++stats_.rate_changes;
+    }
   for (int32_t r : outside_) dirty_.push_back(r);  // levels to refresh (duplicates are harmless)
   outside_.clear();
   for (int32_t r : dirty_) {

@@ -308,6 +308,7 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
     result.stats.solves += s.solves;
     result.stats.widenings += s.widenings;
     result.stats.flows_solved += s.flows_solved;
+    result.stats.rate_changes += s.rate_changes;
   }
   for (int64_t n : reused) result.reused_steps += n;
   if (uses.whole) result.link_uses = std::move(uses.count);

@@ -119,7 +119,8 @@ void bind_simulate(nb::module_& m) {
   nb::class_<FlowNetwork::Stats>(m, "SolverStats", "Work of the incremental rate solver")
       .def_ro("solves", &FlowNetwork::Stats::solves)
       .def_ro("widenings", &FlowNetwork::Stats::widenings)
-      .def_ro("flows_solved", &FlowNetwork::Stats::flows_solved);
+      .def_ro("flows_solved", &FlowNetwork::Stats::flows_solved)
+      .def_ro("rate_changes", &FlowNetwork::Stats::rate_changes);
 
   nb::class_<StepResult>(m, "StepResult", "Step times of simulate_steps (steps 0-based here)")
       .def_prop_ro(

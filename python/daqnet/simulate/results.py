@@ -25,12 +25,21 @@ class SolverStats(Result):
     solves: int = 0
     widenings: int = 0  #: times a re-solved set of resources had to grow
     flows_solved: int = 0  #: flows in all those problems
+    #: flows whose rate a solve changed: each needs its completion time moved, a floor on
+    #: the work of any exact re-solve (protocol mode; steps mode counts the flow network's)
+    rate_changes: int = 0
     #: steps answered by an identical earlier step, up to relabelled links (steps mode)
     reused_steps: int = 0
 
     @classmethod
     def of(cls, core: Any, reused_steps: int = 0) -> SolverStats:
-        return cls(int(core.solves), int(core.widenings), int(core.flows_solved), reused_steps)
+        return cls(
+            int(core.solves),
+            int(core.widenings),
+            int(core.flows_solved),
+            int(core.rate_changes),
+            reused_steps,
+        )
 
 
 @dataclass
