@@ -38,8 +38,13 @@ def test_steady_state_allocates_nothing(tmp_path, protocol, transport):
         assert m["buffer_bytes"] == m["ru_buffer_bytes"] + m["bu_buffer_bytes"]
         # Buffers are written when made (pages faulted in): the process holds them.
         assert m["peak_rss_bytes"] > m["buffer_bytes"]
-        assert m["numa_node"] == 0 and m["numa_nodes"] >= 1
-        assert m["buffer_numa_nodes"] == "0"
+        assert 0 <= m["numa_node"] < m["numa_nodes"]
+        # The rank first touches its buffers: their pages are on the node it runs on. On a
+        # machine of several nodes an unbound rank may have moved since, leaving some behind.
+        if m["numa_nodes"] == 1:
+            assert m["buffer_numa_nodes"] == "0"
+        else:
+            assert str(m["numa_node"]) in m["buffer_numa_nodes"].split(","), m
     # memory.csv holds the same rows.
     text = (tmp_path / "out" / "memory.csv").read_text().splitlines()
     assert len(text) == 5 and text[0].startswith("rank,host,peak_rss_bytes")
