@@ -76,7 +76,7 @@ public:
     int64_t solves = 0;        ///< settle() calls that had something to do
     int64_t widenings = 0;     ///< times the resource set had to grow
     int64_t flows_solved = 0;  ///< Σ flows in the local problems
-    int64_t rate_changes = 0;  ///< flows whose rate a solve changed (a floor on any exact re-solve's work)
+    int64_t rate_changes = 0;  ///< flows whose rate a solve changed: each moves a completion time
   };
   const Stats& stats() const { return stats_; }
 

@@ -26,7 +26,8 @@ class SolverStats(Result):
     widenings: int = 0  #: times a re-solved set of resources had to grow
     flows_solved: int = 0  #: flows in all those problems
     #: flows whose rate a solve changed: each needs its completion time moved, a floor on
-    #: the work of any exact re-solve (protocol mode; steps mode counts the flow network's)
+    #: the work of an exact re-solve with a completion time per flow (in steps mode, the
+    #: flow network's only: the step solver's direct solves are not counted)
     rate_changes: int = 0
     #: steps answered by an identical earlier step, up to relabelled links (steps mode)
     reused_steps: int = 0
