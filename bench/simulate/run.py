@@ -171,11 +171,12 @@ def protocol_wall(
     # What each change costs the exact solver, and the part no exact solver avoids: every
     # flow whose max-min rate changes needs its completion time moved.
     s = r["solver"]
+    changes = max(1, s["solves"])  # none when no flow ever shared a link
     print(
-        f"    per change ({s['solves']:,} changes): {s['flows_solved'] / s['solves']:.0f} flows re-solved "
-        f"in {(s['solves'] + s['widenings']) / s['solves']:.2f} solves, "
-        f"{s['rate_changes'] / s['solves']:.0f} rates changed; "
-        f"{secs['median'] / s['solves'] * 1e6:.1f} us per change"
+        f"    per change ({s['solves']:,} changes): {s['flows_solved'] / changes:.0f} flows re-solved "
+        f"in {(s['solves'] + s['widenings']) / changes:.2f} solves, "
+        f"{s['rate_changes'] / changes:.0f} rates changed; "
+        f"{secs['median'] / changes * 1e6:.1f} us per change"
     )
     return secs, r
 
