@@ -255,6 +255,65 @@ def test_emulated_tree_measured_beside_the_prediction(tmp_path, queue):
     assert json.loads((tmp_path / "out" / "emulate.json").read_text())["paths_match"]
 
 
+# Accepts one connection on the address given, prints its congestion control, and the
+# client's, which connects from another namespace and prints its own.
+_CC_SERVER = """
+import socket, sys
+s = socket.create_server((sys.argv[1], 5299))
+print("ready", flush=True)
+c, _ = s.accept()
+print(c.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).strip(b"\\0").decode())
+"""
+_CC_CLIENT = """
+import socket, sys
+c = socket.create_connection((sys.argv[1], 5299), timeout=10)
+print(c.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).strip(b"\\0").decode())
+"""
+
+
+def _pinnable_congestion_control() -> str:
+    """An algorithm the kernel offers other than the machine's default, preferably one a
+    namespace may not make its default (outside tcp_allowed_congestion_control, as cubic
+    is where bbr is the default): the case where only the routes can pin it."""
+    ipv4 = Path("/proc/sys/net/ipv4")
+    offered = (ipv4 / "tcp_available_congestion_control").read_text().split()
+    allowed = (ipv4 / "tcp_allowed_congestion_control").read_text().split()
+    default = (ipv4 / "tcp_congestion_control").read_text().strip()
+    others = [a for a in offered if a != default] or [default]
+    return next((a for a in others if a not in allowed), others[0])
+
+
+@needs_root
+def test_congestion_control_pinned_on_every_connection(tmp_path, monkeypatch):
+    # Both ends of a connection over the fabric run the algorithm asked for, not the
+    # machine's default, even one the kernel does not let a namespace make its default.
+    from daqnet.emulate import netns
+
+    monkeypatch.setattr(netns, "STATE_DIR", tmp_path / "state")
+    algorithm = _pinnable_congestion_control()
+    fabric, routing, _, _ = _scenario(tmp_path).build()
+    topo = plan(fabric, routing, netns.new_prefix())
+    netns.create(topo, 1000, "fair", 9000, congestion=algorithm)
+    try:
+        server = subprocess.Popen(
+            ["ip", "netns", "exec", topo.namespace(3), sys.executable, "-c", _CC_SERVER,
+             topo.address(3)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+        client = subprocess.run(
+            ["ip", "netns", "exec", topo.namespace(0), sys.executable, "-c", _CC_CLIENT,
+             topo.address(3)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        accepted, _ = server.communicate(timeout=60)
+    finally:
+        netns.teardown(topo.prefix)
+    assert client.returncode == 0, client.stderr
+    assert client.stdout.strip() == algorithm
+    assert accepted.strip() == algorithm
+
+
 @needs_root
 def test_queues_see_wire_packets(tmp_path, monkeypatch):
     # A veth passes TCP's segmentation-offload bursts (up to 64 KB) on whole, so a queue of
@@ -412,14 +471,30 @@ def test_without_privileges_one_line_and_exit_2(tmp_path):
     )
 
 
-def _wait_for_namespaces(before: set[str], timeout: float = 60) -> set[str]:
+def _wait_for_namespaces(
+    before: set[str], proc: subprocess.Popen[str], timeout: float = 60
+) -> set[str]:
+    """The namespaces the run made, once there; a driver that ended first fails the test
+    with its own error, and one still running at a failure is killed (no process or pipe
+    outlives the test to fail a later one)."""
     end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        made = set(_ours()) - before
-        if len(made) >= 6:  # 4 hosts and 2 switches... and more once built
-            return made
-        time.sleep(0.2)
-    raise AssertionError("the emulated fabric never appeared")
+    try:
+        while time.monotonic() < end:
+            made = set(_ours()) - before
+            if len(made) >= 6:  # 4 hosts and 2 switches... and more once built
+                return made
+            if proc.poll() is not None:
+                _, stderr = proc.communicate()
+                raise AssertionError(
+                    f"daqnet emulate ended ({proc.returncode}) before its fabric appeared: {stderr}"
+                )
+            time.sleep(0.2)
+        raise AssertionError("the emulated fabric never appeared")
+    except AssertionError:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+        raise
 
 
 @needs_root
@@ -427,7 +502,7 @@ def test_ctrl_c_tears_down(tmp_path):
     before = set(_ours())
     (tmp_path / "emu.toml").write_text(TREE.replace("seconds = 2", "seconds = 30"))
     proc = _emulate(tmp_path, "--out", str(tmp_path / "out"))
-    _wait_for_namespaces(before)
+    _wait_for_namespaces(before, proc)
     time.sleep(3)  # into the run
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
@@ -458,7 +533,7 @@ def test_cleanup_after_the_driver_was_killed(tmp_path):
     before = set(_ours())
     (tmp_path / "emu.toml").write_text(TREE.replace("seconds = 2", "seconds = 30"))
     proc = _emulate(tmp_path, "--out", str(tmp_path / "out"), start_new_session=True)
-    made = _wait_for_namespaces(before)
+    made = _wait_for_namespaces(before, proc)
     segments = _recorded_segments(made)
     assert all(Path(p).exists() for p in segments)
     time.sleep(1)

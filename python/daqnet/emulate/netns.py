@@ -65,6 +65,17 @@ def check_congestion_control(name: str) -> None:
         )
 
 
+def _namespace_may_default(name: str) -> bool:
+    """Whether a namespace may make `name` its default congestion control: the kernel lets
+    only the first namespace choose an algorithm outside tcp_allowed_congestion_control
+    (EPERM otherwise; e.g. cubic where bbr is the machine's default). Routes may pin any."""
+    try:
+        allowed = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control").read_text().split()
+    except OSError:
+        return True  # no /proc to ask: sysctl will say
+    return name in allowed
+
+
 def _has_net_admin() -> bool:
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
@@ -175,16 +186,18 @@ def _configure(
             f"link set {lk.ifname} {port_options(mtu)} up",
             f"addr add {addr}/32 dev {lk.ifname}",
         ]
+    # TCP's congestion control is pinned on every route: a connection over the fabric takes
+    # its route's whatever the namespace's default, which a namespace may only set to an
+    # algorithm the machine allows (see _namespace_may_default).
     for dst, via, dev in topo.routes.get(node, []):
         net = dst if "/" in dst else f"{dst}/32"
-        lines.append(f"route add {net} via {via} dev {dev} onlink")
+        lines.append(f"route add {net} via {via} dev {dev} onlink congctl {congestion}")
     _run(["ip", "-n", ns, "-batch", "-"], "\n".join(lines) + "\n", f"configuring {ns}")
     # Switches forward; routes up and down differ, so no reverse-path filter anywhere.
     sysctls = ["net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0"]
-    sysctls += [
-        "net.ipv4.conf.default.rp_filter=0",
-        f"net.ipv4.tcp_congestion_control={congestion}",
-    ]
+    sysctls.append("net.ipv4.conf.default.rp_filter=0")
+    if _namespace_may_default(congestion):  # also for connections inside the namespace
+        sysctls.append(f"net.ipv4.tcp_congestion_control={congestion}")
     sysctls += [f"net.ipv4.conf.{lk.ifname}.rp_filter=0" for lk in ports]
     _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *sysctls], what=f"sysctl in {ns}")
     tc = []
