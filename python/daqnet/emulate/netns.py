@@ -67,7 +67,7 @@ def check_congestion_control(name: str) -> None:
 
 def _namespace_may_default(name: str) -> bool:
     """Whether a namespace may make `name` its default congestion control: the kernel lets
-    only the first namespace choose an algorithm outside tcp_allowed_congestion_control
+    only the initial namespace choose an algorithm outside tcp_allowed_congestion_control
     (EPERM otherwise; e.g. cubic where bbr is the machine's default). Routes may pin any."""
     try:
         allowed = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control").read_text().split()
@@ -187,8 +187,8 @@ def _configure(
             f"addr add {addr}/32 dev {lk.ifname}",
         ]
     # TCP's congestion control is pinned on every route: a connection over the fabric takes
-    # its route's whatever the namespace's default, which a namespace may only set to an
-    # algorithm the machine allows (see _namespace_may_default).
+    # its route's algorithm whatever the namespace's default, which a namespace may only set
+    # to an algorithm the machine allows (see _namespace_may_default).
     for dst, via, dev in topo.routes.get(node, []):
         net = dst if "/" in dst else f"{dst}/32"
         lines.append(f"route add {net} via {via} dev {dev} onlink congctl {congestion}")
