@@ -474,27 +474,23 @@ def test_without_privileges_one_line_and_exit_2(tmp_path):
 def _wait_for_namespaces(
     before: set[str], proc: subprocess.Popen[str], timeout: float = 60
 ) -> set[str]:
-    """The namespaces the run made, once there; a driver that ended first fails the test
-    with its own error, and one still running at a failure is killed (no process or pipe
-    outlives the test to fail a later one)."""
+    """The namespaces the run made, once there. Otherwise the test fails with the driver's
+    own error, the driver killed if still running (no process or pipe outlives the test to
+    fail a later one)."""
     end = time.monotonic() + timeout
-    try:
-        while time.monotonic() < end:
-            made = set(_ours()) - before
-            if len(made) >= 6:  # 4 hosts and 2 switches... and more once built
-                return made
-            if proc.poll() is not None:
-                _, stderr = proc.communicate()
-                raise AssertionError(
-                    f"daqnet emulate ended ({proc.returncode}) before its fabric appeared: {stderr}"
-                )
-            time.sleep(0.2)
-        raise AssertionError("the emulated fabric never appeared")
-    except AssertionError:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate()
-        raise
+    while time.monotonic() < end:
+        made = set(_ours()) - before
+        if len(made) >= 6:  # 4 hosts and 2 switches... and more once built
+            return made
+        if proc.poll() is not None:
+            break
+        time.sleep(0.2)
+    if proc.poll() is None:
+        proc.kill()
+    _, stderr = proc.communicate()
+    raise AssertionError(
+        f"the emulated fabric never appeared (daqnet emulate exit {proc.returncode}): {stderr}"
+    )
 
 
 @needs_root

@@ -54,10 +54,8 @@ def check_privileges() -> None:
 def check_congestion_control(name: str) -> None:
     """emulate.congestion_control must be one the kernel offers (checked before anything
     is made: setting an unknown one in a namespace fails half-way)."""
-    path = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
-    try:
-        offered = path.read_text().split()
-    except OSError:
+    offered = _tcp_setting("tcp_available_congestion_control")
+    if offered is None:
         return  # no /proc to ask: sysctl will say
     if name not in offered:
         raise DaqnetError(
@@ -69,11 +67,16 @@ def _namespace_may_default(name: str) -> bool:
     """Whether a namespace may make `name` its default congestion control: the kernel lets
     only the initial namespace choose an algorithm outside tcp_allowed_congestion_control
     (EPERM otherwise; e.g. cubic where bbr is the machine's default). Routes may pin any."""
+    allowed = _tcp_setting("tcp_allowed_congestion_control")
+    return allowed is None or name in allowed  # no /proc to ask: sysctl will say
+
+
+def _tcp_setting(key: str) -> list[str] | None:
+    """The words of /proc/sys/net/ipv4/<key>, None where there is no /proc to read."""
     try:
-        allowed = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control").read_text().split()
+        return (Path("/proc/sys/net/ipv4") / key).read_text().split()
     except OSError:
-        return True  # no /proc to ask: sysctl will say
-    return name in allowed
+        return None
 
 
 def _has_net_admin() -> bool:
