@@ -608,6 +608,30 @@ def test_outputs_are_replaced_whole(scenario, tmp_path, monkeypatch):
     ]
 
 
+def test_simulation_interrupted_in_its_warm_up_says_so_and_shows_no_rate():
+    # 540 nodes over a barrel: no event is built for many seconds, but progress shows at once.
+    p = subprocess.Popen(
+        [*lhcb72_protocol("fabric.hosts=540"), "--progress"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _, stdout, stderr = _interrupt_once_shown(p, "event")
+    assert p.returncode == 130, stderr
+    assert "INTERRUPTED: during the warm-up" in stdout
+    assert "0 events built: nothing measured" in stdout
+    assert "throughput" not in stdout
+
+
+def test_finished_simulation_leaves_its_progress_bar_full():
+    r = subprocess.run(
+        [*lhcb72_protocol("fabric.hosts=108"), "--progress"], capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr
+    last = r.stderr.replace("\r", "\n").strip().splitlines()[-1]
+    assert "100%" in last and "648/648" in last, last
+
+
 def test_interrupted_simulation_without_out_says_where_results_are():
     p = subprocess.Popen(
         [*lhcb72_protocol("simulate.events=10000000"), "--progress"],

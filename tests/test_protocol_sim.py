@@ -371,3 +371,28 @@ def test_ctrl_c_in_progress_interrupts_both_modes(mode):
     sc = Scenario.load(ROOT / "examples" / "lhcb-540.toml", [f"simulate.mode={mode}", *sets])
     r = simulate(sc, ctrl_c)
     assert r["interrupted"] is True
+
+
+def test_progress_moves_before_the_first_event_is_built():
+    # Over a barrel every builder gathers at once: on 540 nodes no event is built in the
+    # first third of the run, and progress counted in built events sat at 0 until then.
+    from daqnet.simulate import simulate
+
+    reports = []
+
+    def stop_once_moving(done, total):
+        reports.append((done, total))
+        if done > 0:
+            raise KeyboardInterrupt
+
+    r = simulate(
+        Scenario.load(ROOT / "examples" / "lhcb-540.toml", ["simulate.mode=protocol"]),
+        stop_once_moving,
+    )
+    assert r["interrupted"] is True
+    assert r["events_total"] == 0  # stopped before any event was built ...
+    assert reports[-1][0] > 0  # ... with progress under way
+    # Counted in events, the warm-up (one round of 540 builders, 2 credits each) and the window
+    # (two rounds) together.
+    assert {t for _, t in reports} == {3 * 1080}
+    assert [d for d, _ in reports] == sorted(d for d, _ in reports)

@@ -107,6 +107,7 @@ public:
     // TCP sends at once and the receiver keeps what comes before its receive; MPI holds a
     // large send until the receive is posted (rendezvous). Only PUSH sends unasked.
     eager_ = c.transport == "tcp";
+    if (o.events > 0 && o.warmup_seconds < 0) goal_ = o.warmup_events + o.events;
   }
 
   ProtocolResult run(const ProtocolProgress& progress, double period) {
@@ -140,8 +141,14 @@ public:
         last = clock::now();
         const bool by_time = o_.events == 0;
         const auto ms = [](double t) { return static_cast<int64_t>(t * 1e3); };
-        const int64_t total = by_time ? ms(std::max(0.0, o_.warmup_seconds) + o_.seconds) : o_.events;
-        const int64_t done_now = by_time ? ms(now()) : (open_ ? built_ - r_.first_in_window : 0);
+        int64_t total = o_.events, done_now = open_ ? built_ - r_.first_in_window : 0;
+        if (by_time) {
+          total = ms(std::max(0.0, o_.warmup_seconds) + o_.seconds);
+          done_now = ms(now());
+        } else if (goal_ > 0) {
+          total = goal_;
+          done_now = goal_fragments_ / n_;
+        }
         if (!progress(std::min(done_now, total), total)) {
           r_.interrupted = true;
           break;
@@ -468,6 +475,7 @@ private:
     if (fragment < 0) fragment = fragment_bytes(s.event, r);
     --s.outstanding;
     ++s.complete;
+    if (s.event < goal_) ++goal_fragments_;
     s.bytes += fragment;
     r_.bu_bytes_in[static_cast<size_t>(b)] += fragment + static_cast<double>(c_.meta_bytes);
     ++r_.bu_fragments_in[static_cast<size_t>(b)];
@@ -514,6 +522,11 @@ private:
   uint64_t seq_ = 0;
   std::deque<std::pair<int32_t, int32_t>> credits_;
   int64_t next_event_ = 0, built_ = 0;
+  // Progress of a run counted in events, warm-up included: the run ends once goal_ events are
+  // built, and those are mostly the first goal_ the event manager gives out, so the fragments
+  // received for these, in events, measure how far it is. Built events alone would not: over
+  // a barrel every builder gathers at once, and none is built before most of the run is done.
+  int64_t goal_ = 0, goal_fragments_ = 0;
   bool open_ = false, closed_ = false;                                 // the measurement window
   enum class Edge : uint8_t { none, open, close } edge_ = Edge::none;  // reached at this instant
   std::pair<double, double> window_start_payload_{0, 0};               // delivered() when the window opened

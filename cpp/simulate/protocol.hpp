@@ -66,8 +66,10 @@ struct ProtocolResult {
   FlowNetwork::Stats stats;
 };
 
-/// (done, total) now and then: events built in the window and `events`, or simulated
-/// milliseconds and the run's length in them when it is given in seconds; return false to stop early.
+/// (done, total) now and then: with the warm-up and the window in events, the fragments received
+/// for the first warm-up + window events the event manager gave out, in events, and that
+/// sum; with a warm-up in seconds, events built in the window and `events`; with a window in
+/// seconds, simulated milliseconds and the run's length in them. Return false to stop early.
 using ProtocolProgress = std::function<bool(int64_t, int64_t)>;
 
 /// A discrete-event, flow-level simulation of daqnet-evb's event-manager mode (see

@@ -78,8 +78,12 @@ class Progress:
             self._bar = tqdm(desc=self.label, bar_format="{desc}", file=sys.stderr, delay=0)
         self._bar.set_description_str(f"{self.label}: {line}", refresh=True)
 
-    def close(self) -> None:
+    def close(self, complete: bool = False) -> None:
+        """Take the bar down; `complete` first fills it (the core's last report may be a
+        quarter of a second before the end, and a run that finished should not show 96 %)."""
         if self._bar is not None:
+            if complete and self._bar.total:
+                self._bar.update(self._bar.total - self._bar.n)
             self._bar.close()
             self._bar = None
 

@@ -34,6 +34,7 @@ def run_conflicts(args: argparse.Namespace) -> int:
     progress = Progress("conflicts", args.progress)
     try:
         report = conflicts(routing, placement, workload, progress, threads=args.threads)
+        progress.close(complete=not report.interrupted)
     finally:
         progress.close()
     doc = {

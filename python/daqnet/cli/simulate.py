@@ -27,6 +27,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     progress = Progress("simulate", args.progress, unit)
     try:
         result = simulate(scenario, progress, stages=stages, threads=args.threads)
+        progress.close(complete=not result["interrupted"])
     finally:
         progress.close()
     result.provenance = provenance()

@@ -76,10 +76,15 @@ def simulate_summary(r: Mapping[str, Any]) -> str:
             f"  protocol   {r['protocol'].upper()}, {r['schedule']} gathers, {r['nodes']} nodes, "
             f"{r['credits']} credits, {r['in_flight']} in flight per gather",
             "",
-            f"  throughput {r['throughput_gbps']:,.1f} Gb/s in total, {r['gbps_per_host']:.2f} Gb/s per node "
-            f"({r['network_gbps_per_host']:.2f} over the network; each node's own fragment stays local), "
-            f"{r['events_per_second']:,.0f} events/s",
         ]
+        # Stopped before the window opened: no rate was measured, and 0 Gb/s would read as one.
+        measured = r["window_seconds"] > 0
+        if measured:
+            lines.append(
+                f"  throughput {r['throughput_gbps']:,.1f} Gb/s in total, {r['gbps_per_host']:.2f} Gb/s per node "
+                f"({r['network_gbps_per_host']:.2f} over the network; each node's own fragment stays local), "
+                f"{r['events_per_second']:,.0f} events/s"
+            )
         if lat["p50"] is not None:
             lines.append(
                 f"  latency    p50 {duration(lat['p50'])}, p99 {duration(lat['p99'])}, max {duration(lat['max'])}"
@@ -90,5 +95,11 @@ def simulate_summary(r: Mapping[str, Any]) -> str:
             f"{r['events_built']:,} events measured in {duration(r['window_seconds'])} of simulated time "
             f"after {duration(r['warmup_seconds'])} of warm-up (run length from [{r['run_length_from']}])"
         )
+        if not measured and r["interrupted"]:
+            done = (
+                f"during the warm-up, at {duration(r['total_seconds'])} of simulated time with "
+                f"{r['events_total']:,} events built: nothing measured (the window opens after the "
+                f"warm-up; run length from [{r['run_length_from']}])"
+            )
     lines.append(f"  {'INTERRUPTED: ' if r['interrupted'] else ''}{done}")
     return "\n".join(lines)
