@@ -131,6 +131,28 @@ def test_prediction_pairs_with_the_measurement_of_the_same_scenario(outputs, tmp
     assert len(pairs) == 1
 
 
+def test_protocol_run_stopped_in_its_warm_up_says_so(tmp_path):
+    # 540 nodes over a barrel build no event for the first third of the run: a Ctrl-C there
+    # measured nothing, and the page must not let its 0 Gb/s pass for a measurement.
+    from daqnet import Scenario
+    from daqnet.io.simulation import write_simulation
+    from daqnet.provenance import provenance
+    from daqnet.simulate import simulate
+
+    def ctrl_c(done, total):
+        raise KeyboardInterrupt
+
+    r = simulate(Scenario.load(EXAMPLES / "lhcb-540.toml", ["simulate.mode=protocol"]), ctrl_c)
+    assert r["interrupted"] and r["events_total"] == 0
+    r.provenance = provenance()
+    write_simulation(r, tmp_path / "stopped")
+    p = daqnet("report", tmp_path / "stopped", "-o", tmp_path / "page.html")
+    assert p.returncode == 0, p.stderr
+    page = (tmp_path / "page.html").read_text()
+    assert "interrupted: during the warm-up, at " in page
+    assert "0 events built: nothing measured" in page
+
+
 @pytest.mark.parametrize(
     ("setup", "message"),
     [

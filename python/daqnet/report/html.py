@@ -26,6 +26,7 @@ from ..io.files import write_text_atomic
 from ..io.result_files import KINDS, ResultFile
 from . import html_figures as figs
 from .pairing import Pair, find_pairs, nodes_of_bench
+from .simulate import protocol_extent
 
 __all__ = ["Number", "build_page", "render_page", "write_report"]
 
@@ -371,6 +372,8 @@ def _simulate_protocol(s: Section, d: Mapping[str, Any]) -> None:
         ("window", _num(d, "window_seconds", "s (simulated)", 3)),
         ("warm-up", _num(d, "warmup_seconds", "s", 3)),
     ]
+    if d.get("interrupted"):
+        s.notes.append(f"interrupted: {protocol_extent(d)}")
     s.notes += [f"warning: {w}" for w in d.get("warnings", [])]
     s.notes += [f"error: {e}" for e in d.get("errors", [])]
     s.figures += [

@@ -7,7 +7,7 @@ from typing import Any
 
 from .format import duration
 
-__all__ = ["simulate_summary"]
+__all__ = ["protocol_extent", "simulate_summary"]
 
 
 def link_load_table(rows: list[Mapping[str, Any]]) -> list[str]:
@@ -34,6 +34,21 @@ def size(b: float) -> str:
         if b >= scale:
             return f"{b / scale:.1f} {unit}"
     return f"{b:.0f} B"
+
+
+def protocol_extent(r: Mapping[str, Any]) -> str:
+    """What a protocol run measured: events and simulated time, or that it stopped before."""
+    where = f"run length from [{r['run_length_from']}]"
+    if r["window_seconds"] <= 0 and r["interrupted"]:
+        return (
+            f"during the warm-up, at {duration(r['total_seconds'])} of simulated time with "
+            f"{r['events_total']:,} events built: nothing measured (the window opens after the "
+            f"warm-up; {where})"
+        )
+    return (
+        f"{r['events_built']:,} events measured in {duration(r['window_seconds'])} of simulated time "
+        f"after {duration(r['warmup_seconds'])} of warm-up ({where})"
+    )
 
 
 def simulate_summary(r: Mapping[str, Any]) -> str:
@@ -91,15 +106,6 @@ def simulate_summary(r: Mapping[str, Any]) -> str:
             )
         busiest = max((ln["utilization"] for ln in r["links"]), default=0.0)
         lines.append(f"  links      busiest at {busiest:.1%} of its capacity on average")
-        done = (
-            f"{r['events_built']:,} events measured in {duration(r['window_seconds'])} of simulated time "
-            f"after {duration(r['warmup_seconds'])} of warm-up (run length from [{r['run_length_from']}])"
-        )
-        if not measured and r["interrupted"]:
-            done = (
-                f"during the warm-up, at {duration(r['total_seconds'])} of simulated time with "
-                f"{r['events_total']:,} events built: nothing measured (the window opens after the "
-                f"warm-up; run length from [{r['run_length_from']}])"
-            )
+        done = protocol_extent(r)
     lines.append(f"  {'INTERRUPTED: ' if r['interrupted'] else ''}{done}")
     return "\n".join(lines)
