@@ -506,6 +506,47 @@ def test_ctrl_c_tears_down(tmp_path):
     assert set(_ours()) == before
 
 
+# Runs the event builder over the emulated fabric of argv[1], and sends itself SIGINT when
+# the run says argv[2]: a Ctrl-C at exactly that point.
+_CTRL_C_AT = """
+import argparse, json, os, signal, sys
+from daqnet.cli.emulate import _event_builder_scenario
+from daqnet.emulate import emulate
+path, when, out = sys.argv[1:]
+def say(text):
+    if text == when:
+        os.kill(os.getpid(), signal.SIGINT)
+doc = emulate(_event_builder_scenario(argparse.Namespace(scenario=path, overrides=[])), out, say)
+print(json.dumps(doc))
+"""
+
+
+@needs_root
+@pytest.mark.parametrize("when", ["tearing down", "the protocol simulation"])
+def test_ctrl_c_after_the_measurement_keeps_it(tmp_path, when):
+    # In the teardown a Ctrl-C once stopped it half-way and lost the finished measurement;
+    # in the simulation, it let the comparison use a prediction cut short.
+    before = set(_ours())
+    (tmp_path / "emu.toml").write_text(TREE)
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_AT, str(tmp_path / "emu.toml"), when, str(out)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert set(_ours()) == before  # torn down, to the end
+    assert doc["interrupted"] is True
+    assert doc["measured"]["status"] == "finished" and doc["measured"]["events_built"] > 0
+    assert doc["paths_match"], doc["links"]
+    # No prediction, or a whole one (a run shorter than its first progress report).
+    if when == "tearing down":
+        assert doc["predicted"] is None and doc["ratio"] is None
+    else:
+        assert doc["predicted"] is None or doc["predicted"]["status"] == "finished"
+    assert json.loads((out / "emulate.json").read_text())["interrupted"] is True
+
+
 def _recorded_segments(made: set[str], timeout: float = 60) -> list[str]:
     """The MPI segments in the record of the run that made these namespaces, once there."""
     from daqnet.emulate.netns import STATE_DIR

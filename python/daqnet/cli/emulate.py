@@ -47,7 +47,7 @@ def run_emulate(args: argparse.Namespace) -> int:
         progress.close()
     emit(doc, args.json, _steps_summary if doc["traffic"] == "steps" else _summary)
     m = doc["measured"]
-    if m["status"] == "interrupted":
+    if doc["interrupted"]:
         note(f"interrupted; the emulated fabric is removed, what was measured is in {out}")
         return EXIT_INTERRUPTED
     if doc["traffic"] == "steps":

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 import signal
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,19 +39,47 @@ def _scale(scenario: Scenario, topo: Topology) -> float:
     return float(given) if given else max(1.0, fastest / 0.1)  # fastest link at 100 Mbit/s
 
 
-@contextmanager
-def _signals_end_the_run() -> Iterator[None]:
-    """SIGTERM and SIGHUP end the run like Ctrl-C, so that teardown runs."""
+class _Stops:
+    """Ctrl-C, SIGTERM and SIGHUP over a run. Until the measurement is in, each ends it (as
+    KeyboardInterrupt) and the teardown runs. From then on, and over every teardown, they are
+    noted instead: the fabric goes whole, what was measured is written, and the simulation
+    after it stops at its next progress report. (A Ctrl-C there once ended the teardown
+    half-way, or lost a finished measurement, or let the comparison use a prediction the
+    Ctrl-C had cut short.) Signal handlers belong to the main thread: elsewhere, nothing
+    changes."""
 
-    def stop(signum: int, _frame: object) -> None:
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> _Stops:
+        if threading.current_thread() is threading.main_thread():
+            self._old = {s: signal.getsignal(s) for s in self.SIGNALS}
+            for s in (signal.SIGTERM, signal.SIGHUP):
+                signal.signal(s, self._end)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        for s, h in self._old.items():
+            signal.signal(s, h)
+
+    def hold(self) -> None:
+        """From now on, note the signals rather than end the run."""
+        for s in self._old:
+            signal.signal(s, self._note)
+
+    def progress(self, _done: int, _total: int) -> None:
+        """The simulation's progress callback: it stops once a signal was noted."""
+        if self.seen:
+            raise KeyboardInterrupt
+
+    def _end(self, _signum: int, _frame: object) -> None:
         raise KeyboardInterrupt
 
-    old = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+    def _note(self, _signum: int, _frame: object) -> None:
+        self.seen = True
 
 
 def emulate(
@@ -93,7 +121,7 @@ def emulate(
         'exec ip netns exec "$(sed -n "$((PMI_RANK + 1))p" "$0")" "$@"',
         str(table),
     ]
-    with _signals_end_the_run():
+    with _Stops() as stops:
         try:
             lane = e["priority"] and b["tcp_control_connection"]
             dscp = b["tcp_control_dscp"] if lane else 0
@@ -111,27 +139,34 @@ def emulate(
                     wrapper=wrapper,
                     on_segments=lambda paths: netns.record_segments(topo, paths),
                 )
+            stops.hold()
             after = netns.counters(topo)
         finally:
+            stops.hold()
             say("tearing down")
             netns.teardown(prefix)
-    if e["traffic"] == "steps":
-        got = _routed(routing, {k: v[0] for k, v in pairs.items()}, len(topo.links))
-        sent = _routed(routing, {k: v[1] for k, v in pairs.items()}, len(topo.links))
-        links = _links(topo, before, after, got, sent)
-        used = sorted({int(h) for h in placement.hosts[: stages[3].ranks]})
-        doc = _steps_document(scenario, topo, scale, rows, stopped, links, used)
-    else:
-        if measured["interrupted"]:  # Ctrl-C: what was measured is in out/bench; no prediction
-            predicted = None
+        if e["traffic"] == "steps":
+            got = _routed(routing, {k: v[0] for k, v in pairs.items()}, len(topo.links))
+            sent = _routed(routing, {k: v[1] for k, v in pairs.items()}, len(topo.links))
+            links = _links(topo, before, after, got, sent)
+            used = sorted({int(h) for h in placement.hosts[: stages[3].ranks]})
+            doc = _steps_document(scenario, topo, scale, rows, stopped, links, used)
+            stopped = stopped or stops.seen
         else:
-            say("the protocol simulation")
-            predicted = simulate_protocol(scenario, stages=stages, as_bench=True)
-        moved = _pair_bytes(measured, hosts, b["processes_per_node"])
-        routed = _routed(routing, moved, len(topo.links))
-        links = _links(topo, before, after, routed)
-        doc = _document(scenario, topo, scale, measured, predicted, hosts, links)
-    (out / "emulate.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
+            # Ctrl-C in the measurement or after it: what was measured, with no prediction.
+            predicted = None
+            if not (measured["interrupted"] or stops.seen):
+                say("the protocol simulation")
+                predicted = simulate_protocol(scenario, stops.progress, stages=stages, as_bench=True)
+                if predicted["interrupted"]:
+                    predicted = None
+            moved = _pair_bytes(measured, hosts, b["processes_per_node"])
+            routed = _routed(routing, moved, len(topo.links))
+            links = _links(topo, before, after, routed)
+            doc = _document(scenario, topo, scale, measured, predicted, hosts, links)
+            stopped = measured["interrupted"] or stops.seen
+        doc["interrupted"] = stopped
+        (out / "emulate.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
     return doc
 
 
