@@ -412,6 +412,23 @@ def test_interrupt_keeps_what_was_measured(tmp_path, sets):
         assert json.loads((out / f"rank-{rank}.json").read_text())["status"] == "interrupted"
 
 
+def test_sigterm_stops_the_ranks_as_ctrl_c_does(tmp_path):
+    # SIGTERM (kill, a batch system's cancel) once ended daqnet bench alone: the ranks, in a
+    # session of their own, ran on, and nothing was gathered or written.
+    proc = _start(tmp_path)
+    out = tmp_path / "out"
+    _wait_for_measurements(out)
+    proc.send_signal(signal.SIGTERM)
+    stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    r = json.loads(stdout)
+    assert r["interrupted"] and r["events_built"] > 0 and r["errors"] == []
+    assert json.loads((out / "result.json").read_text())["interrupted"]
+    assert not _evb_pids(out)
+    for rank in range(r["ranks"]):
+        assert json.loads((out / f"rank-{rank}.json").read_text())["status"] == "interrupted"
+
+
 RECOVER_FRAMES = ("bench.recover=true", "bench.transport=tcp", "bench.mode=time-frames",
                   "bench.senders=2", "bench.receivers=2")  # fmt: skip
 

@@ -26,6 +26,7 @@ from ..errors import DaqnetError
 from ..io.bench_tables import write_tables
 from ..io.files import write_text_atomic
 from ..scenario import Scenario
+from ..stops import Stops
 from .collect import PMI_HINT, collect, read_json
 from .config import bench_ranks, run_config, write_run_config, write_scenario
 from .result import BenchResult
@@ -224,52 +225,57 @@ def run(
     )
     interrupted = False
     segments = RankSegments(out, on_segments)
-    with open(out / "launcher.log", "w") as log:
-        proc = subprocess.Popen(
-            cmd,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        last_change = time.monotonic()
-        last_seen = 0.0
-        done_at: float | None = None
-        try:
-            while proc.poll() is None:
-                time.sleep(0.2)
-                segments.look()
-                text, newest = _progress_line(out)
-                if newest != last_seen:
-                    last_seen, last_change = newest, time.monotonic()
-                if progress and text:
-                    progress(text)
-                if keep_going and _only_the_dead_remain(out, ranks):
-                    # A rank declared dead may still live (hung): the others are done.
-                    if done_at is None:
-                        done_at = time.monotonic()
-                    elif time.monotonic() - done_at > 3:
-                        _stop(proc, signal.SIGKILL)
-                        break
-                if time.monotonic() - last_change > quiet_limit:
-                    _stop(proc)
-                    segments.release()
-                    why = f"the ranks stopped reporting for {quiet_limit:.0f} s; the run was killed"
-                    return _finish(out, ranks, [why], scenario, table_format)
-        except KeyboardInterrupt:
-            interrupted = True
-            _stop(proc, signal.SIGINT)
-    segments.release()
-    _append_rank_logs(out)
-    notes = []
-    if proc.returncode not in (0, None) and not interrupted:
-        cause = first_error(out / "launcher.log")
-        notes.append(
-            f"launcher exited with status {proc.returncode}" + (f": {cause}" if cause else "")
-        )
-    result = _finish(out, ranks, notes, scenario, table_format, keep_going)
-    if interrupted:
-        result.status, result.interrupted = "interrupted", True
-        write_tables(result, out, table_format)
+    # SIGTERM and SIGHUP stop the ranks as Ctrl-C does; once they are done, what they wrote
+    # is gathered and written whatever comes (Stops).
+    with Stops() as stops:
+        with open(out / "launcher.log", "w") as log:
+            proc = subprocess.Popen(
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            last_change = time.monotonic()
+            last_seen = 0.0
+            done_at: float | None = None
+            try:
+                while proc.poll() is None:
+                    time.sleep(0.2)
+                    segments.look()
+                    text, newest = _progress_line(out)
+                    if newest != last_seen:
+                        last_seen, last_change = newest, time.monotonic()
+                    if progress and text:
+                        progress(text)
+                    if keep_going and _only_the_dead_remain(out, ranks):
+                        # A rank declared dead may still live (hung): the others are done.
+                        if done_at is None:
+                            done_at = time.monotonic()
+                        elif time.monotonic() - done_at > 3:
+                            _stop(proc, signal.SIGKILL)
+                            break
+                    if time.monotonic() - last_change > quiet_limit:
+                        _stop(proc)
+                        stops.hold()
+                        segments.release()
+                        why = f"the ranks stopped reporting for {quiet_limit:.0f} s; the run was killed"
+                        return _finish(out, ranks, [why], scenario, table_format)
+            except KeyboardInterrupt:
+                interrupted = True
+                _stop(proc, signal.SIGINT)  # a second Ctrl-C in it: SIGKILL at once
+            stops.hold()
+        segments.release()
+        _append_rank_logs(out)
+        notes = []
+        if proc.returncode not in (0, None) and not interrupted:
+            cause = first_error(out / "launcher.log")
+            notes.append(
+                f"launcher exited with status {proc.returncode}" + (f": {cause}" if cause else "")
+            )
+        result = _finish(out, ranks, notes, scenario, table_format, keep_going)
+        if interrupted or stops.seen:
+            result.status, result.interrupted = "interrupted", True
+            write_tables(result, out, table_format)
     return result
 
 

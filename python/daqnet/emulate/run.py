@@ -10,8 +10,6 @@ docs/emulate.md.
 from __future__ import annotations
 
 import json
-import signal
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from ..bench import window
 from ..errors import DaqnetError
 from ..scenario import Scenario
 from ..simulate.protocol import check_protocol, simulate_protocol
+from ..stops import Stops
 from . import netns
 from .steps import check_steps, measure_steps
 from .topology import Topology, plan
@@ -37,49 +36,6 @@ def _scale(scenario: Scenario, topo: Topology) -> float:
     given = scenario["emulate"]["scale"]
     fastest = max(lk.gbps for lk in topo.links)
     return float(given) if given else max(1.0, fastest / 0.1)  # fastest link at 100 Mbit/s
-
-
-class _Stops:
-    """Ctrl-C, SIGTERM and SIGHUP over a run. Until the measurement is in, each ends it (as
-    KeyboardInterrupt) and the teardown runs. From then on, and over every teardown, they are
-    noted instead: the fabric goes whole, what was measured is written, and the simulation
-    after it stops at its next progress report. (A Ctrl-C there once ended the teardown
-    half-way, or lost a finished measurement, or let the comparison use a prediction the
-    Ctrl-C had cut short.) Signal handlers belong to the main thread: elsewhere, nothing
-    changes."""
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-    def __init__(self) -> None:
-        self.seen = False
-        self._old: dict[int, Any] = {}
-
-    def __enter__(self) -> _Stops:
-        if threading.current_thread() is threading.main_thread():
-            self._old = {s: signal.getsignal(s) for s in self.SIGNALS}
-            for s in (signal.SIGTERM, signal.SIGHUP):
-                signal.signal(s, self._end)
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        for s, h in self._old.items():
-            signal.signal(s, h)
-
-    def hold(self) -> None:
-        """From now on, note the signals rather than end the run."""
-        for s in self._old:
-            signal.signal(s, self._note)
-
-    def progress(self, _done: int, _total: int) -> None:
-        """The simulation's progress callback: it stops once a signal was noted."""
-        if self.seen:
-            raise KeyboardInterrupt
-
-    def _end(self, _signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt
-
-    def _note(self, _signum: int, _frame: object) -> None:
-        self.seen = True
 
 
 def emulate(
@@ -121,7 +77,7 @@ def emulate(
         'exec ip netns exec "$(sed -n "$((PMI_RANK + 1))p" "$0")" "$@"',
         str(table),
     ]
-    with _Stops() as stops:
+    with Stops() as stops:
         try:
             lane = e["priority"] and b["tcp_control_connection"]
             dscp = b["tcp_control_dscp"] if lane else 0
@@ -157,7 +113,9 @@ def emulate(
             predicted = None
             if not (measured["interrupted"] or stops.seen):
                 say("the protocol simulation")
-                predicted = simulate_protocol(scenario, stops.progress, stages=stages, as_bench=True)
+                predicted = simulate_protocol(
+                    scenario, stops.progress, stages=stages, as_bench=True
+                )
                 if predicted["interrupted"]:
                     predicted = None
             moved = _pair_bytes(measured, hosts, b["processes_per_node"])
