@@ -547,6 +547,41 @@ def test_ctrl_c_after_the_measurement_keeps_it(tmp_path, when):
     assert json.loads((out / "emulate.json").read_text())["interrupted"] is True
 
 
+# As a Ctrl-C typed at a terminal reaches every process of its foreground group: SIGINT to
+# the whole group of argv[1]'s run while the teardown's namespace removal runs (slowed down).
+_CTRL_C_AT_TERMINAL = """
+import argparse, json, os, signal, subprocess, sys, threading
+from daqnet.cli.emulate import _event_builder_scenario
+from daqnet.emulate import emulate
+real = subprocess.run
+def run(cmd, *args, **kw):
+    if cmd[:3] == ["ip", "-force", "-batch"]:
+        threading.Timer(0.3, os.killpg, (os.getpgid(0), signal.SIGINT)).start()
+        cmd = ["sh", "-c", 'sleep 1; exec "$@"', "sh", *cmd]
+    return real(cmd, *args, **kw)
+subprocess.run = run
+path, out = sys.argv[1:]
+doc = emulate(_event_builder_scenario(argparse.Namespace(scenario=path, overrides=[])), out)
+print(json.dumps(doc))
+"""
+
+
+@needs_root
+def test_ctrl_c_at_the_terminal_does_not_cut_the_teardown(tmp_path):
+    # The teardown's own commands were in the terminal's process group: a Ctrl-C ended them
+    # and the namespaces stayed (with the state file gone, for --cleanup to find by name).
+    before = set(_ours())
+    (tmp_path / "emu.toml").write_text(TREE)
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_AT_TERMINAL, str(tmp_path / "emu.toml"), str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=300, start_new_session=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert set(_ours()) == before
+    doc = json.loads(done.stdout)
+    assert doc["interrupted"] is True and doc["measured"]["status"] == "finished"
+
+
 def _recorded_segments(made: set[str], timeout: float = 60) -> list[str]:
     """The MPI segments in the record of the run that made these namespaces, once there."""
     from daqnet.emulate.netns import STATE_DIR

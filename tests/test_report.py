@@ -151,6 +151,7 @@ def test_protocol_run_stopped_in_its_warm_up_says_so(tmp_path):
     page = (tmp_path / "page.html").read_text()
     assert "interrupted: during the warm-up, at " in page
     assert "0 events built: nothing measured" in page
+    assert "per node" not in page and "events per second" not in page
 
 
 @pytest.mark.parametrize(

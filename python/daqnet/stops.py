@@ -2,7 +2,8 @@
 daqnet emulate): while it measures, each ends the measurement as Ctrl-C does (raised as
 KeyboardInterrupt, so that the ranks are stopped and what they measured is gathered);
 once it is in, they are noted instead, so that gathering it, writing it and tearing down
-what the run built go to their end."""
+what the run built go to their end. The third signal noted ends that too: whoever sends
+it would rather leave what is left (daqnet emulate --cleanup removes a fabric) than wait."""
 
 from __future__ import annotations
 
@@ -14,27 +15,38 @@ __all__ = ["Stops"]
 
 
 class Stops:
-    """The signals of a run, as a context manager; `hold()` starts the second phase.
+    """The signals of a run, as a context manager; `hold()` starts the second phase, and
+    `seen` counts the signals noted in it.
 
     Signal handlers belong to the main thread: from any other, nothing changes (and `seen`
-    stays false)."""
+    stays 0)."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
+    #: Signals noted before the next one ends the run even while held.
+    PATIENCE = 2
+
     def __init__(self) -> None:
-        self.seen = False  #: a signal came while held
+        self.seen = 0  #: signals noted while held
         self._old: dict[int, Any] = {}
+        self._depth = 0
 
     def __enter__(self) -> Stops:
-        if threading.current_thread() is threading.main_thread():
+        # Re-entered by a part of the run (daqnet emulate's benchmark): one set of handlers,
+        # so that a hold there lasts to the end of the whole run.
+        self._depth += 1
+        if self._depth == 1 and threading.current_thread() is threading.main_thread():
             self._old = {s: signal.getsignal(s) for s in self.SIGNALS}
             for s in (signal.SIGTERM, signal.SIGHUP):
                 signal.signal(s, self._end)
         return self
 
     def __exit__(self, *_exc: object) -> None:
-        for s, h in self._old.items():
-            signal.signal(s, h)
+        self._depth -= 1
+        if self._depth == 0:
+            for s, h in self._old.items():
+                signal.signal(s, h)
+            self._old = {}
 
     def hold(self) -> None:
         """From now on, note the signals rather than end the run."""
@@ -51,4 +63,6 @@ class Stops:
         raise KeyboardInterrupt
 
     def _note(self, _signum: int, _frame: object) -> None:
-        self.seen = True
+        if self.seen >= self.PATIENCE:
+            raise KeyboardInterrupt
+        self.seen += 1

@@ -9,6 +9,7 @@ collects what was measured.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -175,11 +176,13 @@ def run(
     table_format: str = "csv",
     wrapper: list[str] | None = None,
     on_segments: Callable[[set[str]], object] | None = None,
+    stops: Stops | None = None,
 ) -> BenchResult:
     """Run the benchmark of a scenario; returns the result document (also written to out_dir,
     with its tables as CSV or, `table_format` "parquet", as Parquet). `wrapper` goes before
     daqnet-evb on each rank's command line (daqnet emulate: into its host's namespace).
-    `on_segments` is told the MPI segments in /dev/shm that the ranks map, once found."""
+    `on_segments` is told the MPI segments in /dev/shm that the ranks map, once found.
+    `stops`: the signals of a larger run this one is part of (daqnet emulate)."""
     cfg = run_config(scenario, baseline)
     ranks = bench_ranks(scenario)
     b = scenario["bench"]
@@ -225,9 +228,10 @@ def run(
     )
     interrupted = False
     segments = RankSegments(out, on_segments)
+    why = ""  # the ranks stopped reporting
     # SIGTERM and SIGHUP stop the ranks as Ctrl-C does; once they are done, what they wrote
     # is gathered and written whatever comes (Stops).
-    with Stops() as stops:
+    with stops if stops is not None else Stops() as stops:
         with open(out / "launcher.log", "w") as log:
             proc = subprocess.Popen(
                 cmd,
@@ -255,25 +259,27 @@ def run(
                             _stop(proc, signal.SIGKILL)
                             break
                     if time.monotonic() - last_change > quiet_limit:
-                        _stop(proc)
                         stops.hold()
-                        segments.release()
+                        _stop(proc, stops=stops)
                         why = f"the ranks stopped reporting for {quiet_limit:.0f} s; the run was killed"
-                        return _finish(out, ranks, [why], scenario, table_format)
+                        break
             except KeyboardInterrupt:
                 interrupted = True
-                _stop(proc, signal.SIGINT)  # a second Ctrl-C in it: SIGKILL at once
+                stops.hold()
+                _stop(proc, signal.SIGINT, stops)  # another signal in it: SIGKILL at once
             stops.hold()
         segments.release()
         _append_rank_logs(out)
-        notes = []
-        if proc.returncode not in (0, None) and not interrupted:
+        notes = [why] if why else []
+        if proc.returncode not in (0, None) and not interrupted and not why:
             cause = first_error(out / "launcher.log")
             notes.append(
                 f"launcher exited with status {proc.returncode}" + (f": {cause}" if cause else "")
             )
-        result = _finish(out, ranks, notes, scenario, table_format, keep_going)
-        if interrupted or stops.seen:
+        # A run killed for its silence is not one that keeps going without its dead.
+        result = _finish(out, ranks, notes, scenario, table_format, keep_going and not why)
+        # A signal while the results were gathered: the run counts as stopped, unless it failed.
+        if interrupted or (stops.seen and result.status == "finished"):
             result.status, result.interrupted = "interrupted", True
             write_tables(result, out, table_format)
     return result
@@ -333,20 +339,26 @@ def _rank_number(stem: str) -> int:
         return -1
 
 
-def _stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
-    """Signal the launcher's process group; escalate to SIGKILL if it lingers."""
+def _stop(
+    proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM, stops: Stops | None = None
+) -> None:
+    """Signal the launcher's process group; escalate to SIGKILL if it lingers, or at once at
+    another signal (raised, or noted by `stops`): stop waiting politely."""
+    before = stops.seen if stops else 0
     for s, wait in ((sig, 10.0), (signal.SIGKILL, 5.0)):
         try:
             os.killpg(proc.pid, s)
         except ProcessLookupError:
             return
+        end = time.monotonic() + wait
         try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
+            while time.monotonic() < end and not (stops and stops.seen > before):
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=0.1)
+                    return
+        except KeyboardInterrupt:
             continue
-        except KeyboardInterrupt:  # a second Ctrl-C: stop waiting politely
-            continue
+        before = stops.seen if stops else 0
 
 
 def first_error(log: Path) -> str:

@@ -274,9 +274,7 @@ def counters(topo: Topology) -> dict[tuple[int, str], int]:
     """Bytes sent so far out of every emulated port: (node, interface) → bytes."""
     out: dict[tuple[int, str], int] = {}
     for node, ns in enumerate(topo.namespaces):
-        done = subprocess.run(
-            ["ip", "-n", ns, "-s", "-j", "link", "show"], capture_output=True, text=True
-        )
+        done = _ip("-n", ns, "-s", "-j", "link", "show")
         if done.returncode != 0:
             raise DaqnetError(f"daqnet emulate: reading the counters of {ns} failed")
         for row in json.loads(done.stdout):
@@ -290,7 +288,7 @@ def teardown(prefix: str) -> list[str]:
     names = _namespaces_of(prefix)
     killed = []
     for ns in names:  # nothing may outlive its namespace's removal unnoticed
-        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
+        pids = _ip("netns", "pids", ns)
         for pid in pids.stdout.split():
             with contextlib.suppress(ProcessLookupError, ValueError):
                 os.kill(int(pid), signal.SIGKILL)
@@ -306,20 +304,24 @@ def teardown(prefix: str) -> list[str]:
             time.sleep(0.01)
         remove_unmapped(segments)
     if names:
-        subprocess.run(
-            ["ip", "-force", "-batch", "-"],
-            input="".join(f"netns del {ns}\n" for ns in names),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        _ip("-force", "-batch", "-", stdin="".join(f"netns del {ns}\n" for ns in names))
     with contextlib.suppress(FileNotFoundError):
         state.unlink()
     return names
 
 
+def _ip(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`ip` out of the terminal's process group: a Ctrl-C there reaches the driver, which
+    notes it once the measurement is in (daqnet.stops), and must not end the counters or
+    the teardown half-way by ending their commands."""
+    return subprocess.run(
+        ["ip", *args], input=stdin, capture_output=True, text=True, check=False,
+        start_new_session=True,
+    )  # fmt: skip
+
+
 def _existing() -> list[str]:
-    done = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False)
+    done = _ip("netns", "list")
     return [line.split()[0] for line in done.stdout.splitlines() if line.strip()]
 
 

@@ -94,6 +94,7 @@ def emulate(
                     progress=say,
                     wrapper=wrapper,
                     on_segments=lambda paths: netns.record_segments(topo, paths),
+                    stops=stops,  # held there once the ranks are done, and on to the end
                 )
             stops.hold()
             after = netns.counters(topo)
@@ -107,11 +108,11 @@ def emulate(
             links = _links(topo, before, after, got, sent)
             used = sorted({int(h) for h in placement.hosts[: stages[3].ranks]})
             doc = _steps_document(scenario, topo, scale, rows, stopped, links, used)
-            stopped = stopped or stops.seen
+            stopped = stopped or stops.seen > 0
         else:
             # Ctrl-C in the measurement or after it: what was measured, with no prediction.
             predicted = None
-            if not (measured["interrupted"] or stops.seen):
+            if not (measured["interrupted"] or stops.seen):  # none noted
                 say("the protocol simulation")
                 predicted = simulate_protocol(
                     scenario, stops.progress, stages=stages, as_bench=True
@@ -122,7 +123,7 @@ def emulate(
             routed = _routed(routing, moved, len(topo.links))
             links = _links(topo, before, after, routed)
             doc = _document(scenario, topo, scale, measured, predicted, hosts, links)
-            stopped = measured["interrupted"] or stops.seen
+            stopped = measured["interrupted"] or stops.seen > 0
         doc["interrupted"] = stopped
         (out / "emulate.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
     return doc

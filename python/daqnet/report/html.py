@@ -363,11 +363,17 @@ def _simulate_protocol(s: Section, d: Mapping[str, Any]) -> None:
             f"{d['credits']} credits, {d['in_flight']} in flight",
         ),
         ("fragment", _num(d, "fragment_bytes", "bytes", 0)),
-        ("throughput", _num(d, "throughput_gbps", "Gb/s")),
-        ("per node", _num(d, "gbps_per_host", "Gb/s")),
-        ("per node, over the network", _num(d, "network_gbps_per_host", "Gb/s")),
-        ("events per second", _num(d, "events_per_second", "", 0)),
-        *_latency_numbers(d),
+    ]
+    # Stopped before the window opened: no rate was measured, and 0 Gb/s would read as one.
+    if d["window_seconds"] > 0:
+        s.summary += [
+            ("throughput", _num(d, "throughput_gbps", "Gb/s")),
+            ("per node", _num(d, "gbps_per_host", "Gb/s")),
+            ("per node, over the network", _num(d, "network_gbps_per_host", "Gb/s")),
+            ("events per second", _num(d, "events_per_second", "", 0)),
+            *_latency_numbers(d),
+        ]
+    s.summary += [
         ("events measured", _num(d, "events_built", "", 0)),
         ("window", _num(d, "window_seconds", "s (simulated)", 3)),
         ("warm-up", _num(d, "warmup_seconds", "s", 3)),
