@@ -250,9 +250,21 @@ def test_sizes_vary_per_readout_unit_and_are_checked(tmp_path):
 def test_rate_limit_is_respected(tmp_path):
     p, r = bench(tmp_path, "bench.rate_hz=100", "bench.seconds=1", "bench.warmup_seconds=0.2")
     assert p.returncode == 0, p.stderr
-    # At most 100 events/s can exist; the measured rate cannot be above it.
-    assert r["events_per_second"] <= 100 * 1.05
-    assert r["events_per_second"] > 50
+    # Fragment e exists from e / 100 s on, on its readout unit's clock, so by its report at
+    # time T the unit has sent at most 100 T + 1. (The window's events/s is no such bound:
+    # a moment's lag on a loaded machine leaves a backlog that the window then builds, and
+    # 106.8 events/s was seen.)
+    rows = [
+        row
+        for path in (tmp_path / "out").glob("rank-*.csv")
+        for row in csv.DictReader(path.read_text().splitlines())
+        if row["unit"] == "ru"
+    ]
+    assert rows
+    for row in rows:
+        # + 0.01: the time is printed to 6 digits; one fragment early is still caught.
+        assert int(row["fragments_out"]) <= 100 * float(row["time_seconds"]) + 1.01, row
+    assert r["events_built"] > 0
 
 
 @pytest.mark.parametrize("protocol", ["push", "pull"])
