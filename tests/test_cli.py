@@ -610,14 +610,8 @@ def test_outputs_are_replaced_whole(scenario, tmp_path, monkeypatch):
 
 def test_simulation_interrupted_in_its_warm_up_says_so_and_shows_no_rate():
     # 540 nodes over a barrel: no event is built for many seconds, but progress shows at once.
-    p = subprocess.Popen(
-        [*lhcb72_protocol("fabric.hosts=540"), "--progress"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    _, stdout, stderr = _interrupt_once_shown(p, "event")
-    assert p.returncode == 130, stderr
+    code, stdout, stderr = _protocol_interrupted_once_shown("fabric.hosts=540")
+    assert code == 130, stderr
     assert "INTERRUPTED: during the warm-up" in stdout
     assert "0 events built: nothing measured" in stdout
     assert "throughput" not in stdout
@@ -634,19 +628,21 @@ def test_finished_simulation_leaves_its_progress_bar_full():
     assert "100%" in last and "864/864" in last, last
 
 
-def test_interrupted_simulation_without_out_says_where_results_are():
+def _protocol_interrupted_once_shown(*sets: str) -> tuple[int, str, str]:
+    """A protocol simulation (72 nodes, then `sets`) with --progress, Ctrl-C once its bar
+    shows: its exit status, stdout and stderr after the bar."""
     p = subprocess.Popen(
-        [*lhcb72_protocol("simulate.events=10000000"), "--progress"],
+        [*lhcb72_protocol(*sets), "--progress"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    buf = ""
-    deadline = time.monotonic() + 60
-    while "event" not in buf and time.monotonic() < deadline:
-        buf += p.stderr.read(1)
-    p.send_signal(signal.SIGINT)
-    stdout, stderr = p.communicate(timeout=60)
-    assert p.returncode == 130
+    _, stdout, stderr = _interrupt_once_shown(p, "event")
+    return p.returncode, stdout, stderr
+
+
+def test_interrupted_simulation_without_out_says_where_results_are():
+    code, stdout, stderr = _protocol_interrupted_once_shown("simulate.events=10000000")
+    assert code == 130
     assert "INTERRUPTED" in stdout
     assert "printed above" in stderr and "written to" not in stderr
