@@ -314,6 +314,19 @@ def test_short_run_warns_and_latency_is_per_event():
     assert steady["latency_seconds"]["p99"] < 0.5 * steady["total_seconds"]
 
 
+def test_drift_warning_shows_the_digits_that_put_it_over_the_tolerance():
+    from daqnet.simulate.protocol import STEADY_TOLERANCE, _above
+
+    assert STEADY_TOLERANCE == 0.1
+    # "differs by 10% (over 10%)" read as no reason to warn.
+    assert [_above(v, 0.1) for v in (0.39, 0.104, 0.1004, 0.15)] == [
+        "39%",
+        "10.4%",
+        "10.04%",
+        "15%",
+    ]
+
+
 def test_bench_run_length_keys_are_honoured():
     by_events = simulate_protocol(lhcb72("bench.events=300", "bench.warmup_seconds=0.002"))
     assert by_events["run_length_from"] == "bench" and by_events["events_built"] == 300

@@ -161,6 +161,31 @@ def test_list_values_and_summary(scenario, tmp_path):
     assert str(tmp_path / "o" / "scan.csv") in out
 
 
+def test_summary_warnings_give_each_point_its_own_figures(scenario, tmp_path):
+    # 40 events: too few for one round of 2 credits (32 x 2 = 64) and of 4 (128). The
+    # summary once gave the first warned point's figures for all of them.
+    p = daqnet(
+        "scan",
+        scenario,
+        *PROTOCOL,
+        "--set",
+        "simulate.events=40",
+        *PROTOCOL_VARY,
+        "--out",
+        tmp_path / "o",
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((tmp_path / "o" / "scan.json").read_text())
+    warned = {r["point"]: r["warning"] for r in doc["rows"] if r["warning"]}
+    assert warned.keys() == {2, 3, 4, 5}
+    assert (
+        "(32 nodes × 2 credits = 64)" in warned[2] and "(32 nodes × 4 credits = 128)" in warned[4]
+    )
+    (line,) = [line for line in p.stdout.splitlines() if "WARNING" in line]
+    assert "point 2, 3, 4, 5: the measurement window holds 40 events" in line
+    assert "(32 nodes × 2–4 credits = 64–128)" in line
+
+
 def test_parse_vary_syntax():
     assert parse_vary("fabric.taper=1:1,2:1").values == ("1:1", "2:1")
     assert parse_vary('fabric.taper=["2:1", "1:1"],"3:1"').values == (["2:1", "1:1"], "3:1")

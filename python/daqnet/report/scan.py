@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -50,6 +51,39 @@ SHOWN = {
 }
 
 
+# A number in a warning: what differs between points that warn for the same reason.
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
+_WARNING_KINDS = 5  # kinds of warning listed; the column has every point's own
+
+
+def _warning_lines(rows: list[Mapping[str, Any]]) -> list[str]:
+    """The points' warnings, one line per kind (the same text but for its numbers), each
+    number that differs between the points shown as its range: one point's figures stand
+    for no other's."""
+    kinds: dict[tuple[str, ...], list[tuple[Any, list[str]]]] = {}
+    for r in rows:
+        if w := r.get("warning"):
+            kinds.setdefault(tuple(_NUMBER.split(w)), []).append((r["point"], _NUMBER.findall(w)))
+
+    def value(n: str) -> float:
+        return float(n.replace(",", ""))
+
+    lines = []
+    for text, members in list(kinds.items())[:_WARNING_KINDS]:
+        numbers = []
+        for seen in zip(*(found for _, found in members), strict=True):
+            lo, hi = min(seen, key=value), max(seen, key=value)
+            numbers.append(lo if value(lo) == value(hi) else f"{lo}–{hi}")
+        said = text[0] + "".join(n + t for n, t in zip(numbers, text[1:], strict=True))
+        points = ", ".join(str(p) for p, _ in members[:10])
+        more = f" and {len(members) - 10:,} more" if len(members) > 10 else ""
+        lines.append(f"point {points}{more}: {said} (column 'warning')")
+    if len(kinds) > _WARNING_KINDS:
+        rest = sum(len(m) for m in list(kinds.values())[_WARNING_KINDS:])
+        lines.append(f"{rest:,} more points warn otherwise (column 'warning')")
+    return lines
+
+
 def scan_summary(doc: Mapping[str, Any], files: list[str]) -> str:
     """The table (compact) and the best point."""
     keys = [v["key"] for v in doc["vary"]]
@@ -72,13 +106,8 @@ def scan_summary(doc: Mapping[str, Any], files: list[str]) -> str:
     ]
     if len(doc["rows"]) > _TABLE_ROWS:
         lines.append(f"  … {len(doc['rows']) - _TABLE_ROWS:,} more rows in {files[0]}")
-    warned = [r for r in doc["rows"] if r.get("warning")]
-    if warned:
-        points = ", ".join(str(r["point"]) for r in warned[:10])
-        more = f" and {len(warned) - 10:,} more" if len(warned) > 10 else ""
-        lines.append(
-            f"  WARNING    point {points}{more}: {warned[0]['warning']} (column 'warning')"
-        )
+    for i, line in enumerate(_warning_lines(doc["rows"])):
+        lines.append(f"  {'WARNING' if i == 0 else '':<9}  {line}")
     lines.append("")
     best = doc["best"]
     if best is not None:

@@ -209,6 +209,14 @@ def _steadiness(r: dict[str, Any]) -> float | None:
     return abs(a - b) / max(a, b) if max(a, b) > 0 else None
 
 
+def _above(value: float, limit: float) -> str:
+    """`value` as a percentage with the digits that show it above `limit` (10.4 % is not "10%")."""
+    digits = 0
+    while digits < 3 and round(value * 100, digits) <= limit * 100:
+        digits += 1
+    return f"{value:.{digits}%}"
+
+
 def protocol_warnings(doc: Mapping[str, Any], run: dict[str, Any]) -> list[str]:
     """Why a result may not be the steady state (empty when it is)."""
     out = []
@@ -225,7 +233,7 @@ def protocol_warnings(doc: Mapping[str, Any], run: dict[str, Any]) -> list[str]:
     drift = doc["halves_difference"]
     if drift is not None and drift > STEADY_TOLERANCE and not out:
         out.append(
-            f"the payload throughput of the window's two halves differs by {drift:.0%} "
+            f"the payload throughput of the window's two halves differs by {_above(drift, STEADY_TOLERANCE)} "
             f"(over {STEADY_TOLERANCE:.0%}): not yet steady; raise {keys}"
         )
     return out
