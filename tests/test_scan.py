@@ -429,6 +429,29 @@ def test_ctrl_c_writes_finished_rows(scenario, tmp_path, jobs):
     )
 
 
+def test_ctrl_c_while_the_figure_is_drawn_keeps_the_summary(
+    scenario, tmp_path, monkeypatch, capsys
+):
+    # The figure comes last and takes seconds (matplotlib loads): a Ctrl-C there once ended
+    # daqnet with a bare "interrupted", no summary and no word of the files written.
+    import daqnet.report.scan as report
+
+    def stopped(doc, path):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report, "figure", stopped)
+    out = tmp_path / "o"
+    assert main(["scan", str(scenario), *STEPS_VARY[:2], "--out", str(out), "--jobs", "1"]) == 130
+    std = capsys.readouterr()
+    assert "interrupted while the figure was drawn: no figure" in std.err
+    assert "best       gbps_per_host" in std.out and f"results    {out / 'scan.csv'}" in std.out
+    assert "scan.png" not in std.out and not (out / "scan.png").exists()
+    doc = json.loads((out / "scan.json").read_text())
+    assert (
+        doc["status"] == "finished" and len(read_csv(out / "scan.csv")) == doc["points_total"] == 3
+    )
+
+
 # -- MPI -------------------------------------------------------------------------------------
 def mpiexec() -> str:
     pytest.importorskip("mpi4py", reason="mpi4py is in daqnet's test extra")

@@ -11,7 +11,7 @@ from typing import Any
 from ..result import Result
 from ..scenario import Scenario, unused
 
-__all__ = ["EXIT_INTERRUPTED", "Progress", "emit", "load", "note", "warn"]
+__all__ = ["EXIT_INTERRUPTED", "Progress", "draw_unless_stopped", "emit", "load", "note", "warn"]
 
 #: Exit status of a run stopped by Ctrl-C (128 + SIGINT), after what was measured is written.
 EXIT_INTERRUPTED = 130
@@ -23,6 +23,17 @@ def note(text: str) -> None:
 
 def warn(text: str) -> None:
     note(f"warning: {text}")
+
+
+def draw_unless_stopped(draw: Callable[[], Any]) -> tuple[Any, bool]:
+    """The figure a run ends with, drawn once its results are written, and whether a Ctrl-C
+    came meanwhile: it skips the figure (loading matplotlib alone takes seconds), not the
+    summary of what was written."""
+    try:
+        return draw(), False
+    except KeyboardInterrupt:
+        note("interrupted while the figure was drawn: no figure; the results are written")
+        return None, True
 
 
 def load(path: str, overrides: list[str], command: str) -> Scenario:

@@ -12,7 +12,7 @@ from ..scan import ScanRequest, available_cores, make_plan, run_local
 from ..scan.collector import Collector, prepare_out
 from ..scan.mpi import launched_ranks, scan_mpi
 from ..tables import check_format
-from .common import EXIT_INTERRUPTED, Progress, emit, note, warn
+from .common import EXIT_INTERRUPTED, Progress, draw_unless_stopped, emit, note, warn
 
 __all__ = ["run_scan_command"]
 
@@ -23,7 +23,9 @@ def _finish(
     """Figure, summary or JSON on stdout, exit status: the end of a scan on the writing rank."""
     from ..report.scan import figure, scan_summary
 
-    drawn = figure(doc, Path(plot) if plot else out / "scan.png")
+    drawn, stopped = draw_unless_stopped(
+        lambda: figure(doc, Path(plot) if plot else out / "scan.png")
+    )
     ext = "parquet" if table_format == "parquet" else "csv"
     files = [str(out / f"scan.{ext}"), str(out / "scan.json")]
     if doc.get("runs") is not None:
@@ -35,6 +37,8 @@ def _finish(
             f"interrupted after {doc['points_done']} of {doc['points_total']} points; "
             "the finished rows are written"
         )
+        return EXIT_INTERRUPTED
+    if stopped:
         return EXIT_INTERRUPTED
     bad = [
         r["point"]

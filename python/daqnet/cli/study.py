@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import EXIT_INTERRUPTED, Progress, emit, note
+from .common import EXIT_INTERRUPTED, Progress, draw_unless_stopped, emit, note
 
 __all__ = ["run_study"]
 
@@ -26,7 +26,7 @@ def run_study(args: argparse.Namespace) -> int:
     out = out_dir(args.study, doc.name, args.out)
     write_scan_files(doc, out, "study")
     files = [str(out / "study.csv"), str(out / "study.json")]
-    drawn = plot_study(doc.to_dict(), out / "study.png")
+    drawn, stopped = draw_unless_stopped(lambda: plot_study(doc.to_dict(), out / "study.png"))
     if drawn:
         files.append(str(drawn))
     emit(doc, args.json, lambda d: study_summary(d, files))
@@ -34,5 +34,7 @@ def run_study(args: argparse.Namespace) -> int:
         note(
             f"interrupted after {doc.points_done} of {doc.points_total} points; the finished rows are written"
         )
+        return EXIT_INTERRUPTED
+    if stopped:
         return EXIT_INTERRUPTED
     return 0
