@@ -70,10 +70,7 @@ def test_plan_json_has_the_interface_keys(capsys):
 
 def test_study_mapping_on_a_small_percs(tmp_path, capsys):
     sc = tmp_path / "p.toml"
-    sc.write_text(
-        '[fabric]\nkind = "percs"\nsupernodes = 3\ndrawers_per_supernode = 2\nnodes_per_drawer = 2\n'
-        "[workload]\ntasks_per_node = 4\n"
-    )
+    sc.write_text(SMALL_PERCS)
     out = tmp_path / "out"
     assert main(["study", "mapping", str(sc), "--out", str(out), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -82,6 +79,55 @@ def test_study_mapping_on_a_small_percs(tmp_path, capsys):
     assert (out / "study.csv").read_text().splitlines()[0].startswith("pattern,")
     assert (out / "study.png").stat().st_size > 0
     assert len(doc["findings"]) == 3
+
+
+SMALL_PERCS = (
+    '[fabric]\nkind = "percs"\nsupernodes = 3\ndrawers_per_supernode = 2\nnodes_per_drawer = 2\n'
+    "[workload]\ntasks_per_node = 4\n"
+)
+
+
+def test_study_rows_do_not_depend_on_the_jobs(tmp_path, capsys):
+    # Points run in worker processes finish in any order; the rows keep the grid's.
+    sc = tmp_path / "p.toml"
+    sc.write_text(SMALL_PERCS)
+    docs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / jobs
+        assert main(["study", "mapping", str(sc), "--out", str(out), "--json", "-j", jobs]) == 0
+        docs.append(json.loads(capsys.readouterr().out))
+    serial, pooled = docs
+    assert pooled["rows"] == serial["rows"] and pooled["findings"] == serial["findings"]
+    assert [
+        (r["pattern"], r["routing.engine"], r["placement.order"]) for r in serial["rows"][:3]
+    ] == [
+        ("stencil2d", "direct", "default"),
+        ("stencil2d", "direct", "blocked-node"),
+        ("stencil2d", "direct", "blocked-drawer"),
+    ]
+
+
+def test_interrupted_taper_study_says_what_it_could_not_compare(tmp_path, capsys, monkeypatch):
+    import daqnet.study.run as study
+
+    real, calls = study.simulate_steps, []
+
+    def stopped_after_four(scenario, threads=None):
+        calls.append(1)
+        if len(calls) > 4:
+            raise KeyboardInterrupt
+        return real(scenario, threads=threads)
+
+    monkeypatch.setattr(study, "simulate_steps", stopped_after_four)
+    sc = tmp_path / "t.toml"
+    sc.write_text("[fabric]\nradix = 12\nhosts = 48\n[workload]\nmessage_bytes = 100000\n")
+    args = ["study", "taper", str(sc), "--taper", "1:1", "--taper", "2:1", "--taper", "3:1"]
+    assert main([*args, "--out", str(tmp_path / "o"), "-j", "1"]) == 130
+    out = capsys.readouterr().out
+    assert "INTERRUPTED: 4 of 9 points" in out
+    assert "2:1 against 1:1: stencil2d ×1.25 as long;" in out
+    # Once "3:1 against 1:1:  as long; ...": a comparison with nothing in it.
+    assert "3:1 against 1:1: no pattern simulated on both; " in out
 
 
 def test_study_taper_shows_the_bisection_halving(tmp_path, capsys):

@@ -288,10 +288,10 @@ def test_point_failing_at_run_time_keeps_rows(scenario, tmp_path, monkeypatch):
 
     real = scan.run_point
 
-    def flaky(point):
+    def flaky(point, threads=0):
         if point.index == 2:
             raise DaqnetError(f"point {point.index} ({point.label}): broken")
-        return real(point)
+        return real(point, threads)
 
     monkeypatch.setattr(scan, "run_point", flaky)
     with pytest.raises(DaqnetError, match=r"point 2 \(simulate.message_bytes=3000\): broken"):

@@ -371,6 +371,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="A:B",
         help="taper study: leaf ratios to compare (default 1:1 and 2:1)",
     )
+    st.add_argument(
+        "-j",
+        "--jobs",
+        type=_positive_int,
+        metavar="N",
+        help="points run at once, each in a process of its own (default: the cores available)",
+    )
     json_arg(st, "study.json")
     progress_arg(st)
 

@@ -18,9 +18,9 @@ def run_study(args: argparse.Namespace) -> int:
     progress = Progress("study", args.progress, "point")
     try:
         if args.study == "mapping":
-            doc = mapping_study(args.scenario, args.overrides, progress)
+            doc = mapping_study(args.scenario, args.overrides, progress, args.jobs)
         else:
-            doc = taper_study(args.scenario, args.overrides, args.taper, progress)
+            doc = taper_study(args.scenario, args.overrides, args.taper, progress, args.jobs)
     finally:
         progress.close()
     out = out_dir(args.study, doc.name, args.out)

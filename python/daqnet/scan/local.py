@@ -21,7 +21,15 @@ from .metrics import METRICS
 from .plan import Plan, Point, make_plan
 from .result import ScanResult
 
-__all__ = ["LocalRunner", "available_cores", "run_local", "run_point", "run_scan"]
+__all__ = [
+    "LocalRunner",
+    "RunPoint",
+    "available_cores",
+    "check_main_guard",
+    "run_local",
+    "run_point",
+    "run_scan",
+]
 
 
 def run_point(point: Point, threads: int = 0) -> dict[str, Any]:
@@ -63,10 +71,17 @@ def _sigint_ignored() -> Iterator[None]:
         signal.signal(signal.SIGINT, old)
 
 
-class LocalRunner:
-    """Runs points in this process (one job) or in a pool of worker processes."""
+#: A point's row from the point and a thread count (1 in pool workers, 0 = every core here);
+#: picklable (a module's function, or a partial of one) to run in a worker.
+RunPoint = Callable[[Point, int], dict[str, Any]]
 
-    def __init__(self, points: list[Point], jobs: int):
+
+class LocalRunner:
+    """Runs points in this process (one job) or in a pool of worker processes; `run` gives
+    a point's row (a scan's by default; a study's rows are its own)."""
+
+    def __init__(self, points: list[Point], jobs: int, run: RunPoint | None = None):
+        self.run = run or run_point
         self.todo = deque(points)
         self.pending: dict[Future[dict[str, Any]], Point] = {}
         # Futures land here as they finish: O(1) per point, however many are pending.
@@ -80,7 +95,7 @@ class LocalRunner:
                     min(jobs, len(points)), mp_context=ctx, initializer=_worker_init
                 )
                 for p in points:
-                    f = self.pool.submit(run_point, p, 1)
+                    f = self.pool.submit(self.run, p, 1)
                     self.pending[f] = p
                     f.add_done_callback(self.finished.put)
             self.todo.clear()
@@ -95,7 +110,7 @@ class LocalRunner:
             if not self.todo:
                 return []
             p = self.todo.popleft()
-            return [(p.index, run_point(p))]
+            return [(p.index, self.run(p, 0))]
         if not self.pending:
             return []
         rows = []
@@ -197,7 +212,7 @@ def run_scan(
     )
     jobs = 1 if plan.measured else jobs or available_cores()
     if jobs > 1 and len(plan.points) > 1:
-        _check_main_guard()
+        check_main_guard("run_scan")
     collector = Collector(plan, prepare_out(out, plan), jobs, 1, progress, table_format)
     return run_local(plan, collector, jobs, live)
 
@@ -218,10 +233,11 @@ def _unguarded_line(script: str, lineno: int) -> bool:
     )
 
 
-def _check_main_guard() -> None:
+def check_main_guard(call: str) -> None:
     """Worker processes start by re-importing the main script (multiprocessing's spawn). A
-    script that calls run_scan at its top level, unguarded, would start a scan in every
-    worker, which Python stops with a crash of the pool: say so before starting it."""
+    script that calls `call` (run_scan, a study) at its top level, unguarded, would start it
+    again in every worker, which Python stops with a crash of the pool: say so before
+    starting it."""
     import inspect
 
     main = sys.modules.get("__main__")
@@ -233,7 +249,7 @@ def _check_main_guard() -> None:
         if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__":
             if _unguarded_line(script, frame.f_lineno):
                 raise DaqnetError(
-                    f"{script}:{frame.f_lineno}: run_scan with jobs > 1 starts worker processes "
+                    f"{script}:{frame.f_lineno}: {call} with jobs > 1 starts worker processes "
                     "that re-import this script; put the call under "
                     "'if __name__ == \"__main__\":' (or pass jobs=1)"
                 )

@@ -1,17 +1,22 @@
 """The study grids: points built like a scan's (every point's scenario loaded and checked
-before anything runs), run one after the other, rows kept when Ctrl-C stops the study."""
+before anything runs), run as a scan's are (in worker processes, one per core), rows kept
+when Ctrl-C stops the study."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..errors import DaqnetError
+from ..errors import USER_ERRORS, DaqnetError
 from ..plan import DEFAULT_PRICES, candidate, hosts_per_leaf
+from ..scan.local import LocalRunner, check_main_guard
 from ..scan.plan import Point, make_plan
 from ..scenario import Scenario
 from ..simulate import simulate_steps
+from ..threads import available_cores
 from .result import StudyResult
 
 __all__ = ["mapping_study", "taper_study"]
@@ -50,11 +55,16 @@ def _points(
     return out
 
 
-def _row(label: str, key: str, point: Point) -> dict[str, Any]:
-    r = simulate_steps(point.scenario)
+def _row(point: Point, threads: int, key: str, labels: tuple[str, ...]) -> dict[str, Any]:
+    """A point's row (also run in pool workers, one thread each)."""
+    try:
+        r = simulate_steps(point.scenario, threads=threads)
+    except USER_ERRORS as err:
+        # A plain DaqnetError pickles back from a worker; the core's errors may not.
+        raise DaqnetError(f"point {point.index} ({point.label}): {err}") from None
     if r.interrupted:
         raise KeyboardInterrupt
-    row: dict[str, Any] = {key: label}
+    row: dict[str, Any] = {key: labels[point.index]}
     row.update(
         {a.split("=")[0]: v for a, v in zip(point.label.split(", "), point.values, strict=True)}
     )
@@ -78,25 +88,41 @@ def _run(
     study: str,
     path: str,
     overrides: list[str],
-    points: list[tuple[str, Point]],
+    labelled: list[tuple[str, Point]],
     key: str,
     progress: Progress,
+    jobs: int | None,
     extra: Callable[[dict[str, Any]], None] = lambda row: None,
 ) -> tuple[StudyResult, list[dict[str, Any]]]:
     base = Scenario.load(path, overrides)
-    rows: list[dict[str, Any]] = []
+    # Numbered across the groups (each group's plan numbers its own from 0), for the order
+    # of the rows whatever order the workers finish in.
+    points = [replace(p, index=i) for i, (_, p) in enumerate(labelled)]
+    labels = tuple(label for label, _ in labelled)
+    jobs = jobs or available_cores()
+    if jobs > 1 and len(points) > 1:
+        check_main_guard(f"{study}_study")
+    runner = LocalRunner(points, jobs, partial(_row, key=key, labels=labels))
+    done: dict[int, dict[str, Any]] = {}
     interrupted = False
     try:
-        for i, (label, point) in enumerate(points):
-            if progress:
-                progress(i, len(points))
-            row = _row(label, key, point)
-            extra(row)
-            rows.append(row)
         if progress:
-            progress(len(points), len(points))
+            progress(0, len(points))
+        while not runner.done:
+            for index, row in runner.poll(0.5):
+                extra(row)
+                done[index] = row
+                if progress:
+                    progress(len(done), len(points))
     except KeyboardInterrupt:
+        runner.close()
         interrupted = True
+    except BaseException:
+        runner.close()
+        raise
+    else:
+        runner.close(kill=False)
+    rows = [done[i] for i in sorted(done)]
     columns: list[str] = []
     for row in rows:
         columns += [c for c in row if c not in columns]
@@ -114,8 +140,14 @@ def _run(
     return doc, rows
 
 
-def mapping_study(path: str, overrides: list[str] = (), progress: Progress = None) -> StudyResult:  # type: ignore[assignment]
-    """Every mapping × {direct, indirect} × {2-D stencil, 4-D stencil, multicast}."""
+def mapping_study(
+    path: str,
+    overrides: list[str] = (),  # type: ignore[assignment]
+    progress: Progress = None,
+    jobs: int | None = None,
+) -> StudyResult:
+    """Every mapping × {direct, indirect} × {2-D stencil, 4-D stencil, multicast}; points
+    run `jobs` at once in worker processes (None: every core)."""
     overrides = list(overrides)
     kind = Scenario.load(path, overrides)["fabric"]["kind"]
     if kind not in ("percs", "dragonfly"):
@@ -123,7 +155,7 @@ def mapping_study(path: str, overrides: list[str] = (), progress: Progress = Non
             f"{path}: study mapping needs a direct network (fabric.kind = percs or dragonfly), not {kind!r}"
         )
     points = _points(path, overrides, MAPPING_PATTERNS, MAPPING_VARY)
-    doc, rows = _run("mapping", path, overrides, points, "pattern", progress)
+    doc, rows = _run("mapping", path, overrides, points, "pattern", progress, jobs)
     for pattern in MAPPING_PATTERNS:
         mine = [r for r in rows if r["pattern"] == pattern]
         if not mine:
@@ -157,9 +189,11 @@ def taper_study(
     overrides: list[str] = (),  # type: ignore[assignment]
     tapers: list[str] | None = None,
     progress: Progress = None,
+    jobs: int | None = None,
 ) -> StudyResult:
     """Full and tapered trees × {stencil, random bisections, all-to-all}: slowdown against
-    the first taper, per-stage loads, switches and cables from the planner."""
+    the first taper, per-stage loads, switches and cables from the planner; points run
+    `jobs` at once in worker processes (None: every core)."""
     overrides = list(overrides)
     base = Scenario.load(path, overrides)
     f = base["fabric"]
@@ -188,7 +222,7 @@ def taper_study(
         row["switch_cables"] = c["cables"]["optical"]
         row["cost"] = c["cost"]
 
-    doc, rows = _run("taper", path, overrides, points, "taper", progress, extra)
+    doc, rows = _run("taper", path, overrides, points, "taper", progress, jobs, extra)
     first = tapers[0]
     for row in rows:
         ref = next(
@@ -212,8 +246,10 @@ def taper_study(
             for r in rows
             if r["taper"] == t and r[f"slowdown_vs_{first}"] is not None
         ]
+        # An interrupted study may hold no pattern run on both trees.
+        times = f"{', '.join(parts)} as long" if parts else "no pattern simulated on both"
         doc.findings.append(
-            f"{t} against {first}: {', '.join(parts)} as long; "
+            f"{t} against {first}: {times}; "
             f"{1 - c1['switches_total'] / c0['switches_total']:.0%} fewer switches, "
             f"{1 - c1['cables']['optical'] / max(1, c0['cables']['optical']):.0%} fewer switch-to-switch cables, "
             f"bisection {c1['bisection_fraction']:.0%} of full"
