@@ -241,3 +241,15 @@ def test_uplink_usage_tells_regular_from_irregular_tables(tmp_path):
     assert min(x.clashes_per_window for x in regular.leaves) > 0
     assert "leaf0" in uplinks_summary(after)
     assert plot_uplinks(after, tmp_path / "up.png").stat().st_size > 0
+
+
+def test_summary_reads_the_lower_bound_for_what_it_says():
+    from daqnet.report.repair import _bound
+
+    assert _bound({"conflicts_after": 80}) == ""  # no bound holds (not event building)
+    assert "the fewest any order" in _bound({"conflicts_after": 12, "lower_bound": 12})
+    assert "can go below 12" in _bound({"conflicts_after": 80, "lower_bound": 12})
+    # Once "no order of these hosts can go below 0": true of any order, and read as a verdict.
+    said = _bound({"conflicts_after": 80, "lower_bound": 0})
+    assert "below 0" not in said and "not known" in said
+    assert "the fewest" in _bound({"conflicts_after": 0, "lower_bound": 0})

@@ -109,6 +109,7 @@ def run_repair(args: argparse.Namespace) -> int:
         after = int(judge.conflicts(hosts_after, workload_after).total_conflicts)
         seconds_after = judge.seconds(hosts_after, workload_after)
         interrupted = bool(extra.pop("interrupted", False))
+        progress.close(complete=not interrupted)  # a search that ended early ended
     except KeyboardInterrupt:
         progress.close()
         note("interrupted before a repair was found; nothing written")

@@ -12,6 +12,18 @@ def _hosts(names: list[str], n: int = 8) -> str:
     return " ".join(names[:n]) + (f" ... ({len(names)} in all)" if len(names) > n else "")
 
 
+def _bound(r: Mapping[str, Any]) -> str:
+    """What the lower bound says of the repaired order ("cannot go below 0" says nothing)."""
+    bound = r.get("lower_bound")
+    if bound is None:
+        return ""
+    if r["conflicts_after"] <= bound:
+        return "  (the fewest any order of these hosts can have)"
+    if bound == 0:
+        return "  (the bound from links' flow totals is 0 here: how far from the best is not known)"
+    return f"  (no order of these hosts can go below {bound:,})"
+
+
 def repair_summary(r: Mapping[str, Any]) -> str:
     lines = [
         f"daqnet repair {r['what']} — {r['scenario']}",
@@ -20,12 +32,7 @@ def repair_summary(r: Mapping[str, Any]) -> str:
         f"  workload   {r['workload']}, {r['message_bytes']:,.0f} bytes per flow",
         f"  method     {r['method']}",
         "",
-        f"  conflicts  {r['conflicts_before']:,} -> {r['conflicts_after']:,}"
-        + (
-            f"  (no order of these hosts can go below {r['lower_bound']:,})"
-            if "lower_bound" in r
-            else ""
-        ),
+        f"  conflicts  {r['conflicts_before']:,} -> {r['conflicts_after']:,}{_bound(r)}",
         f"  time       {r['seconds_before'] * 1e3:.3f} ms -> {r['seconds_after'] * 1e3:.3f} ms "
         f"(max-min step simulation): x{r['speedup']:.3f}",
     ]
