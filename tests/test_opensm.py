@@ -71,7 +71,9 @@ def test_ftree_on_a_full_three_level_tree(tmp_path):
 def test_ftree_refuses_a_partial_three_level_tree_loudly(tmp_path):
     f = daqnet.fat_tree(radix=8, hosts=100, levels=3)
     with pytest.raises(
-        DaqnetError, match="ftree engine did not route this fabric.*fell back to minhop"
+        DaqnetError,
+        match=r"ftree engine did not route this fabric.*fell back to minhop.*"
+        r"\(--engine updn, dfsssp, minhop route any topology\)",
     ):
         run_opensm(f, "ftree", tmp_path)
 
@@ -128,3 +130,38 @@ def test_missing_tools_are_named(monkeypatch):
     monkeypatch.setattr("os.access", lambda *_a, **_k: False)
     with pytest.raises(DaqnetError, match="apt-get install opensm ibsim-utils libumad2sim0"):
         find_tools()
+
+
+def test_ctrl_c_while_opensm_runs_stops_it_and_says_so(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    sc = tmp_path / "s.toml"
+    sc.write_text("[fabric]\nradix = 16\nhosts = 1024\nlevels = 3\n")  # ~3 s of OpenSM
+    out = tmp_path / "osm"
+    cmd = [sys.executable, "-m", "daqnet", "opensm", str(sc), "--engine", "updn", "--out", str(out)]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (out / "opensm.log").exists() and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.05)
+    assert p.poll() is None, "OpenSM finished before it could be interrupted"
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert "interrupted before OpenSM's tables were read: no scenario written" in err
+    assert "Traceback" not in err and not (out / "scenario.toml").exists()
+    # Neither ibsim nor OpenSM outlives daqnet (both name the output directory; a zombie's
+    # command line is empty).
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                line = f.read().decode(errors="replace")
+        except OSError:
+            continue
+        if str(out) in line:
+            left.append(line)
+    assert not left

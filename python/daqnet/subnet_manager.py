@@ -216,9 +216,13 @@ def run_opensm(fabric: Fabric, engine: str, out: str | Path, timeout: float = 60
             for ln in text.splitlines()
             if f"{engine}:" in ln or " ERR " in ln
         ]
+        others = ", ".join(e for e in ("updn", "dfsssp", "minhop") if e != engine)
         raise DaqnetError(
             f"OpenSM's {engine} engine did not route this fabric (OpenSM fell back to {used}): "
             f"{'; '.join(errors[:3]) or 'see ' + str(log)}"
+            # ftree takes only trees it recognises (every switch of a level alike); the
+            # others route any topology.
+            + (f" (--engine {others} route any topology)" if engine == "ftree" else "")
         )
     for written in ("opensm-lfts.dump", "opensm-subnet.lst"):
         if not (outdir / written).exists():

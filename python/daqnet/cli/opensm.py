@@ -14,7 +14,7 @@ from .. import routing as _routing
 from ..io.files import write_text_atomic
 from ..scenario.derive import derived
 from ..subnet_manager import run_opensm
-from .common import emit, load, note
+from .common import EXIT_INTERRUPTED, emit, load, note
 
 __all__ = ["run_opensm_command"]
 
@@ -22,7 +22,12 @@ __all__ = ["run_opensm_command"]
 def run_opensm_command(args: argparse.Namespace) -> int:
     scenario = load(args.scenario, args.overrides, "opensm")
     fabric = scenario.build_fabric()
-    run = run_opensm(fabric, args.engine, args.out, timeout=args.timeout)
+    try:
+        run = run_opensm(fabric, args.engine, args.out, timeout=args.timeout)
+    except KeyboardInterrupt:
+        # ibsim and OpenSM are stopped on the way out; their logs stay.
+        note(f"interrupted before OpenSM's tables were read: no scenario written; logs in {args.out}/")
+        return EXIT_INTERRUPTED
     tables = _routing.from_lft_dump(fabric, run.lft_dump, run.subnet_list)
     out = Path(args.out)
     scenario_path = out / "scenario.toml"
