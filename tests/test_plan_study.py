@@ -55,8 +55,20 @@ def test_prices_file_and_bad_input(tmp_path):
         read_prices(p)
     with pytest.raises(DaqnetError, match="--taper 5:3"):
         plan(100, 100, 36, ["5:3"])
-    with pytest.raises(DaqnetError, match="--hosts 100000"):
+    with pytest.raises(DaqnetError, match=r"--hosts 100000: .* \(a larger --radix holds more\)"):
         plan(100000, 100, 36)
+
+
+def test_plan_table_columns_hold_their_widest_value(capsys):
+    # 27,648 hosts on 48 ports: "27,648 / 55,296" copper / optical once ran into the next column.
+    assert (
+        main(["plan", "--hosts", "27648", "--radix", "48", "--taper", "1:1", "--taper", "2:1"]) == 0
+    )
+    out = capsys.readouterr().out
+    (row,) = [line for line in out.splitlines() if "of which copper / optical" in line]
+    assert row.split("optical")[1].split() == ["27,648", "/", "55,296", "27,648", "/", "27,648"]
+    header = next(line for line in out.splitlines() if line.lstrip().startswith("taper"))
+    assert len(header) == len(row)  # the columns line up
 
 
 def test_plan_json_has_the_interface_keys(capsys):

@@ -103,6 +103,8 @@ def candidate(
         text = (
             str(err).replace("fabric.hosts = ", "--hosts ").replace("fabric.radix = ", "--radix ")
         )
+        if "holds at most" in text:  # daqnet builds up to 3 levels: the radix is the lever
+            text += " (a larger --radix holds more)"
         raise DaqnetError(f"--taper {taper}: {text}") from None
     level = fab.nodes()["level"]
     switches = {fab.level_name(lv): int((level == lv).sum()) for lv in range(1, fab.levels + 1)}

@@ -26,7 +26,9 @@ def run_opensm_command(args: argparse.Namespace) -> int:
         run = run_opensm(fabric, args.engine, args.out, timeout=args.timeout)
     except KeyboardInterrupt:
         # ibsim and OpenSM are stopped on the way out; their logs stay.
-        note(f"interrupted before OpenSM's tables were read: no scenario written; logs in {args.out}/")
+        note(
+            f"interrupted before OpenSM's tables were read: no scenario written; logs in {args.out}/"
+        )
         return EXIT_INTERRUPTED
     tables = _routing.from_lft_dump(fabric, run.lft_dump, run.subnet_list)
     out = Path(args.out)

@@ -13,14 +13,10 @@ def plan_summary(r: Mapping[str, Any]) -> str:
     cur = r["prices"]["currency"]
     stages = sorted({s for c in rows for s in c["cables"] if "->" in s}, key=_stage_order)
     levels = sorted({lv for c in rows for lv in c["switches"]}, key=_level_order)
-    lines = [
-        f"daqnet plan — {r['hosts']:,} hosts at {r['gbps']:g} Gb/s on {r['radix']}-port switches",
-        "",
-        f"  {'taper':<28}" + "".join(f"{c['taper']:>14}" for c in rows),
-    ]
+    table: list[tuple[str, list[str]]] = [("taper", [c["taper"] for c in rows])]
 
     def line(label: str, values: list[str]) -> None:
-        lines.append(f"  {label:<28}" + "".join(f"{v:>14}" for v in values))
+        table.append((label, values))
 
     line("levels", [str(c["levels"]) for c in rows])
     line(
@@ -41,6 +37,13 @@ def plan_summary(r: Mapping[str, Any]) -> str:
     line("  of full bisection", [f"{c['bisection_fraction']:.0%}" for c in rows])
     line(f"cost ({cur})", [f"{c['cost']:,.0f}" for c in rows])
     line(f"cost per host ({cur})", [f"{c['cost_per_host']:,.0f}" for c in rows])
+    # Columns as wide as their widest value (27,648 / 55,296 ran into the next column).
+    width = max(14, 2 + max(len(v) for _, values in table for v in values))
+    lines = [
+        f"daqnet plan — {r['hosts']:,} hosts at {r['gbps']:g} Gb/s on {r['radix']}-port switches",
+        "",
+        *(f"  {label:<28}" + "".join(f"{v:>{width}}" for v in values) for label, values in table),
+    ]
     p = r["prices"]
     lines += [
         "",
