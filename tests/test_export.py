@@ -121,3 +121,29 @@ def test_export_refuses_multipath_for_simgrid(tmp_path, capsys):
         pytest.skip("from_paths merged the equal paths")
     with pytest.raises(Exception, match="several paths"):
         write_simgrid_platform(r, tmp_path / "p.xml")
+
+
+def test_simgrid_export_shows_progress_and_writes_nothing_when_interrupted(tmp_path, capsys):
+    # Full routing grows with the square of the hosts: 2.7 GB and a minute at 3,000.
+    scen = write_scenario(tmp_path, "[fabric]\nradix = 8\nhosts = 32\n")
+    xml = tmp_path / "p.xml"
+    assert main(["export", str(scen), "--format", "simgrid", "-o", str(xml), "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "32/32" in err.replace("\r", "\n").splitlines()[-2]  # the bar, then the note
+    assert f"wrote {xml} ({xml.stat().st_size / 1e3:.1f} kB): SimGrid platform" in err
+
+    from daqnet.io.simgrid_platform import write_simgrid_platform
+
+    sc = Scenario.load(scen)
+    routing_ = sc.build_routing(sc.build_fabric())
+    calls = []
+
+    def stop_at_the_tenth(done, total):
+        calls.append(done)
+        if done == 10:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_simgrid_platform(routing_, tmp_path / "q.xml", progress=stop_at_the_tenth)
+    assert calls == list(range(11)) and not (tmp_path / "q.xml").exists()
+    assert not list(tmp_path.glob(".q.xml*")) and not list(tmp_path.glob("q.xml.*"))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from .common import load, note
+from ..report.format import size
+from .common import EXIT_INTERRUPTED, Progress, load, note
 
 __all__ = ["FORMATS", "run_export"]
 
@@ -32,6 +34,17 @@ def run_export(args: argparse.Namespace) -> int:
     else:
         from ..io.simgrid_platform import write_simgrid_platform
 
-        write_simgrid_platform(scenario.build_routing(fabric), args.output)
-    note(f"wrote {args.output}: {FORMATS[args.format]} of {fabric.describe()}")
+        routing = scenario.build_routing(fabric)
+        progress = Progress("export", args.progress, "host")
+        try:
+            write_simgrid_platform(routing, args.output, progress=progress)
+            progress.close()
+        except KeyboardInterrupt:
+            progress.close()
+            # The file is written whole or not at all (atomic_open).
+            note(f"interrupted: {args.output} not written")
+            return EXIT_INTERRUPTED
+    note(
+        f"wrote {args.output} ({size(Path(args.output).stat().st_size)}): {FORMATS[args.format]} of {fabric.describe()}"
+    )
     return 0

@@ -139,6 +139,7 @@ def parser() -> argparse.ArgumentParser:
         help="file format",
     )
     x.add_argument("-o", "--output", required=True, metavar="FILE", help="file to write")
+    progress_arg(x)
 
     o = sub.add_parser(
         "opensm",

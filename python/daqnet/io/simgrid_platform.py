@@ -5,12 +5,13 @@ model), and an explicit route for every ordered pair of hosts: the path daqnet's
 gives it. SimGrid then simulates exactly what daqnet analyses, including imported tables.
 
 Full routing stores N·(N−1) routes, so the file grows with the square of the hosts (about
-40 MB at 540 hosts). Routings that spread a pair over several paths have no Full-routing
+64 MB at 540 hosts, 2.7 GB and a minute at 3,000). Routings that spread a pair over several paths have no Full-routing
 equivalent and are refused.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -26,7 +27,14 @@ def link_id(names: list[str], src: int, src_port: int, dst: int, dst_port: int) 
     return f"{names[src]}:{src_port}->{names[dst]}:{dst_port}"
 
 
-def write_simgrid_platform(routing: Routing, path: str | Path, host_speed: str = "1Gf") -> None:
+def write_simgrid_platform(
+    routing: Routing,
+    path: str | Path,
+    host_speed: str = "1Gf",
+    progress: Callable[[int, int], object] | None = None,
+) -> None:
+    """Write the platform; `progress(done, total)` gets the source hosts whose routes are
+    written (minutes and gigabytes from a few thousand hosts on)."""
     if not routing.single_path:
         raise DaqnetError(
             f"routing {routing.engine} spreads flows over several paths; a SimGrid Full-routing "
@@ -55,6 +63,8 @@ def write_simgrid_platform(routing: Routing, path: str | Path, host_speed: str =
                 f'latency="{float(lat)!r}s"/>\n'
             )
         for s in range(H):
+            if progress is not None:
+                progress(s, H)
             src = quoteattr(names[s])
             for d in range(H):
                 if s == d:
@@ -64,3 +74,5 @@ def write_simgrid_platform(routing: Routing, path: str | Path, host_speed: str =
                     f'  <route src={src} dst={quoteattr(names[d])} symmetrical="NO">{route}</route>\n'
                 )
         out.write("</zone>\n</platform>\n")
+    if progress is not None:
+        progress(H, H)

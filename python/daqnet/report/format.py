@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-__all__ = ["cell", "duration", "quantity", "table"]
+__all__ = ["cell", "duration", "quantity", "size", "table"]
 
 
 def duration(seconds: float) -> str:
@@ -50,3 +50,11 @@ def cell(value: Any) -> str:
     if isinstance(value, (list, dict)):
         return json.dumps(value, separators=(",", ":"))
     return str(value)
+
+
+def size(b: float) -> str:
+    """Bytes in decimal units, one decimal: 2.7 GB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if b >= scale:
+            return f"{b / scale:.1f} {unit}"
+    return f"{b:.0f} B"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .format import duration
+from .format import duration, size
 
 __all__ = ["protocol_extent", "simulate_summary"]
 
@@ -27,13 +27,6 @@ def link_load_table(rows: list[Mapping[str, Any]]) -> list[str]:
             f"{duration(row['max_busy_seconds']):>13}"
         )
     return out
-
-
-def size(b: float) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if b >= scale:
-            return f"{b / scale:.1f} {unit}"
-    return f"{b:.0f} B"
 
 
 def protocol_extent(r: Mapping[str, Any]) -> str:
