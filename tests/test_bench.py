@@ -559,6 +559,16 @@ def test_collect_reports_a_missing_rank(tmp_path):
     assert r["status"] == "failed" and "rank 3: no result file" in r["errors"]
 
 
+def test_collect_names_a_missing_directory(tmp_path):
+    # Once "no rank results (rank-N.json) to collect: daqnet-evb wrote none" for a typo.
+    p = daqnet("collect", str(tmp_path / "typo"))
+    assert p.returncode == 2
+    assert (
+        p.stderr.strip()
+        == f"daqnet: error: {tmp_path / 'typo'}: no such directory (the --out of a daqnet-evb run)"
+    )
+
+
 def test_collect_names_a_corrupt_rank_file(tmp_path):
     p, r = bench(tmp_path, "bench.seconds=0.3")
     assert p.returncode == 0, p.stderr
