@@ -1,5 +1,6 @@
-"""daqnet report: the page from real outputs of conflicts, simulate (both modes), scan and
-bench, checked in a real headless browser (Debian's chromium driven by Playwright)."""
+"""daqnet report: the page from real outputs of conflicts, simulate (both modes), scan,
+bench, study and repair, checked in a real headless browser (Debian's chromium driven by
+Playwright)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from daqnet.report.pairing import find_pairs
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SMALL = EXAMPLES / "slurm-hostname-64.toml"
 BENCH = EXAMPLES / "bench-local.toml"
+TAPER = EXAMPLES / "taper-648.toml"
 # One short benchmark (4 ranks on this machine), and its prediction with the same keys.
 RUN = ["bench.seconds=1", "bench.warmup_seconds=0.2", "bench.report_seconds=0.2"]
 CHROMIUM = os.environ.get("DAQNET_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -63,6 +65,8 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             d / "protocol",
         ],
         "bench": ["bench", BENCH, *sets(RUN), "--out", d / "bench"],
+        "study": ["study", "taper", TAPER, "--out", d / "study"],
+        "repair": ["repair", SMALL, "--what", "rank-order", "--out", d / "repair"],
     }
     for name, args in runs.items():
         p = daqnet(*args)
@@ -76,7 +80,7 @@ def load(path: Path) -> dict:
 
 def test_results_are_recognised_by_content_and_carry_provenance(outputs, tmp_path):
     results = read_results(
-        [outputs[k] for k in ("conflicts", "steps", "scan", "protocol", "bench")]
+        [outputs[k] for k in ("conflicts", "steps", "scan", "protocol", "bench", "study", "repair")]
     )
     assert [r.kind for r in results] == [
         "conflicts",
@@ -84,6 +88,8 @@ def test_results_are_recognised_by_content_and_carry_provenance(outputs, tmp_pat
         "scan",
         "simulate-protocol",
         "bench",
+        "study",
+        "repair",
     ]
     # The bench directory's rank-N.json and launch.json are JSON but no result.
     assert [r.path.name for r in results if r.kind == "bench"] == ["result.json"]
@@ -215,7 +221,9 @@ def _shown(text: str) -> tuple[float, float]:
 def test_page_in_a_real_browser(outputs, tmp_path):
     sync_playwright = _browser()
     page_path = tmp_path / "report.html"
-    dirs = [outputs[k] for k in ("bench", "protocol", "conflicts", "steps", "scan")]
+    dirs = [
+        outputs[k] for k in ("bench", "protocol", "conflicts", "steps", "scan", "study", "repair")
+    ]
     p = daqnet("report", *dirs, "-o", page_path)
     assert p.returncode == 0, p.stderr
     html = page_path.read_text()
@@ -263,9 +271,20 @@ def test_page_in_a_real_browser(outputs, tmp_path):
         "daqnet conflicts",
         "daqnet simulate (steps mode)",
         "daqnet scan",
+        "daqnet study",
+        "daqnet repair",
     ]
     names = [f["figure"] for f in figures]
-    for wanted in ("conflicts", "step-times", "link-loads", "throughput", "latency", "scan"):
+    wanted_figures = (
+        "conflicts",
+        "step-times",
+        "link-loads",
+        "throughput",
+        "latency",
+        "scan",
+        "study",
+    )
+    for wanted in wanted_figures:
         assert wanted in names, names
     assert names.count("link-loads") == 2  # per class: steps mode and protocol mode
     for f in figures:
@@ -291,6 +310,11 @@ def test_page_in_a_real_browser(outputs, tmp_path):
         ("bench", "throughput_gbps"),
         ("bench", "latency_seconds.p50"),
         ("scan", "rows.0.gbps_per_host"),
+        ("study", "rows.5.slowdown_vs_1:1"),
+        ("study", "rows.0.ideal_seconds"),
+        ("repair", "conflicts_after"),
+        ("repair", "seconds_after"),
+        ("repair", "candidates.1.conflicts"),
     ]:
         assert wanted in keys, wanted
 

@@ -15,6 +15,7 @@ from ..errors import DaqnetError
 from ..io.files import ensure_dir, write_text_atomic
 from ..io.steps_file import write_steps
 from ..placement import from_hostlist
+from ..provenance import provenance
 from ..repair import (
     Judge,
     RepairResult,
@@ -134,6 +135,7 @@ def run_repair(args: argparse.Namespace) -> int:
         speedup=seconds_before / seconds_after if seconds_after > 0 else 1.0,
         interrupted=interrupted,
         config=scenario.effective(),
+        provenance=provenance(),
         **extra,
     )
     if args.out is not None:

@@ -1,7 +1,7 @@
 """Finding the results of daqnet's commands on disk, and telling them apart by what they hold.
 
 ``daqnet conflicts --out``, ``simulate --out`` and ``bench --out`` write ``result.json``,
-``daqnet scan --out`` writes ``scan.json``; the file name does not say which command wrote it
+``daqnet scan``, ``study`` and ``repair`` ``scan.json``, ``study.json`` and ``repair.json``; the file name does not say which command wrote it
 (three write result.json), so every JSON file of a directory is read and recognised by its
 keys. Files that are JSON but no result (a benchmark's ``rank-N.json``, ``launch.json``) are
 passed over; a directory with no result at all, or whose only candidates are not valid JSON,
@@ -29,6 +29,8 @@ KINDS = {
     "simulate-protocol": "daqnet simulate (protocol mode)",
     "scan": "daqnet scan",
     "bench": "daqnet bench",
+    "study": "daqnet study",
+    "repair": "daqnet repair",
 }
 
 # The keys that make each document what it is (every one of them is written by its command).
@@ -48,6 +50,11 @@ _SIGNATURES: dict[str, tuple[frozenset[str], Mapping[str, Any]]] = {
     "scan": (frozenset({"vary", "rows", "columns", "metric", "points_total", "best"}), {}),
     "bench": (
         frozenset({"run_config", "units", "timeseries", "status", "ranks", "transport"}),
+        {},
+    ),
+    "study": (frozenset({"study", "rows", "columns", "findings", "points_total"}), {}),
+    "repair": (
+        frozenset({"what", "method", "conflicts_before", "conflicts_after", "seconds_after"}),
         {},
     ),
 }
@@ -108,8 +115,9 @@ def _from_dir(directory: Path) -> list[ResultFile]:
         print(f"daqnet: warning: skipped {problem}", file=sys.stderr)
     if not found:
         raise DaqnetError(
-            f"{directory}: no daqnet result in this directory (expected the result.json or "
-            "scan.json that daqnet conflicts, simulate, scan or bench write with --out)"
+            f"{directory}: no daqnet result in this directory (expected the result.json, "
+            "scan.json, study.json or repair.json that daqnet conflicts, simulate, bench, scan, "
+            "study or repair write with --out)"
         )
     return found
 
@@ -130,7 +138,7 @@ def read_results(paths: Iterable[str | Path]) -> list[ResultFile]:
             if kind is None:
                 raise DaqnetError(
                     f"{path}: not a daqnet result (no document of daqnet conflicts, simulate, "
-                    "scan or bench)"
+                    "bench, scan, study or repair)"
                 )
             results = [ResultFile(kind, path, doc)]
         elif path.exists():

@@ -41,3 +41,5 @@ class RepairResult(Result):
     hosts: list[str] | None = optional()  #: the hosts in rank order
     steps: list[list[list[int]]] | None = optional()  #: per step, [source, destination] ranks
     config: dict[str, Any] = field(default_factory=dict)
+    #: where the document was made: daqnet version, build commit, machine, date (daqnet.provenance)
+    provenance: dict[str, Any] | None = optional()

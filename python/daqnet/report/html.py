@@ -16,6 +16,7 @@ against the files.
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from ..io.files import write_text_atomic
 from ..io.result_files import KINDS, ResultFile
 from . import html_figures as figs
 from .pairing import Pair, find_pairs, nodes_of_bench
+from .repair import bound_phrase
 from .simulate import protocol_extent
 
 __all__ = ["Number", "build_page", "render_page", "write_report"]
@@ -75,7 +77,8 @@ class Section:
     summary: list[tuple[str, Cell]] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     figures: list[FigureView] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  #: warnings: interrupted, incomplete, ...
+    findings: list[str] = field(default_factory=list)  #: conclusions, as the command prints them
 
 
 @dataclass
@@ -510,28 +513,7 @@ def _scan(s: Section, d: Mapping[str, Any]) -> None:
     s.summary.append(("elapsed", _num(d, "elapsed_seconds", "s", 1)))
     if d.get("interrupted") or d.get("error"):
         s.notes.append(f"{d['status']}: {d.get('error') or ''}".rstrip(": "))
-    keys = {v["key"] for v in d["vary"]}
-    cols = list(d["columns"])
-    rows: list[list[Cell]] = []
-    for i, r in enumerate(d["rows"][:_SCAN_ROWS]):
-        row: list[Cell] = []
-        for c in cols:
-            v = r.get(c)
-            if c in keys or c == "point" or not _is_num(v):
-                row.append(cell(v))
-            else:
-                digits = 0 if isinstance(v, int) else 4 if abs(v) < 1 else 2
-                row.append(_num(d, f"rows.{i}.{c}", digits=digits))
-        rows.append(row)
-    more = len(d["rows"]) - _SCAN_ROWS
-    s.tables.append(
-        Table(
-            "points",
-            cols,
-            rows,
-            f"{more:,} more rows in scan.csv / scan.json" if more > 0 else "",
-        )
-    )
+    s.tables.append(_points_table(d, {v["key"] for v in d["vary"]}, "scan"))
     problem = layout_problem([len(v["values"]) for v in d["vary"]])
     if problem is not None:
         s.notes.append(f"no figure: {problem}")
@@ -547,12 +529,138 @@ def _scan(s: Section, d: Mapping[str, Any]) -> None:
         )
 
 
+def _digits(v: float) -> int:
+    """Decimals for a table cell: four significant digits below 1 (0.0001 s said little of
+    107 µs), two above."""
+    if isinstance(v, int):
+        return 0
+    if v == 0 or abs(v) >= 1 or not math.isfinite(v):
+        return 2 if abs(v) >= 1 else 4
+    return min(12, max(4, 3 - math.floor(math.log10(abs(v)))))
+
+
+def _points_table(d: Mapping[str, Any], verbatim: set[str], name: str) -> Table:
+    """The rows of a scan or study (the first _SCAN_ROWS), numbers from the document."""
+    from .format import cell
+
+    cols = list(d["columns"])
+    rows: list[list[Cell]] = []
+    for i, r in enumerate(d["rows"][:_SCAN_ROWS]):
+        row: list[Cell] = []
+        for c in cols:
+            v = r.get(c)
+            if c in verbatim or c == "point" or not _is_num(v):
+                row.append(cell(v))
+            else:
+                row.append(_num(d, f"rows.{i}.{c}", digits=_digits(v)))
+        rows.append(row)
+    more = len(d["rows"]) - _SCAN_ROWS
+    return Table(
+        "points", cols, rows, f"{more:,} more rows in {name}.csv / {name}.json" if more > 0 else ""
+    )
+
+
+def _study(s: Section, d: Mapping[str, Any]) -> None:
+    from .study import study_figure
+
+    s.summary += [
+        ("study", str(d["study"])),
+        ("points", _num(d, "points_done", f"of {d['points_total']:,}", 0)),
+    ]
+    if d.get("interrupted"):
+        s.notes.append("interrupted: the rows are the points that finished")
+    s.findings += [str(f) for f in d["findings"]]
+    # Varied scenario keys (routing.engine, ...) are shown as they are: dots split JSON keys.
+    s.tables.append(_points_table(d, {c for c in d["columns"] if "." in c}, "study"))
+    fig = study_figure(d)
+    if fig is not None:
+        s.figures.append(
+            FigureView(
+                "study",
+                "mapping against iteration time"
+                if d["study"] == "mapping"
+                else "slowdown against the full tree, and bytes per stage",
+                figs.svg_data_uri(fig),
+                "As daqnet study draws it.",
+            )
+        )
+
+
+def _repair(s: Section, d: Mapping[str, Any]) -> None:
+    s.summary += [
+        ("repair", str(d["what"])),
+        ("method", str(d["method"])),
+        ("fabric", str(d["fabric"])),
+        ("routing", str(d["routing"])),
+        ("workload", f"{d['workload']}, {d['message_bytes']:,.0f} bytes per flow"),
+        ("conflicts before", _num(d, "conflicts_before", digits=0)),
+        ("conflicts after", _num(d, "conflicts_after", digits=0)),
+    ]
+    if (phrase := bound_phrase(d)) is not None:
+        s.summary.append(("lower bound", _num(d, "lower_bound", f"conflicts: {phrase}", 0)))
+    s.summary += [
+        ("time before", _num(d, "seconds_before", "ms", 3, 1e3)),
+        ("time after", _num(d, "seconds_after", "ms", 3, 1e3)),
+        ("speed-up", _num(d, "speedup", "×", 3)),
+    ]
+    if "steps_after" in d:
+        s.summary += [
+            ("steps before", _num(d, "steps_before", digits=0)),
+            ("steps after", _num(d, "steps_after", digits=0)),
+        ]
+    if d.get("search"):
+        s.summary += [
+            ("swaps tried", _num(d, "search.moves", digits=0)),
+            ("swaps kept", _num(d, "search.accepted", digits=0)),
+        ]
+    if d.get("nearest"):
+        n = d["nearest"]
+        s.summary.append(
+            (
+                "nearest without conflicts",
+                _num(d, "nearest.seconds", f"ms on {n['ranks']:,} hosts (whole leaves)", 3, 1e3),
+            )
+        )
+    if d.get("interrupted"):
+        s.notes.append("interrupted: the best repair found so far")
+    candidates = d.get("candidates") or []
+    if candidates:
+        head = [
+            "candidate",
+            "conflicts",
+            *(["steps", "time (ms)"] if "seconds" in candidates[0] else []),
+        ]
+        rows: list[list[Cell]] = []
+        for i, c in enumerate(candidates):
+            label = c.get("order") or c.get("method") or f"{c.get('ranks')} ranks"
+            row: list[Cell] = [str(label), _num(d, f"candidates.{i}.conflicts", digits=0)]
+            if "seconds" in c:
+                row += [
+                    _num(d, f"candidates.{i}.steps", digits=0),
+                    _num(d, f"candidates.{i}.seconds", digits=3, scale=1e3),
+                ]
+            rows.append(row)
+        s.tables.append(Table("candidates", head, rows))
+    if d.get("hosts"):
+        hosts = d["hosts"]
+        s.findings.append(
+            f"rank order: {' '.join(hosts[:16])}{' …' if len(hosts) > 16 else ''} ({len(hosts):,} in all)"
+        )
+    launch = d.get("launch") or {}
+    if launch:
+        s.tables.append(
+            Table("run it with", ["with", "command"], [[k, v] for k, v in launch.items()])
+        )
+
+
 _SECTIONS: dict[str, Callable[[Section, Mapping[str, Any]], None]] = {
     "conflicts": _conflicts,
     "simulate-steps": _simulate_steps,
     "simulate-protocol": _simulate_protocol,
     "bench": _bench,
     "scan": _scan,
+    "study": _study,
+    "repair": _repair,
 }
 
 _BAD_CONTENT = (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError)

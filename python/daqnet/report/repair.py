@@ -5,23 +5,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["repair_summary"]
+__all__ = ["bound_phrase", "repair_summary"]
 
 
 def _hosts(names: list[str], n: int = 8) -> str:
     return " ".join(names[:n]) + (f" ... ({len(names)} in all)" if len(names) > n else "")
 
 
-def _bound(r: Mapping[str, Any]) -> str:
-    """What the lower bound says of the repaired order ("cannot go below 0" says nothing)."""
+def bound_phrase(r: Mapping[str, Any]) -> str | None:
+    """What the lower bound says of the repaired order ("cannot go below 0" says nothing);
+    None without a bound."""
     bound = r.get("lower_bound")
     if bound is None:
-        return ""
+        return None
     if r["conflicts_after"] <= bound:
-        return "  (the fewest any order of these hosts can have)"
+        return "the fewest any order of these hosts can have"
     if bound == 0:
-        return "  (the bound from links' flow totals is 0 here: how far from the best is not known)"
-    return f"  (no order of these hosts can go below {bound:,})"
+        return "the bound from links' flow totals is 0 here: how far from the best is not known"
+    return f"no order of these hosts can go below {bound:,}"
+
+
+def _bound(r: Mapping[str, Any]) -> str:
+    phrase = bound_phrase(r)
+    return f"  ({phrase})" if phrase else ""
 
 
 def repair_summary(r: Mapping[str, Any]) -> str:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..io.files import save_figure
 
-__all__ = ["plot_study", "study_summary"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["plot_study", "study_figure", "study_summary"]
 
 
 def study_summary(r: Mapping[str, Any], files: list[str]) -> str:
@@ -46,8 +49,23 @@ def study_summary(r: Mapping[str, Any], files: list[str]) -> str:
 
 
 def plot_study(r: Mapping[str, Any], path: Path) -> Path | None:
+    """Write the study's figure (None when no point was run)."""
+    import matplotlib.pyplot as plt
+
+    fig = study_figure(r)
+    if fig is None:
+        return None
+    try:
+        save_figure(fig, path, 120)
+    finally:
+        plt.close(fig)
+    return path
+
+
+def study_figure(r: Mapping[str, Any]) -> Figure | None:
     """Mapping: iteration time per mapping, direct and indirect, one panel per pattern.
-    Taper: slowdown against the full tree per pattern, and mean bytes per stage."""
+    Taper: slowdown against the full tree per pattern, and mean bytes per stage (headless;
+    None when no point was run)."""
     rows = r["rows"]
     if not rows:
         return None
@@ -124,6 +142,4 @@ def plot_study(r: Mapping[str, Any], path: Path) -> Path | None:
         bx.set_ylabel("mean bytes per link, relative to a host link")
         bx.legend(fontsize=7)
     fig.suptitle(f"{r['name']}: study {r['study']}")
-    save_figure(fig, path, 120)
-    plt.close(fig)
-    return path
+    return fig

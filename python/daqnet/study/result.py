@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..result import Result
+from ..result import Result, optional
 
 __all__ = ["StudyResult"]
 
@@ -23,3 +23,5 @@ class StudyResult(Result):
     rows: list[dict[str, Any]] = field(default_factory=list)
     #: plain statements read off the rows (best mapping per pattern, slowdown per taper...)
     findings: list[str] = field(default_factory=list)
+    #: where the document was made: daqnet version, build commit, machine, date (daqnet.provenance)
+    provenance: dict[str, Any] | None = optional()

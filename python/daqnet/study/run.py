@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import USER_ERRORS, DaqnetError
 from ..plan import DEFAULT_PRICES, candidate, hosts_per_leaf
+from ..provenance import provenance
 from ..scan.local import LocalRunner, check_main_guard
 from ..scan.plan import Point, make_plan
 from ..scenario import Scenario
@@ -136,6 +137,7 @@ def _run(
         interrupted=interrupted,
         columns=columns,
         rows=rows,
+        provenance=provenance(),
     )
     return doc, rows
 
