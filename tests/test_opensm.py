@@ -143,7 +143,11 @@ def test_ctrl_c_while_opensm_runs_stops_it_and_says_so(tmp_path):
     sc.write_text("[fabric]\nradix = 16\nhosts = 1024\nlevels = 3\n")  # ~3 s of OpenSM
     out = tmp_path / "osm"
     cmd = [sys.executable, "-m", "daqnet", "opensm", str(sc), "--engine", "updn", "--out", str(out)]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # From tmp_path: nothing may be left in the directory daqnet was started from (umad2sim
+    # makes a ./sys-<pid> tree in the working directory of the tools it is loaded into).
+    p = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path
+    )
     deadline = time.monotonic() + 60
     while not (out / "opensm.log").exists() and time.monotonic() < deadline and p.poll() is None:
         time.sleep(0.05)
@@ -153,6 +157,7 @@ def test_ctrl_c_while_opensm_runs_stops_it_and_says_so(tmp_path):
     assert p.returncode == 130, err
     assert "interrupted before OpenSM's tables were read: no scenario written" in err
     assert "Traceback" not in err and not (out / "scenario.toml").exists()
+    assert not list(tmp_path.glob("sys-*")) and not list(out.glob("sys-*"))
     # Neither ibsim nor OpenSM outlives daqnet (both name the output directory; a zombie's
     # command line is empty).
     left = []

@@ -104,15 +104,20 @@ def _start_ibsim(
             cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env
         )
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if "Network simulator ready" in log.read_text(errors="replace"):
-            return proc
-        if proc.poll() is not None:
-            raise DaqnetError(f"ibsim could not load {net} (exit {proc.returncode}): {_tail(log)}")
-        time.sleep(0.05)
-    proc.kill()
-    proc.wait()
-    raise DaqnetError(f"ibsim did not get ready within {timeout:.0f} s: {_tail(log)}")
+    try:
+        while time.monotonic() < deadline:
+            if "Network simulator ready" in log.read_text(errors="replace"):
+                return proc
+            if proc.poll() is not None:
+                raise DaqnetError(
+                    f"ibsim could not load {net} (exit {proc.returncode}): {_tail(log)}"
+                )
+            time.sleep(0.05)
+        raise DaqnetError(f"ibsim did not get ready within {timeout:.0f} s: {_tail(log)}")
+    except BaseException:  # a Ctrl-C while it starts too: no ibsim outlives daqnet
+        proc.kill()
+        proc.wait()
+        raise
 
 
 def run_opensm(fabric: Fabric, engine: str, out: str | Path, timeout: float = 600.0) -> OpensmRun:
@@ -155,13 +160,16 @@ def run_opensm(fabric: Fabric, engine: str, out: str | Path, timeout: float = 60
                 "-D",
                 "0x43",
                 "--dump_files_dir",
-                str(outdir),
+                str(outdir.resolve()),
                 "-f",
-                str(outdir / "opensm.log"),
+                str((outdir / "opensm.log").resolve()),
             ]
             try:
+                # In the scratch directory: umad2sim makes a ./sys-<pid> tree in the working
+                # directory of each tool it is loaded into, and a killed tool leaves it there.
                 done = subprocess.run(
                     cmd,
+                    cwd=cache,
                     env=osm_env,
                     stdin=subprocess.DEVNULL,
                     capture_output=True,
@@ -178,6 +186,7 @@ def run_opensm(fabric: Fabric, engine: str, out: str | Path, timeout: float = 60
                         with open(outdir / name, "wb") as f:
                             subprocess.run(
                                 [path],
+                                cwd=cache,
                                 env=osm_env,
                                 stdin=subprocess.DEVNULL,
                                 stdout=f,
