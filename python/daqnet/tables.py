@@ -48,6 +48,8 @@ TABLES: dict[str, dict[str, tuple[str, str | None]]] = {
         "worst_links": ("worst_links", None),
     },
     "study": {"study": ("rows", "columns")},
+    # repair.json: what else was weighed (orders, node counts or schedules)
+    "repair": {"candidates": ("candidates", None)},
 }
 
 
@@ -65,10 +67,10 @@ def _kind(doc: Mapping[str, Any]) -> str:
     from .io.result_files import recognise
 
     kind = recognise(dict(doc))
-    if kind is None and {"study", "rows", "columns"} <= doc.keys():
-        kind = "study"
     if kind is None:
-        raise DaqnetError("not a daqnet result document (scan, bench, simulate, conflicts, study)")
+        raise DaqnetError(
+            "not a daqnet result document (scan, bench, simulate, conflicts, study, repair)"
+        )
     return kind
 
 
