@@ -186,6 +186,36 @@ def test_summary_warnings_give_each_point_its_own_figures(scenario, tmp_path):
     assert "(32 nodes × 2–4 credits = 64–128)" in line
 
 
+def test_summary_warning_numbers_end_at_their_last_digit():
+    from daqnet.report.scan import _warning_lines
+
+    rows = [
+        {"point": 0, "warning": "ranks 3, 4 and 1,024 of 2,048 idle"},
+        {"point": 1, "warning": "ranks 5, 4 and 1,536 of 2,048 idle"},
+    ]
+    # A comma after a number is the sentence's ("3,–5," once), a comma inside one groups digits.
+    assert _warning_lines(rows) == [
+        "point 0, 1: ranks 3–5, 4 and 1,024–1,536 of 2,048 idle (column 'warning')"
+    ]
+
+
+def test_rows_finished_at_a_ctrl_c_are_kept(scenario):
+    # Points that workers finished while the parent was not polling are rows, not lost.
+    from daqnet.scan.local import LocalRunner
+
+    plan = make_plan(str(scenario), ["simulate.message_bytes=1000,2000"], [], "gbps_per_host")
+    runner = LocalRunner(plan.points, 2)
+    try:
+        deadline = time.monotonic() + 60
+        while not all(f.done() for f in runner.pending) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        rows = runner.salvage()
+    finally:
+        runner.close()
+    assert sorted(i for i, _ in rows) == [0, 1] and runner.done
+    assert all(r["gbps_per_host"] > 0 for _, r in rows)
+
+
 def test_parse_vary_syntax():
     assert parse_vary("fabric.taper=1:1,2:1").values == ("1:1", "2:1")
     assert parse_vary('fabric.taper=["2:1", "1:1"],"3:1"').values == (["2:1", "1:1"], "3:1")

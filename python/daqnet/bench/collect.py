@@ -355,7 +355,8 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
     """
     out_dir = Path(out_dir)
     if not out_dir.is_dir():
-        raise DaqnetError(f"{out_dir}: no such directory (the --out of a daqnet-evb run)")
+        what = "not a directory" if out_dir.exists() else "no such directory"
+        raise DaqnetError(f"{out_dir}: {what} (the --out of a daqnet-evb run)")
     cfg = read_run_config(out_dir / "run.cfg")
     launch = read_json(out_dir / "launch.json") or {}
     if not _whole(launch.get("ranks")):  # a launch.json daqnet-evb did not write

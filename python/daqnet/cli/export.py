@@ -38,12 +38,13 @@ def run_export(args: argparse.Namespace) -> int:
         progress = Progress("export", args.progress, "host")
         try:
             write_simgrid_platform(routing, args.output, progress=progress)
-            progress.close()
         except KeyboardInterrupt:
             progress.close()
             # The file is written whole or not at all (atomic_open).
             note(f"interrupted: {args.output} not written")
             return EXIT_INTERRUPTED
+        finally:
+            progress.close()
     note(
         f"wrote {args.output} ({size(Path(args.output).stat().st_size)}): {FORMATS[args.format]} of {fabric.describe()}"
     )

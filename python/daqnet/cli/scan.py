@@ -38,8 +38,6 @@ def _finish(
             "the finished rows are written"
         )
         return EXIT_INTERRUPTED
-    if stopped:
-        return EXIT_INTERRUPTED
     bad = [
         r["point"]
         for r in doc["rows"]
@@ -49,8 +47,8 @@ def _finish(
         note(
             f"bench failed: lost, duplicate or corrupt fragments at point {', '.join(map(str, bad))} (column 'warning')"
         )
-        return 1
-    return 0
+        return 1  # a failed benchmark says so even if the figure was cut short
+    return EXIT_INTERRUPTED if stopped else 0
 
 
 def run_scan_command(args: argparse.Namespace) -> int:

@@ -74,5 +74,5 @@ def write_simgrid_platform(
                     f'  <route src={src} dst={quoteattr(names[d])} symmetrical="NO">{route}</route>\n'
                 )
         out.write("</zone>\n</platform>\n")
-    if progress is not None:
-        progress(H, H)
+        if progress is not None:  # before the file takes its name: a Ctrl-C here writes none
+            progress(H, H)

@@ -27,7 +27,7 @@ from ..io.files import write_text_atomic
 from ..io.result_files import KINDS, ResultFile
 from . import html_figures as figs
 from .pairing import Pair, find_pairs, nodes_of_bench
-from .repair import bound_phrase
+from .repair import bound_phrase, candidate_label
 from .simulate import protocol_extent
 
 __all__ = ["Number", "build_page", "render_page", "write_report"]
@@ -596,7 +596,7 @@ def _repair(s: Section, d: Mapping[str, Any]) -> None:
         ("conflicts before", _num(d, "conflicts_before", digits=0)),
         ("conflicts after", _num(d, "conflicts_after", digits=0)),
     ]
-    if (phrase := bound_phrase(d)) is not None:
+    if (phrase := bound_phrase(d, named=False)) is not None:
         s.summary.append(("lower bound", _num(d, "lower_bound", f"conflicts: {phrase}", 0)))
     s.summary += [
         ("time before", _num(d, "seconds_before", "ms", 3, 1e3)),
@@ -632,8 +632,7 @@ def _repair(s: Section, d: Mapping[str, Any]) -> None:
         ]
         rows: list[list[Cell]] = []
         for i, c in enumerate(candidates):
-            label = c.get("order") or c.get("method") or f"{c.get('ranks')} ranks"
-            row: list[Cell] = [str(label), _num(d, f"candidates.{i}.conflicts", digits=0)]
+            row: list[Cell] = [candidate_label(c), _num(d, f"candidates.{i}.conflicts", digits=0)]
             if "seconds" in c:
                 row += [
                     _num(d, f"candidates.{i}.steps", digits=0),
@@ -643,9 +642,8 @@ def _repair(s: Section, d: Mapping[str, Any]) -> None:
         s.tables.append(Table("candidates", head, rows))
     if d.get("hosts"):
         hosts = d["hosts"]
-        s.findings.append(
-            f"rank order: {' '.join(hosts[:16])}{' …' if len(hosts) > 16 else ''} ({len(hosts):,} in all)"
-        )
+        more = f" … ({len(hosts):,} in all)" if len(hosts) > 16 else ""
+        s.summary.append(("rank order", " ".join(hosts[:16]) + more))
     launch = d.get("launch") or {}
     if launch:
         s.tables.append(

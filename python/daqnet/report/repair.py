@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["bound_phrase", "repair_summary"]
+__all__ = ["bound_phrase", "candidate_label", "repair_summary"]
 
 
 def _hosts(names: list[str], n: int = 8) -> str:
     return " ".join(names[:n]) + (f" ... ({len(names)} in all)" if len(names) > n else "")
 
 
-def bound_phrase(r: Mapping[str, Any]) -> str | None:
+def bound_phrase(r: Mapping[str, Any], named: bool = True) -> str | None:
     """What the lower bound says of the repaired order ("cannot go below 0" says nothing);
-    None without a bound."""
+    None without a bound. `named`: the phrase gives the bound's value itself."""
     bound = r.get("lower_bound")
     if bound is None:
         return None
@@ -22,7 +22,16 @@ def bound_phrase(r: Mapping[str, Any]) -> str | None:
         return "the fewest any order of these hosts can have"
     if bound == 0:
         return "the bound from links' flow totals is 0 here: how far from the best is not known"
-    return f"no order of these hosts can go below {bound:,}"
+    return (
+        f"no order of these hosts can go below {bound:,}"
+        if named
+        else "no order of these hosts can do better"
+    )
+
+
+def candidate_label(c: Mapping[str, Any]) -> str:
+    """A candidate the repair weighed: its order, method or node count."""
+    return str(c.get("order") or c.get("method") or f"{c.get('ranks')} ranks")
 
 
 def _bound(r: Mapping[str, Any]) -> str:
@@ -53,7 +62,7 @@ def repair_summary(r: Mapping[str, Any]) -> str:
             + (" (interrupted)" if s["interrupted"] else "")
         )
     for c in r.get("candidates") or []:
-        label = c.get("order") or c.get("method") or f"{c.get('ranks')} ranks"
+        label = candidate_label(c)
         more = f", {c['steps']:,} steps, {c['seconds'] * 1e3:.3f} ms" if "seconds" in c else ""
         lines.append(f"    {label:<14} {c['conflicts']:,} conflicts{more}")
     if r.get("nearest"):

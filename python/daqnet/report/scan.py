@@ -52,7 +52,7 @@ SHOWN = {
 
 
 # A number in a warning: what differs between points that warn for the same reason.
-_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
+_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 _WARNING_KINDS = 5  # kinds of warning listed; the column has every point's own
 
 

@@ -50,6 +50,8 @@ def study_summary(r: Mapping[str, Any], files: list[str]) -> str:
 
 def plot_study(r: Mapping[str, Any], path: Path) -> Path | None:
     """Write the study's figure (None when no point was run)."""
+    if not r["rows"]:
+        return None  # before matplotlib loads (seconds)
     import matplotlib.pyplot as plt
 
     fig = study_figure(r)

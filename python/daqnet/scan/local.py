@@ -26,10 +26,21 @@ __all__ = [
     "RunPoint",
     "available_cores",
     "check_main_guard",
+    "point_errors",
     "run_local",
     "run_point",
     "run_scan",
 ]
+
+
+@contextmanager
+def point_errors(point: Point) -> Iterator[None]:
+    """A user error of a point's run as a plain DaqnetError naming the point: it pickles back
+    from a worker process (the core's errors may not)."""
+    try:
+        yield
+    except USER_ERRORS as err:
+        raise DaqnetError(f"point {point.index} ({point.label}): {err}") from None
 
 
 def run_point(point: Point, threads: int = 0) -> dict[str, Any]:
@@ -37,11 +48,8 @@ def run_point(point: Point, threads: int = 0) -> dict[str, Any]:
     one thread each; in this process, on every core)."""
     from ..simulate import simulate
 
-    try:
+    with point_errors(point):
         r = simulate(point.scenario, threads=threads)
-    except USER_ERRORS as err:
-        # A plain DaqnetError pickles back from a worker; the core's errors may not.
-        raise DaqnetError(f"point {point.index} ({point.label}): {err}") from None
     if r["interrupted"]:  # Ctrl-C inside the core: the point did not finish
         raise KeyboardInterrupt
     doc = r.to_dict()
@@ -129,6 +137,16 @@ class LocalRunner:
             pass
         return rows
 
+    def salvage(self) -> list[tuple[int, dict[str, Any]]]:
+        """Rows of points that finished but were not polled yet: at a Ctrl-C, what the
+        workers completed in the last moments is kept, not thrown away with the pool."""
+        rows = []
+        for f, p in list(self.pending.items()):
+            if f.done() and not f.cancelled() and f.exception() is None:
+                rows.append((p.index, f.result()))
+                del self.pending[f]
+        return rows
+
     def close(self, kill: bool = True) -> None:
         """Stop the pool; `kill`: at once, cancelling what has not started, workers mid-point."""
         if self.pool is None:
@@ -173,6 +191,9 @@ def run_local(
                 runs = runner.runs.pop(index) if isinstance(runner, BenchRunner) else None
                 collector.add(index, metrics, runs)
     except KeyboardInterrupt:
+        if isinstance(runner, LocalRunner):
+            for index, metrics in runner.salvage():
+                collector.add(index, metrics, None)
         runner.close()
         return collector.flush("interrupted")
     except BaseException as err:

@@ -212,7 +212,7 @@ def _steadiness(r: dict[str, Any]) -> float | None:
 def _above(value: float, limit: float) -> str:
     """`value` as a percentage with the digits that show it above `limit` (10.4 % is not "10%")."""
     digits = 0
-    while digits < 3 and round(value * 100, digits) <= limit * 100:
+    while digits < 6 and float(f"{value * 100:.{digits}f}") <= limit * 100:
         digits += 1
     return f"{value:.{digits}%}"
 

@@ -10,10 +10,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..errors import USER_ERRORS, DaqnetError
+from ..errors import DaqnetError
 from ..plan import DEFAULT_PRICES, candidate, hosts_per_leaf
 from ..provenance import provenance
-from ..scan.local import LocalRunner, check_main_guard
+from ..scan.local import LocalRunner, check_main_guard, point_errors
 from ..scan.plan import Point, make_plan
 from ..scenario import Scenario
 from ..simulate import simulate_steps
@@ -58,11 +58,8 @@ def _points(
 
 def _row(point: Point, threads: int, key: str, labels: tuple[str, ...]) -> dict[str, Any]:
     """A point's row (also run in pool workers, one thread each)."""
-    try:
+    with point_errors(point):
         r = simulate_steps(point.scenario, threads=threads)
-    except USER_ERRORS as err:
-        # A plain DaqnetError pickles back from a worker; the core's errors may not.
-        raise DaqnetError(f"point {point.index} ({point.label}): {err}") from None
     if r.interrupted:
         raise KeyboardInterrupt
     row: dict[str, Any] = {key: labels[point.index]}
@@ -116,6 +113,9 @@ def _run(
                 if progress:
                     progress(len(done), len(points))
     except KeyboardInterrupt:
+        for index, row in runner.salvage():
+            extra(row)
+            done[index] = row
         runner.close()
         interrupted = True
     except BaseException:
