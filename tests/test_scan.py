@@ -193,7 +193,7 @@ def test_summary_warning_numbers_end_at_their_last_digit():
         {"point": 0, "warning": "ranks 3, 4 and 1,024 of 2,048 idle"},
         {"point": 1, "warning": "ranks 5, 4 and 1,536 of 2,048 idle"},
     ]
-    # A comma after a number is the sentence's ("3,–5," once), a comma inside one groups digits.
+    # A comma after a number is the sentence's ("3," to "5," once), a comma inside one groups digits.
     assert _warning_lines(rows) == [
         "point 0, 1: ranks 3–5, 4 and 1,024–1,536 of 2,048 idle (column 'warning')"
     ]
@@ -423,13 +423,25 @@ def test_facets_over_a_third_key(scenario, tmp_path):
 
 
 # -- Ctrl-C ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_ctrl_c_writes_finished_rows(scenario, tmp_path, jobs):
+@pytest.mark.parametrize(
+    ("jobs", "stop"),
+    [(1, "ctrl-c"), (2, "ctrl-c"), (2, "scancel")],
+    ids=["one-job", "two-jobs", "sigterm-to-every-process"],
+)
+def test_ctrl_c_writes_finished_rows(scenario, tmp_path, jobs, stop):
     out = tmp_path / "o"
     cmd = [sys.executable, "-m", "daqnet", "scan", str(scenario), *PROTOCOL]
     cmd += ["--set", "simulate.events=800", "--vary", "bench.credits=1,2,3,4,5,6,7,8"]
     cmd += ["--vary", "bench.in_flight=1,2,4,8", "--out", str(out), "--jobs", str(jobs)]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # scancel (or kill of a process group) sends SIGTERM to the workers too: SIGTERM once
+    # ended daqnet at once, leaving its workers running and scan.json at "running".
+    p = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=stop == "scancel",
+    )
     deadline = time.monotonic() + 60
     done = 0
     while done < 2 and time.monotonic() < deadline and p.poll() is None:
@@ -437,8 +449,11 @@ def test_ctrl_c_writes_finished_rows(scenario, tmp_path, jobs):
         with contextlib.suppress(OSError, ValueError):  # not written yet
             done = json.loads((out / "scan.json").read_text())["points_done"]
     assert p.poll() is None, "the scan finished before it could be interrupted"
-    p.send_signal(signal.SIGINT)
-    stdout, stderr = p.communicate(timeout=60)
+    if stop == "scancel":
+        os.killpg(p.pid, signal.SIGTERM)
+    else:
+        p.send_signal(signal.SIGINT)
+    stdout, stderr = p.communicate(timeout=60)  # a worker left running would hold the pipes
     assert p.returncode == 130, stderr
     assert "interrupted after" in stderr and "Traceback" not in stderr
     assert "INTERRUPTED" in stdout

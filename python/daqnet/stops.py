@@ -3,7 +3,11 @@ daqnet emulate): while it measures, each ends the measurement as Ctrl-C does (ra
 KeyboardInterrupt, so that the ranks are stopped and what they measured is gathered);
 once it is in, they are noted instead, so that gathering it, writing it and tearing down
 what the run built go to their end. The third signal noted ends that too: whoever sends
-it would rather leave what is left (daqnet emulate --cleanup removes a fabric) than wait."""
+it would rather leave what is left (daqnet emulate --cleanup removes a fabric) than wait.
+
+Every command runs inside one (daqnet.cli.main), unheld: there SIGTERM and SIGHUP end it
+as Ctrl-C does, so that a scan or simulation stopped by kill or scancel writes what it
+finished."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ import os
 import sys
 
 from ..errors import USER_ERRORS
+from ..stops import Stops
 from .common import EXIT_INTERRUPTED, note
 from .parser import parser
 
@@ -48,7 +49,10 @@ def main(argv: list[str] | None = None) -> int:
         "report": run_report,
     }
     try:
-        return handlers[args.command](args)
+        # SIGTERM and SIGHUP (kill, scancel, a closed terminal) end a command as Ctrl-C does:
+        # what it finished is written and its worker processes are stopped.
+        with Stops():
+            return handlers[args.command](args)
     except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141

@@ -60,23 +60,30 @@ def run_point(point: Point, threads: int = 0) -> dict[str, Any]:
     return {m: doc[m] for m in METRICS[doc["mode"]]}
 
 
+# Ctrl-C reaches the whole terminal process group, scancel every process of the job step:
+# the parent alone decides what stops (and kills its workers, keeping their finished rows).
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def _worker_init() -> None:
-    # Ctrl-C reaches the whole terminal process group; the parent alone decides what stops.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for s in _STOP_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
 
 
 @contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    """Children started in here inherit SIGINT ignored, even before they run any Python."""
+def _stops_ignored() -> Iterator[None]:
+    """Children started in here inherit Ctrl-C, SIGTERM and SIGHUP ignored, even before
+    they run any Python."""
     try:
-        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        old = {s: signal.signal(s, signal.SIG_IGN) for s in _STOP_SIGNALS}
     except ValueError:  # not the main thread: nothing to protect
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old)
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 #: A point's row from the point and a thread count (1 in pool workers, 0 = every core here);
@@ -98,7 +105,7 @@ class LocalRunner:
         if jobs > 1 and len(points) > 1:
             # spawn: workers do not inherit MPI state, threads or locks of this process.
             ctx = multiprocessing.get_context("spawn")
-            with _sigint_ignored():
+            with _stops_ignored():
                 self.pool = ProcessPoolExecutor(
                     min(jobs, len(points)), mp_context=ctx, initializer=_worker_init
                 )
@@ -155,15 +162,16 @@ class LocalRunner:
             self.pool.shutdown(wait=True)
             self.pool = None
             return
-        terminate = getattr(self.pool, "terminate_workers", None)  # Python 3.14+
-        if terminate is not None:
-            terminate()
+        # SIGKILL: the workers ignore SIGTERM (above).
+        kill = getattr(self.pool, "kill_workers", None)  # Python 3.14+
+        if kill is not None:
+            kill()
         else:
             workers = list((getattr(self.pool, "_processes", None) or {}).values())
             self.pool.shutdown(wait=False, cancel_futures=True)
             for proc in workers:
                 if proc.is_alive():
-                    proc.terminate()
+                    proc.kill()
         self.pool.shutdown(wait=True)
         self.pool = None
 
