@@ -163,9 +163,9 @@ class LocalRunner:
             self.pool = None
             return
         # SIGKILL: the workers ignore SIGTERM (above).
-        kill = getattr(self.pool, "kill_workers", None)  # Python 3.14+
-        if kill is not None:
-            kill()
+        kill_workers = getattr(self.pool, "kill_workers", None)  # Python 3.14+
+        if kill_workers is not None:
+            kill_workers()
         else:
             workers = list((getattr(self.pool, "_processes", None) or {}).values())
             self.pool.shutdown(wait=False, cancel_futures=True)
