@@ -199,6 +199,80 @@ def test_summary_warning_numbers_end_at_their_last_digit():
     ]
 
 
+def test_rows_finished_as_ctrl_c_comes_are_written(scenario, tmp_path, monkeypatch):
+    # Ctrl-C while the parent waits: the points the workers finished meanwhile are rows.
+    from daqnet.scan.local import LocalRunner
+
+    def interrupted(self, timeout):
+        deadline = time.monotonic() + 60
+        while not all(f.done() for f in self.pending) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(LocalRunner, "poll", interrupted)
+    doc = run_scan(scenario, ["simulate.message_bytes=1000,2000,3000"], out=str(tmp_path), jobs=2)
+    assert doc["status"] == "interrupted" and doc["points_done"] == 3
+    assert [r["point"] for r in doc["rows"]] == [0, 1, 2]
+
+
+def test_nohup_keeps_a_scan_running(scenario, tmp_path):
+    # nohup ignores SIGHUP so that a run outlives its terminal: daqnet must not undo that.
+    out = tmp_path / "o"
+    cmd = [sys.executable, "-m", "daqnet", "scan", str(scenario), *PROTOCOL]
+    cmd += ["--set", "simulate.events=800", "--vary", "bench.credits=1,2,3,4", "--out", str(out)]
+    p = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
+    )
+    deadline = time.monotonic() + 60
+    done = 0
+    while done < 1 and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.1)
+        with contextlib.suppress(OSError, ValueError):  # not written yet
+            done = json.loads((out / "scan.json").read_text())["points_done"]
+    assert p.poll() is None, "the scan finished before the signal"
+    p.send_signal(signal.SIGHUP)  # the pool is up: its start ignores signals for a moment
+    _, stderr = p.communicate(timeout=120)
+    assert p.returncode == 0, stderr
+    assert json.loads((out / "scan.json").read_text())["status"] == "finished"
+
+
+def test_workers_die_with_a_scan_killed_outright(scenario, tmp_path):
+    # The workers ignore SIGINT/SIGTERM/SIGHUP (the scan stops them): kill -9 or the OOM
+    # killer on the scan must still not leave them running its points.
+    out = tmp_path / "o"
+    cmd = [sys.executable, "-m", "daqnet", "scan", str(scenario), *PROTOCOL]
+    cmd += ["--set", "simulate.events=800", *PROTOCOL_VARY, "--out", str(out), "-j", "2"]
+    p = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        done = 0
+        while done < 1 and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.1)
+            with contextlib.suppress(OSError, ValueError):
+                done = json.loads((out / "scan.json").read_text())["points_done"]
+        assert p.poll() is None, "the scan finished before it could be killed"
+        p.kill()
+        p.wait()
+        deadline = time.monotonic() + 10
+        left = True
+        while left and time.monotonic() < deadline:
+            try:
+                os.killpg(p.pid, 0)  # anyone left in the scan's session?
+                time.sleep(0.1)
+            except ProcessLookupError:
+                left = False
+        assert not left, "worker processes outlived the scan"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+
+
 def test_rows_finished_at_a_ctrl_c_are_kept(scenario):
     # Points that workers finished while the parent was not polling are rows, not lost.
     from daqnet.scan.local import LocalRunner
@@ -449,11 +523,16 @@ def test_ctrl_c_writes_finished_rows(scenario, tmp_path, jobs, stop):
         with contextlib.suppress(OSError, ValueError):  # not written yet
             done = json.loads((out / "scan.json").read_text())["points_done"]
     assert p.poll() is None, "the scan finished before it could be interrupted"
-    if stop == "scancel":
-        os.killpg(p.pid, signal.SIGTERM)
-    else:
-        p.send_signal(signal.SIGINT)
-    stdout, stderr = p.communicate(timeout=60)  # a worker left running would hold the pipes
+    try:
+        if stop == "scancel":
+            os.killpg(p.pid, signal.SIGTERM)
+        else:
+            p.send_signal(signal.SIGINT)
+        stdout, stderr = p.communicate(timeout=60)  # a worker left running holds the pipes
+    finally:
+        if stop == "scancel":  # its workers ignore SIGTERM: leave none behind on a failure
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
     assert p.returncode == 130, stderr
     assert "interrupted after" in stderr and "Traceback" not in stderr
     assert "INTERRUPTED" in stdout

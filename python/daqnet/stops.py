@@ -40,9 +40,14 @@ class Stops:
         # so that a hold there lasts to the end of the whole run.
         self._depth += 1
         if self._depth == 1 and threading.current_thread() is threading.main_thread():
-            self._old = {s: signal.getsignal(s) for s in self.SIGNALS}
+            # A signal ignored already stays ignored: nohup's SIGHUP, a background job's
+            # SIGINT. Whoever started daqnet so wants the run to go on.
+            self._old = {
+                s: h for s in self.SIGNALS if (h := signal.getsignal(s)) is not signal.SIG_IGN
+            }
             for s in (signal.SIGTERM, signal.SIGHUP):
-                signal.signal(s, self._end)
+                if s in self._old:
+                    signal.signal(s, self._end)
         return self
 
     def __exit__(self, *_exc: object) -> None:

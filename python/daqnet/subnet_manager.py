@@ -74,7 +74,8 @@ def find_tools() -> tuple[str, str, str]:
             f"OpenSM under ibsim needs {', '.join(missing)}: install the Debian packages "
             f"{_PACKAGES} (apt-get install {_PACKAGES})"
         )
-    return ibsim, opensm, lib
+    # Absolute: OpenSM and the diagnostics run in a scratch directory (run_opensm).
+    return os.path.abspath(ibsim), os.path.abspath(opensm), os.path.abspath(lib)
 
 
 def _tail(path: Path, lines: int = 5) -> str:
@@ -181,7 +182,7 @@ def run_opensm(fabric: Fabric, engine: str, out: str | Path, timeout: float = 60
                     ("ibnetdiscover", "ibnetdiscover.out"),
                     ("dump_lfts", "dump_lfts.out"),
                 ):
-                    path = shutil.which(tool) or f"/usr/sbin/{tool}"
+                    path = os.path.abspath(shutil.which(tool) or f"/usr/sbin/{tool}")
                     if done.returncode == 0 and os.access(path, os.X_OK):
                         with open(outdir / name, "wb") as f:
                             subprocess.run(

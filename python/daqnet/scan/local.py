@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 import signal
 import sys
@@ -65,9 +66,19 @@ def run_point(point: Point, threads: int = 0) -> dict[str, Any]:
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def _worker_init() -> None:
+def _worker_init(parent: int) -> None:
     for s in _STOP_SIGNALS:
         signal.signal(s, signal.SIG_IGN)
+    # Deaf to those, a worker must still not outlive a scan killed outright (kill -9, the
+    # OOM killer): Linux kills it with its parent.
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the parent's close() alone stops it
+        return
+    if os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
 
 
 @contextmanager
@@ -107,7 +118,10 @@ class LocalRunner:
             ctx = multiprocessing.get_context("spawn")
             with _stops_ignored():
                 self.pool = ProcessPoolExecutor(
-                    min(jobs, len(points)), mp_context=ctx, initializer=_worker_init
+                    min(jobs, len(points)),
+                    mp_context=ctx,
+                    initializer=_worker_init,
+                    initargs=(os.getpid(),),
                 )
                 for p in points:
                     f = self.pool.submit(self.run, p, 1)
@@ -199,10 +213,12 @@ def run_local(
                 runs = runner.runs.pop(index) if isinstance(runner, BenchRunner) else None
                 collector.add(index, metrics, runs)
     except KeyboardInterrupt:
-        if isinstance(runner, LocalRunner):
-            for index, metrics in runner.salvage():
-                collector.add(index, metrics, None)
+        # The pool is gone before anything is written: a second Ctrl-C while the rows are
+        # written must not leave it running.
+        salvaged = runner.salvage() if isinstance(runner, LocalRunner) else []
         runner.close()
+        for index, metrics in salvaged:
+            collector.add(index, metrics, None)
         return collector.flush("interrupted")
     except BaseException as err:
         runner.close()

@@ -192,7 +192,10 @@ def _root(
                 elif tag == _FAIL:
                     raise DaqnetError(f"rank {src}: {payload}")
     except KeyboardInterrupt:
+        salvaged = runner.salvage()  # rows this rank's workers finished meanwhile
         runner.close()
+        for index, metrics in salvaged:
+            collector.add(index, metrics)
         _stop_all(comm, 130)
         for tag, _, payload in _inbox(comm, MPI):  # rows that arrived meanwhile
             if tag == _ROW:

@@ -113,10 +113,11 @@ def _run(
                 if progress:
                     progress(len(done), len(points))
     except KeyboardInterrupt:
-        for index, row in runner.salvage():
+        salvaged = runner.salvage()
+        runner.close()  # first: a second Ctrl-C below must not leave the pool running
+        for index, row in salvaged:
             extra(row)
             done[index] = row
-        runner.close()
         interrupted = True
     except BaseException:
         runner.close()
