@@ -201,20 +201,27 @@ int main(int argc, char** argv) {
 
   MPI_Barrier(MPI_COMM_WORLD);  // a common start for every rank's clock
   int status = 0;
+  // An interrupted run leaves receives posted into the units' buffers, and MPI goes on
+  // moving data into them until MPI_Finalize: the buffers (the node) must outlive it. Freed
+  // before the barrier below, they were written to after free (a rank died of heap
+  // corruption on about one Ctrl-C in twelve). Withdrawing the receives instead makes MPICH
+  // abort on the messages left unmatched when the communicator is freed.
+  std::unique_ptr<Node> node;
   try {
-    Node node(config, layout, *transport, out_dir, hosts[rank]);
-    if (config.transport == "tcp") node.set_nic(memory::interface_for(config.tcp_interface, config.tcp_address));
+    node = std::make_unique<Node>(config, layout, *transport, out_dir, hosts[rank]);
+    if (config.transport == "tcp") node->set_nic(memory::interface_for(config.tcp_interface, config.tcp_address));
     if (config.recover) {
       // Every rank's buffers are made (which may take long): from here a silent peer is dead,
       // even one that died before it was ever heard of.
       MPI_Barrier(MPI_COMM_WORLD);
       transport->start_timing();
     }
-    status = node.run();
+    status = node->run();
   } catch (const std::exception& e) {  // e.g. buffers that do not fit in memory
     std::fprintf(stderr, "daqnet-evb rank %d: %s\n", rank, e.what());
     status = 1;
   }
+  if (status != 130) node.reset();  // a finished run withdrew its receives: memory back now
   // Recovery: peers died. MPI cannot be used any more (a barrier would wait for the dead, and
   // MPI_Abort would end the survivors): every survivor leaves on its own, results written.
   if (config.recover && transport->lost_peers() > 0) {
@@ -238,6 +245,7 @@ int main(int argc, char** argv) {
   if (status == 130) {
     transport.reset();
     MPI_Finalize();
+    node.reset();  // only now: see above
     return 130;
   }
 
