@@ -215,6 +215,16 @@ def test_rows_finished_as_ctrl_c_comes_are_written(scenario, tmp_path, monkeypat
     assert [r["point"] for r in doc["rows"]] == [0, 1, 2]
 
 
+def _wait_for_points(p: subprocess.Popen, out: Path, points: int) -> None:
+    """Until the scan running as `p` has written `points` finished rows (or ended)."""
+    deadline = time.monotonic() + 60
+    done = 0
+    while done < points and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.1)
+        with contextlib.suppress(OSError, ValueError):  # not written yet
+            done = json.loads((out / "scan.json").read_text())["points_done"]
+
+
 def test_nohup_keeps_a_scan_running(scenario, tmp_path):
     # nohup ignores SIGHUP so that a run outlives its terminal: daqnet must not undo that.
     out = tmp_path / "o"
@@ -227,12 +237,7 @@ def test_nohup_keeps_a_scan_running(scenario, tmp_path):
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
     )
-    deadline = time.monotonic() + 60
-    done = 0
-    while done < 1 and time.monotonic() < deadline and p.poll() is None:
-        time.sleep(0.1)
-        with contextlib.suppress(OSError, ValueError):  # not written yet
-            done = json.loads((out / "scan.json").read_text())["points_done"]
+    _wait_for_points(p, out, 1)
     assert p.poll() is None, "the scan finished before the signal"
     p.send_signal(signal.SIGHUP)  # the pool is up: its start ignores signals for a moment
     _, stderr = p.communicate(timeout=120)
@@ -250,12 +255,7 @@ def test_workers_die_with_a_scan_killed_outright(scenario, tmp_path):
         cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
     try:
-        deadline = time.monotonic() + 60
-        done = 0
-        while done < 1 and time.monotonic() < deadline and p.poll() is None:
-            time.sleep(0.1)
-            with contextlib.suppress(OSError, ValueError):
-                done = json.loads((out / "scan.json").read_text())["points_done"]
+        _wait_for_points(p, out, 1)
         assert p.poll() is None, "the scan finished before it could be killed"
         p.kill()
         p.wait()
@@ -516,12 +516,7 @@ def test_ctrl_c_writes_finished_rows(scenario, tmp_path, jobs, stop):
         text=True,
         start_new_session=stop == "scancel",
     )
-    deadline = time.monotonic() + 60
-    done = 0
-    while done < 2 and time.monotonic() < deadline and p.poll() is None:
-        time.sleep(0.2)
-        with contextlib.suppress(OSError, ValueError):  # not written yet
-            done = json.loads((out / "scan.json").read_text())["points_done"]
+    _wait_for_points(p, out, 2)
     assert p.poll() is None, "the scan finished before it could be interrupted"
     try:
         if stop == "scancel":

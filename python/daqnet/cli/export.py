@@ -39,7 +39,6 @@ def run_export(args: argparse.Namespace) -> int:
         try:
             write_simgrid_platform(routing, args.output, progress=progress)
         except KeyboardInterrupt:
-            progress.close()
             # The file is written whole or not at all (atomic_open).
             note(f"interrupted: {args.output} not written")
             return EXIT_INTERRUPTED

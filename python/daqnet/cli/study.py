@@ -35,6 +35,4 @@ def run_study(args: argparse.Namespace) -> int:
             f"interrupted after {doc.points_done} of {doc.points_total} points; the finished rows are written"
         )
         return EXIT_INTERRUPTED
-    if stopped:
-        return EXIT_INTERRUPTED
-    return 0
+    return EXIT_INTERRUPTED if stopped else 0

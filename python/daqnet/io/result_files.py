@@ -1,11 +1,12 @@
 """Finding the results of daqnet's commands on disk, and telling them apart by what they hold.
 
-``daqnet conflicts --out``, ``simulate --out`` and ``bench --out`` write ``result.json``,
-``daqnet scan``, ``study`` and ``repair`` ``scan.json``, ``study.json`` and ``repair.json``; the file name does not say which command wrote it
-(three write result.json), so every JSON file of a directory is read and recognised by its
-keys. Files that are JSON but no result (a benchmark's ``rank-N.json``, ``launch.json``) are
-passed over; a directory with no result at all, or whose only candidates are not valid JSON,
-stops with one line naming it.
+``daqnet conflicts --out``, ``simulate --out`` and ``bench --out`` write ``result.json``;
+``daqnet scan``, ``study`` and ``repair`` write ``scan.json``, ``study.json`` and
+``repair.json``. The file name does not say which command wrote it (three write
+result.json), so every JSON file of a directory is read and recognised by its keys. Files
+that are JSON but no result (a benchmark's ``rank-N.json``, ``launch.json``) are passed
+over; a directory with no result at all, or whose only candidates are not valid JSON, stops
+with one line naming it.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ model), and an explicit route for every ordered pair of hosts: the path daqnet's
 gives it. SimGrid then simulates exactly what daqnet analyses, including imported tables.
 
 Full routing stores N·(N−1) routes, so the file grows with the square of the hosts (about
-64 MB at 540 hosts, 2.7 GB and a minute at 3,000). Routings that spread a pair over several paths have no Full-routing
-equivalent and are refused.
+64 MB at 540 hosts, 2.7 GB and a minute at 3,000). Routings that spread a pair over several
+paths have no Full-routing equivalent and are refused.
 """
 
 from __future__ import annotations

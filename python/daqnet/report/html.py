@@ -534,8 +534,10 @@ def _digits(v: float) -> int:
     107 µs), two above."""
     if isinstance(v, int):
         return 0
-    if v == 0 or abs(v) >= 1 or not math.isfinite(v):
-        return 2 if abs(v) >= 1 else 4
+    if abs(v) >= 1:
+        return 2
+    if v == 0 or not math.isfinite(v):  # 0 and NaN
+        return 4
     return min(12, max(4, 3 - math.floor(math.log10(abs(v)))))
 
 
@@ -572,15 +574,14 @@ def _study(s: Section, d: Mapping[str, Any]) -> None:
     s.findings += [str(f) for f in d["findings"]]
     # Varied scenario keys (routing.engine, ...) are shown as they are: dots split JSON keys.
     s.tables.append(_points_table(d, {c for c in d["columns"] if "." in c}, "study"))
-    fig = study_figure(d)
-    if fig is not None:
+    if d["rows"]:
         s.figures.append(
             FigureView(
                 "study",
                 "mapping against iteration time"
                 if d["study"] == "mapping"
                 else "slowdown against the full tree, and bytes per stage",
-                figs.svg_data_uri(fig),
+                figs.svg_data_uri(study_figure(d)),
                 "As daqnet study draws it.",
             )
         )

@@ -55,8 +55,6 @@ def plot_study(r: Mapping[str, Any], path: Path) -> Path | None:
     import matplotlib.pyplot as plt
 
     fig = study_figure(r)
-    if fig is None:
-        return None
     try:
         save_figure(fig, path, 120)
     finally:
@@ -64,13 +62,11 @@ def plot_study(r: Mapping[str, Any], path: Path) -> Path | None:
     return path
 
 
-def study_figure(r: Mapping[str, Any]) -> Figure | None:
+def study_figure(r: Mapping[str, Any]) -> Figure:
     """Mapping: iteration time per mapping, direct and indirect, one panel per pattern.
     Taper: slowdown against the full tree per pattern, and mean bytes per stage (headless;
-    None when no point was run)."""
+    of a study with rows)."""
     rows = r["rows"]
-    if not rows:
-        return None
     import matplotlib
 
     matplotlib.use("Agg")
