@@ -409,3 +409,24 @@ def test_progress_moves_before_the_first_event_is_built():
     # (two rounds) together.
     assert {t for _, t in reports} == {3 * 1080}
     assert [d for d, _ in reports] == sorted(d for d, _ in reports)
+
+
+def test_progress_moves_through_a_warm_up_in_seconds():
+    # bench.events after bench.warmup_seconds: progress counted only events of the window,
+    # and sat at 0 through the whole warm-up. The warm-up's events are estimated until it ends.
+    from daqnet.simulate import simulate
+
+    reports = []
+
+    def stop_after_a_few(done, total):
+        reports.append((done, total))
+        if len(reports) == 4:
+            raise KeyboardInterrupt
+
+    sets = ["simulate.mode=protocol", "bench.events=2000", "bench.warmup_seconds=1"]
+    r = simulate(Scenario.load(ROOT / "examples" / "lhcb-540.toml", sets), stop_after_a_few)
+    assert r["interrupted"] is True
+    assert r["window_seconds"] == 0  # stopped in the warm-up (a simulated second is long) ...
+    done = [d for d, _ in reports]
+    assert done[0] > 0 and done == sorted(done)  # ... with progress under way
+    assert all(t > d + 2000 for d, t in reports)  # the window's 2000 events still to come

@@ -139,15 +139,21 @@ public:
       }
       if (progress && step % 4096 == 0 && clock::now() - last >= std::chrono::duration<double>(period)) {
         last = clock::now();
-        const bool by_time = o_.events == 0;
         const auto ms = [](double t) { return static_cast<int64_t>(t * 1e3); };
-        int64_t total = o_.events, done_now = open_ ? built_ - r_.first_in_window : 0;
-        if (by_time) {
+        int64_t total = 0, done_now = 0;
+        if (o_.events == 0) {
           total = ms(std::max(0.0, o_.warmup_seconds) + o_.seconds);
           done_now = ms(now());
         } else if (goal_ > 0) {
           total = goal_;
           done_now = goal_fragments_ / n_;
+        } else {
+          // A warm-up in seconds, then `events`: how many events the warm-up holds is known
+          // once it ends; until then, at the pace so far. Fragments again, in events.
+          done_now = received_ / n_;
+          int64_t warmup = received_at_open_ / n_;
+          if (!open_ && now() > 0) warmup = std::llround(static_cast<double>(done_now) * o_.warmup_seconds / now());
+          total = std::max(done_now, warmup) + o_.events;
         }
         if (!progress(std::min(done_now, total), total)) {
           r_.interrupted = true;
@@ -260,6 +266,7 @@ private:
     r_.ru_window_bytes_out = r_.ru_bytes_out;  // the counters at the start; the difference at the end
     r_.bu_window_bytes_in = r_.bu_bytes_in;
     window_start_payload_ = delivered();
+    received_at_open_ = received_;
     if (o_.events == 0) schedule(now() + o_.seconds, Kind::window, 0, 0, 0);
   }
 
@@ -476,6 +483,7 @@ private:
     --s.outstanding;
     ++s.complete;
     if (s.event < goal_) ++goal_fragments_;
+    ++received_;
     s.bytes += fragment;
     r_.bu_bytes_in[static_cast<size_t>(b)] += fragment + static_cast<double>(c_.meta_bytes);
     ++r_.bu_fragments_in[static_cast<size_t>(b)];
@@ -527,7 +535,8 @@ private:
   // received for these, in events, measure how far it is. Built events alone would not: over
   // a barrel every builder gathers at once, and none is built before most of the run is done.
   int64_t goal_ = 0, goal_fragments_ = 0;
-  bool open_ = false, closed_ = false;                                 // the measurement window
+  int64_t received_ = 0, received_at_open_ = 0;  // fragments received: in all, and as the window opened
+  bool open_ = false, closed_ = false;           // the measurement window
   enum class Edge : uint8_t { none, open, close } edge_ = Edge::none;  // reached at this instant
   std::pair<double, double> window_start_payload_{0, 0};               // delivered() when the window opened
   std::array<double, 2> delivered_done_{0, 0};                         // fragments complete: network, local
