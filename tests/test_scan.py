@@ -273,20 +273,24 @@ def test_workers_die_with_a_scan_killed_outright(scenario, tmp_path):
             os.killpg(p.pid, signal.SIGKILL)
 
 
-def test_rows_finished_at_a_ctrl_c_are_kept(scenario):
-    # Points that workers finished while the parent was not polling are rows, not lost.
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_rows_polled_as_a_ctrl_c_comes_are_kept(scenario, jobs):
+    # A Ctrl-C while the caller stores the rows of a poll (between two of them): salvage()
+    # gives them again, where they were lost with the poll's list.
     from daqnet.scan.local import LocalRunner
 
     plan = make_plan(str(scenario), ["simulate.message_bytes=1000,2000"], [], "gbps_per_host")
-    runner = LocalRunner(plan.points, 2)
+    runner = LocalRunner(plan.points, jobs)
     try:
         deadline = time.monotonic() + 60
-        while not all(f.done() for f in runner.pending) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        rows = runner.salvage()
+        while runner.finished.qsize() < len(runner.pending) and time.monotonic() < deadline:
+            time.sleep(0.05)  # every point done, so that one poll gives them all
+        polled = runner.poll(0.5)
+        rows = runner.salvage()  # the Ctrl-C came before any was stored
     finally:
         runner.close()
-    assert sorted(i for i, _ in rows) == [0, 1] and runner.done
+    assert [i for i, _ in polled] == ([0, 1] if jobs == 2 else [0])
+    assert sorted(i for i, _ in rows) == sorted(i for i, _ in polled)
     assert all(r["gbps_per_host"] > 0 for _, r in rows)
 
 

@@ -112,6 +112,9 @@ class LocalRunner:
         self.pending: dict[Future[dict[str, Any]], Point] = {}
         # Futures land here as they finish: O(1) per point, however many are pending.
         self.finished: queue.SimpleQueue[Future[dict[str, Any]]] = queue.SimpleQueue()
+        # Rows of the last poll(), kept until the next: a Ctrl-C while the caller stores them
+        # loses none, as salvage() gives them again (storing a row twice is harmless).
+        self.ready: list[tuple[int, dict[str, Any]]] = []
         self.pool: ProcessPoolExecutor | None = None
         if jobs > 1 and len(points) > 1:
             # spawn: workers do not inherit MPI state, threads or locks of this process.
@@ -135,36 +138,40 @@ class LocalRunner:
 
     def poll(self, timeout: float) -> list[tuple[int, dict[str, Any]]]:
         """Rows finished since the last call (waits up to `timeout` in pool mode)."""
+        self.ready = []  # the caller stored the last ones
         if self.pool is None:
-            if not self.todo:
-                return []
-            p = self.todo.popleft()
-            return [(p.index, self.run(p, 0))]
+            if self.todo:
+                p = self.todo[0]
+                self.ready.append((p.index, self.run(p, 0)))
+                self.todo.popleft()
+            return self.ready
         if not self.pending:
-            return []
-        rows = []
+            return self.ready
         try:
             f = self.finished.get(timeout=timeout)
             while True:
-                p = self.pending.pop(f)
+                p = self.pending[f]
                 try:
-                    rows.append((p.index, f.result()))
+                    self.ready.append((p.index, f.result()))
                 except BrokenProcessPool as err:
                     raise DaqnetError(
                         f"a worker process died (killed, or out of memory?) while point {p.index} ({p.label}) was running or waiting: {err}"
                     ) from None
+                del self.pending[f]  # after: a signal in between leaves the row in both
                 f = self.finished.get_nowait()
         except queue.Empty:
             pass
-        return rows
+        return self.ready
 
     def salvage(self) -> list[tuple[int, dict[str, Any]]]:
-        """Rows of points that finished but were not polled yet: at a Ctrl-C, what the
-        workers completed in the last moments is kept, not thrown away with the pool."""
-        rows = []
+        """At a Ctrl-C: the rows of the last poll, which the caller may not have stored yet,
+        and those of points finished but not polled, which would go with the pool."""
+        rows = list(self.ready)
+        seen = {index for index, _ in rows}
         for f, p in list(self.pending.items()):
             if f.done() and not f.cancelled() and f.exception() is None:
-                rows.append((p.index, f.result()))
+                if p.index not in seen:
+                    rows.append((p.index, f.result()))
                 del self.pending[f]
         return rows
 

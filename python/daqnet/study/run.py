@@ -103,21 +103,26 @@ def _run(
     runner = LocalRunner(points, jobs, partial(_row, key=key, labels=labels))
     done: dict[int, dict[str, Any]] = {}
     interrupted = False
+
+    def completed(row: dict[str, Any]) -> dict[str, Any]:
+        row = dict(row)  # the runner's stays as it came, should salvage() give it again
+        extra(row)
+        return row
+
     try:
         if progress:
             progress(0, len(points))
         while not runner.done:
             for index, row in runner.poll(0.5):
-                extra(row)
-                done[index] = row
+                done[index] = completed(row)
                 if progress:
                     progress(len(done), len(points))
     except KeyboardInterrupt:
         salvaged = runner.salvage()
         runner.close()  # first: a second Ctrl-C below must not leave the pool running
         for index, row in salvaged:
-            extra(row)
-            done[index] = row
+            if index not in done:  # a row stored as the Ctrl-C came is given again
+                done[index] = completed(row)
         interrupted = True
     except BaseException:
         runner.close()
