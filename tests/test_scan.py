@@ -629,6 +629,46 @@ def test_mpi_bad_input_one_line(scenario, tmp_path):
     assert not list(tmp_path.glob("scan-*"))
 
 
+def _rank_pid(marker: str, rank: int) -> int | None:
+    """The process of MPI rank `rank` whose environment holds `marker`."""
+    for env in Path("/proc").glob("[0-9]*/environ"):
+        with contextlib.suppress(OSError):
+            items = env.read_bytes().split(b"\0")
+            if marker.encode() in items and f"PMI_RANK={rank}".encode() in items:
+                return int(env.parent.name)
+    return None
+
+
+def test_mpi_one_rank_interrupted_ends_the_scan(scenario, tmp_path):
+    # scancel of one task, or a rank's node going down with SIGTERM: the other ranks went on
+    # and rank 0 waited for that rank's rows for ever, scan.json at "running". Now the scan
+    # ends interrupted, with the rows every rank finished.
+    launcher = mpiexec()
+    daq = str(Path(sysconfig.get_path("scripts")) / "daqnet")
+    out, marker = tmp_path / "o", f"DAQNET_TEST_MARK={tmp_path}"
+    cmd = [launcher, "-n", "2", daq, "scan", str(scenario), *PROTOCOL, "--jobs", "1"]
+    cmd += ["--set", "simulate.events=1500", "--vary", "bench.credits=1,2,3,4,5,6,7,8"]
+    p = subprocess.Popen(
+        [*cmd, "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **MPI_ENV, marker.split("=")[0]: str(tmp_path)},
+    )
+    try:
+        _wait_for_points(p, out, 2)
+        pid = _rank_pid(marker, 1)
+        assert pid is not None and p.poll() is None, "the scan finished before the signal"
+        os.kill(pid, signal.SIGTERM)
+        _, stderr = p.communicate(timeout=120)
+    finally:
+        p.kill()
+    doc = json.loads((out / "scan.json").read_text())
+    assert doc["status"] == "interrupted", stderr
+    assert 2 <= doc["points_done"] < 8
+    assert p.returncode == 130
+
+
 def test_mpi_launch_without_mpi4py(scenario, tmp_path):
     # A stand-in package that fails to import, as if mpi4py were not installed.
     (tmp_path / "mpi4py").mkdir()

@@ -31,8 +31,10 @@ __all__ = ["launched_ranks", "scan_mpi"]
 _SIZE = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS")
 _RANK = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID")
 
-_READY, _GO, _ROW, _FAIL, _STOP = range(1, 6)
+_READY, _GO, _ROW, _FAIL, _STOP, _LAST = range(1, 7)
 _POLL = 0.02  # seconds between probes while waiting for other ranks
+# How long rank 0 waits, after an interrupt, for the other ranks' last rows.
+_LAST_WAIT = 10.0
 
 
 def _first(names: tuple[str, ...]) -> tuple[str, int] | None:
@@ -127,6 +129,29 @@ def _stop_all(comm: Any, code: int) -> None:
         comm.isend(code, dest=r, tag=_STOP)
 
 
+class _Interrupted(Exception):
+    """Rank 0 heard that another rank was interrupted (its last rows are `rows`)."""
+
+    def __init__(self, rank: int, rows: list[tuple[int, dict[str, Any]]]):
+        self.rank, self.rows = rank, rows
+
+
+def _last_rows(comm: Any, MPI: Any, collector: Collector, heard: set[int]) -> list[int]:
+    """After an interrupt, on rank 0: every row the other ranks finished, up to their last
+    message (`heard`: ranks whose last message came already); the ranks that stayed silent."""
+    deadline = time.monotonic() + _LAST_WAIT
+    while len(heard) < comm.Get_size() - 1 and time.monotonic() < deadline:
+        for tag, src, payload in _inbox(comm, MPI):
+            if tag == _ROW:
+                collector.add(*payload)
+            elif tag == _LAST:
+                for row in payload:
+                    collector.add(*row)
+                heard.add(src)
+        time.sleep(_POLL)
+    return sorted(set(range(1, comm.Get_size())) - heard)
+
+
 def scan_mpi(
     request: ScanRequest, make_progress: Callable[[], Any]
 ) -> tuple[ScanResult | None, Path | None, int]:
@@ -191,15 +216,27 @@ def _root(
                     collector.add(*payload)
                 elif tag == _FAIL:
                     raise DaqnetError(f"rank {src}: {payload}")
-    except KeyboardInterrupt:
+                elif tag == _LAST:  # that rank alone was interrupted: so is the scan
+                    raise _Interrupted(src, payload)
+    except (KeyboardInterrupt, _Interrupted) as stop:
         salvaged = runner.salvage()  # rows this rank's workers finished meanwhile
         runner.close()
         for index, metrics in salvaged:
             collector.add(index, metrics)
+        heard = set()
+        if isinstance(stop, _Interrupted):
+            for row in stop.rows:
+                collector.add(*row)
+            heard.add(stop.rank)
         _stop_all(comm, 130)
-        for tag, _, payload in _inbox(comm, MPI):  # rows that arrived meanwhile
-            if tag == _ROW:
-                collector.add(*payload)
+        silent = _last_rows(comm, MPI, collector, heard)
+        if silent:
+            print(
+                f"daqnet: warning: rank(s) {', '.join(map(str, silent))} sent no last rows "
+                f"within {_LAST_WAIT:.0f} s of the interrupt: points they finished since their "
+                "last row are not in the results",
+                file=sys.stderr,
+            )
         doc = collector.flush("interrupted")
     except BaseException as err:
         runner.close()
@@ -235,20 +272,34 @@ def _other(comm: Any, MPI: Any, request: ScanRequest, jobs: int) -> int:
     runner = LocalRunner(plan.points[rank::size], jobs)
     sends = []
     try:
-        while not runner.done:
-            for index, metrics in runner.poll(0.2):
-                sends.append(comm.isend((index, metrics), dest=0, tag=_ROW))
-            code = stopped()
-            if code is not None:
-                raise _Quiet(code)
-    except (_Quiet, KeyboardInterrupt):
+        try:
+            while not runner.done:
+                for index, metrics in runner.poll(0.2):
+                    sends.append(comm.isend((index, metrics), dest=0, tag=_ROW))
+                code = stopped()
+                if code is not None:
+                    raise _Quiet(code)
+        except (_Quiet, KeyboardInterrupt):
+            raise
+        except BaseException as err:
+            runner.close()
+            comm.send(str(err) or type(err).__name__, dest=0, tag=_FAIL)
+        runner.close(kill=False)
+        code = int(_wait(comm, MPI, 0, _STOP))
+        if code == 130:
+            raise _Quiet(code)  # rank 0 was interrupted while this rank had nothing left
+    except (_Quiet, KeyboardInterrupt) as stop:
+        interrupted = isinstance(stop, KeyboardInterrupt) or stop.code == 130
+        # Rows sent but not yet stored, and those finished but not sent: rank 0 waits for
+        # this last message after an interrupt, and takes it for one if it comes first.
+        rows = runner.salvage() if interrupted else []
         runner.close()
+        if interrupted:
+            last = comm.isend(rows, dest=0, tag=_LAST)
+            deadline = time.monotonic() + _LAST_WAIT
+            while not last.Test() and time.monotonic() < deadline:
+                time.sleep(_POLL)
         raise
-    except BaseException as err:
-        runner.close()
-        comm.send(str(err) or type(err).__name__, dest=0, tag=_FAIL)
-    runner.close(kill=False)
-    code = int(_wait(comm, MPI, 0, _STOP))
     if code == 0:
         MPI.Request.Waitall(sends)  # long done: rank 0 stops us only after every row arrived
     return code
