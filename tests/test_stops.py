@@ -3,10 +3,20 @@ Each case runs in a child process: a signal that escaped would otherwise stop py
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
+import os
+import pty
 import subprocess
 import sys
+import termios
+import time
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 _CASE = """
 import os, signal, sys
@@ -72,3 +82,36 @@ def test_off_the_main_thread_nothing_changes():
     t.start()
     t.join()
     assert seen == [(False, signal.getsignal(signal.SIGTERM))]
+
+
+def test_a_closed_terminal_ends_a_run_as_ctrl_c_does(tmp_path):
+    # The terminal closes (SIGHUP) under a simulation writing to it: the summary printed after
+    # the stop failed (EIO), so did the message of that error, and the run ended with exit 1.
+    # Now output to the hung-up terminal is dropped, the files are written, and the status is
+    # the interrupted run's.
+    main, tty = pty.openpty()
+    out = tmp_path / "o"
+    cmd = [sys.executable, "-m", "daqnet", "simulate", str(ROOT / "examples" / "lhcb-540.toml")]
+    cmd += ["--set", "simulate.mode=protocol", "--set", "simulate.events=100000000"]
+    p = subprocess.Popen(
+        [*cmd, "--progress", "--out", str(out)],
+        stdin=tty,
+        stdout=tty,
+        stderr=tty,
+        start_new_session=True,  # then the terminal becomes its controlling one
+        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+    )
+    os.close(tty)
+    try:
+        os.set_blocking(main, False)
+        seen, deadline = b"", time.monotonic() + 60
+        while b"simulate" not in seen and time.monotonic() < deadline:  # its progress bar
+            time.sleep(0.2)
+            with contextlib.suppress(BlockingIOError):
+                seen += os.read(main, 65536)
+        assert p.poll() is None, seen.decode(errors="replace")
+        os.close(main)  # hang up
+        assert p.wait(timeout=60) == 130
+    finally:
+        p.kill()
+    assert json.loads((out / "result.json").read_text())["interrupted"] is True

@@ -11,6 +11,8 @@ finished."""
 
 from __future__ import annotations
 
+import errno
+import os
 import signal
 import threading
 from typing import Any
@@ -68,10 +70,31 @@ class Stops:
         if self.seen:
             raise KeyboardInterrupt
 
-    def _end(self, _signum: int, _frame: object) -> None:
+    def _end(self, signum: int, _frame: object) -> None:
+        if signum == signal.SIGHUP:
+            _drop_output_to_a_hung_up_terminal()
         raise KeyboardInterrupt
 
-    def _note(self, _signum: int, _frame: object) -> None:
+    def _note(self, signum: int, _frame: object) -> None:
+        if signum == signal.SIGHUP:
+            _drop_output_to_a_hung_up_terminal()
         if self.seen >= self.PATIENCE:
             raise KeyboardInterrupt
         self.seen += 1
+
+
+def _drop_output_to_a_hung_up_terminal() -> None:
+    """Writes to a terminal that hung up fail (EIO): the summary printed after the stop, and
+    then the message of that error too, which ended the run with a traceback instead of
+    its interrupted status. Such output goes to /dev/null; files are written as ever. Only a
+    terminal that did hang up: `kill -HUP` with the terminal there keeps it."""
+    import termios
+
+    for fd in (1, 2):
+        try:
+            termios.tcgetattr(fd)
+        except termios.error as err:
+            if err.args[0] == errno.EIO:
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, fd)
+                os.close(null)
