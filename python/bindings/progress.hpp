@@ -38,6 +38,18 @@ struct PyProgress {
   void rethrow() {
     if (failure) throw std::move(*failure);
   }
+  /// After the loop, with the GIL: a Ctrl-C that came since the last call counts too. Left
+  /// pending, Python raised it as the result came back, which lost a finished run whole;
+  /// seen here, it stops what follows (a scan's next point, the command) and the result is
+  /// kept, complete as it is.
+  void last_check() {
+    if (PyErr_CheckSignals() == 0) return;
+    nb::python_error e;
+    if (e.matches(PyExc_KeyboardInterrupt))
+      keyboard_interrupt = true;
+    else if (!failure)
+      failure.emplace(std::move(e));
+  }
 };
 
 /// Run f(progress) without the GIL, for a phase that has no partial result to return

@@ -78,6 +78,8 @@ def simulate_summary(r: Mapping[str, Any]) -> str:
             )
         lines += link_load_table(r.get("link_loads", []))
         done = f"{r['steps_done']:,} of {r['steps_total']:,} steps"
+        if r["interrupted"] and r["steps_done"] == r["steps_total"]:
+            done += " (the interrupt came as the last step ended: every figure is complete)"
     else:
         lat = r["latency_seconds"]
         lines += [
