@@ -453,6 +453,16 @@ def test_threads_option(scenario):
     assert bad.returncode == 2 and "--threads" in bad.stderr
 
 
+def test_simulate_refuses_an_unusable_out_before_the_run(scenario, tmp_path, capsys):
+    # --out naming a file: the whole run went by, its summary printed, and then nothing was
+    # written. Now it stops at once, as conflicts and bench do.
+    taken = tmp_path / "taken"
+    taken.write_text("")
+    assert main(["simulate", str(scenario), "--out", str(taken)]) == 2
+    std = capsys.readouterr()
+    assert std.out == "" and f"--out {taken}: cannot create directory" in std.err
+
+
 # -- issue 9: inputs, outputs, numbering, configuration ------------------------------------
 def test_scenario_encodings(tmp_path):
     p = tmp_path / "bom.toml"

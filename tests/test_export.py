@@ -106,6 +106,25 @@ def test_ibsim_and_topology_conf_round_trip(tmp_path, fmt):
     assert g.num_switches == f.num_switches and g.num_links == f.num_links
 
 
+def test_a_failed_export_keeps_the_file_and_names_the_users_path(tmp_path, capsys):
+    # ibsim has no speed for 33 Gb/s: the C++ writer stops half-way. It wrote the file in
+    # place (the old content gone, a truncated one left); errors named the temporary file.
+    scen = write_scenario(tmp_path, "[fabric]\nradix = 8\nhosts = 8\nlink_gbps = 33\n")
+    net = tmp_path / "fabric.net"
+    net.write_text("keep\n")
+    assert main(["export", str(scen), "--format", "ibsim", "-o", str(net)]) == 2
+    assert f"cannot write {net}: no InfiniBand width x speed" in capsys.readouterr().err
+    assert (
+        net.read_text() == "keep\n"
+        and [p.name for p in tmp_path.iterdir() if ".tmp" in p.name] == []
+    )
+    assert main(["export", str(scen), "--format", "dot", "-o", str(tmp_path)]) == 2
+    assert f"error: {tmp_path}: is a directory (give a file name)" in capsys.readouterr().err
+    missing = tmp_path / "no" / "f.dot"
+    assert main(["export", str(scen), "--format", "dot", "-o", str(missing)]) == 2
+    assert f"error: {missing}: cannot write here: No such file" in capsys.readouterr().err
+
+
 def test_export_refuses_multipath_for_simgrid(tmp_path, capsys):
     from daqnet.io.simgrid_platform import write_simgrid_platform
 

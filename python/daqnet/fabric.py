@@ -115,8 +115,12 @@ class Fabric:
 
     def write_ibsim_net(self, path: str | Path) -> None:
         """Write the fabric as an ibsim net file (ibnetdiscover's format; node ids are
-        daqnet's names), e.g. for OpenSM to compute its forwarding tables."""
-        _core.fabric.write_ibsim_net(self._core, str(path))
+        daqnet's names), e.g. for OpenSM to compute its forwarding tables. Written whole
+        or not at all: a fabric ibsim cannot describe fails half-way."""
+        from .io.files import atomic_path
+
+        with atomic_path(path) as tmp:
+            _core.fabric.write_ibsim_net(self._core, tmp)
 
     def ports(self, node: int | str) -> list[tuple[int, int, int, int]]:
         """(port, peer node or -1, peer port, outgoing link or -1) for each port."""

@@ -9,10 +9,7 @@ an error names the switch and destination), or explicit paths per pair
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -129,18 +126,11 @@ class Routing:
 
         The C++ writer fills a temporary file beside `path`, renamed over it when complete.
         """
+        from .io.files import atomic_path
+
         tables = self._tables()
-        path = Path(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-        os.close(fd)
-        try:
+        with atomic_path(path) as tmp:
             _core.routing.write_table_file(tables, tmp)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
 
     def __repr__(self) -> str:
         return f"<daqnet.Routing {self.engine} over {self.fabric.describe()}>"

@@ -10,13 +10,17 @@ __all__ = ["run_simulate"]
 
 
 def run_simulate(args: argparse.Namespace) -> int:
+    from ..io.files import ensure_dir
     from ..io.simulation import write_simulation
     from ..io.table_files import check_format
     from ..provenance import provenance
     from ..report.simulate import simulate_summary
     from ..simulate import simulate
 
+    # An unusable --out fails before a long run, not after it.
     check_format(args.format)
+    if args.out:
+        ensure_dir(args.out, "--out")
     scenario = load(args.scenario, args.overrides, "simulate")
     unit = "event" if scenario["simulate"]["mode"] == "protocol" else "step"
     building = Progress("routes", args.progress, unit="route", scale=True)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ..errors import DaqnetError
+from ..errors import CoreError, DaqnetError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -84,30 +84,44 @@ def ensure_dir(path: str | Path, what: str = "output directory") -> Path:
 
 
 @contextlib.contextmanager
+def atomic_path(path: str | Path, mode: int | None = None) -> Iterator[str]:
+    """The name of a temporary file beside `path`, renamed over it once the block ends (with
+    `mode` if given, e.g. 0o600 for a secret, else what the umask allows), removed if the
+    block raises (KeyboardInterrupt included): `path` is written whole or keeps what it held.
+    For writers that open files themselves (the C++ core's); others use atomic_open."""
+    path = Path(path)
+    # Named as the user gave it: the temporary file's name in the message would puzzle.
+    if path.is_dir():
+        raise DaqnetError(f"{path}: is a directory (give a file name)")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        raise DaqnetError(f"{path}: cannot write here: {err.strerror}") from None
+    os.close(fd)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o666 & ~_umask() if mode is None else mode)
+        os.replace(tmp, path)
+    except BaseException as err:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(err, (DaqnetError, CoreError)) and tmp in str(err):  # the writer named it
+            raise DaqnetError(str(err).replace(tmp, str(path))) from None
+        raise
+
+
+@contextlib.contextmanager
 def atomic_open(
     path: str | Path, newline: str | None = None, binary: bool = False, mode: int | None = None
 ) -> Iterator[IO[Any]]:
-    """Open a temporary file beside `path` for writing; rename it over `path` on success.
-    The file gets `mode` if given (e.g. 0o600 for a secret), else what the umask allows.
-
-    On any exception (KeyboardInterrupt included) the temporary file is removed and `path`
-    keeps its previous content, if any.
-    """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
+    """A file to write through a temporary one beside `path` (see atomic_path)."""
+    with atomic_path(path, mode) as tmp:
         if binary:
-            with os.fdopen(fd, "wb") as fh:
+            with open(tmp, "wb") as fh:
                 yield fh
         else:
-            with os.fdopen(fd, "w", newline=newline, encoding="utf-8") as fh:
+            with open(tmp, "w", newline=newline, encoding="utf-8") as fh:
                 yield fh
-        os.chmod(tmp, 0o666 & ~_umask() if mode is None else mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def write_text_atomic(path: str | Path, text: str, mode: int | None = None) -> None:
