@@ -463,3 +463,6 @@ def test_progress_moves_through_a_warm_up_in_seconds():
     done = [d for d, _ in reports]
     assert done[0] > 0 and done == sorted(done)  # ... with progress under way
     assert all(t > d + 2000 for d, t in reports)  # the window's 2000 events still to come
+    # No rate measured: null, not NaN (which made result.json invalid JSON).
+    json.dumps(r.to_dict(), allow_nan=False)
+    assert {u["gbps_out" if u["unit"] == "ru" else "gbps_in"] for u in r["units"]} == {None}

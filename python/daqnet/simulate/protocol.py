@@ -3,7 +3,6 @@ time, with the benchmark's keys and result shape (docs/simulate.md)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -258,9 +257,14 @@ def _protocol_document(
     mean_event = float(r["bytes"][in_window].mean()) if count else 0.0
     end = float(r["end_seconds"])
     names = placement.host_names()
+
     # As daqnet bench's units.csv: counters over the whole run, rates and latency over the
     # measurement window (warm-up excluded, as in the totals).
-    per_second = 1 / window if window > 0 else math.nan
+    # Stopped in the warm-up: no rate was measured (null in JSON, empty in CSV; NaN made
+    # result.json invalid JSON).
+    def rate(x: float) -> float | None:
+        return float(x) / window if window > 0 else None
+
     built_in_window = np.zeros(len(r["builder"]), dtype=bool)
     built_in_window[in_window] = True
     interrupted = bool(r["interrupted"])
@@ -272,7 +276,7 @@ def _protocol_document(
                 "host": host,
                 "unit": "ru",
                 "index": k,
-                "gbps_out": r["ru_window_bytes_out"][k] * 8 * per_second / 1e9,
+                "gbps_out": rate(r["ru_window_bytes_out"][k] * 8 / 1e9),
                 "bytes_out": float(r["ru_bytes_out"][k]),
                 "fragments_out": int(r["ru_fragments_out"][k]),
             }
@@ -284,12 +288,12 @@ def _protocol_document(
                 "host": host,
                 "unit": "bu",
                 "index": k,
-                "gbps_in": r["bu_window_bytes_in"][k] * 8 * per_second / 1e9,
+                "gbps_in": rate(r["bu_window_bytes_in"][k] * 8 / 1e9),
                 "bytes_in": float(r["bu_bytes_in"][k]),
                 "fragments_in": int(r["bu_fragments_in"][k]),
                 "events_built": int(mine.sum()),
                 "built_bytes": float(r["bytes"][mine].sum()),
-                "events_per_second": float(measured.sum()) * per_second,
+                "events_per_second": rate(measured.sum()),
                 "latency_p50_seconds": _percentiles(r["latency"][measured])["p50"],
             }
         )
