@@ -125,6 +125,10 @@ public:
       const double tf = net_.next_completion();
       if (!std::isfinite(tq) && !std::isfinite(tf)) break;
       net_.advance(std::min(tq, tf), done);
+      // Every flow ended at this instant leaves the moving ones before any is handled:
+      // handling one may build an event, whose delivered() must not read the others' flows,
+      // ended (their remaining bytes stale) and maybe handed out again to new ones.
+      for (uint64_t t : done) arrived(t);
       for (uint64_t t : done) flow_done(t);
       // A window edge reached by an event built at this instant is taken once every flow
       // ending at the instant is accounted for.
@@ -450,12 +454,17 @@ private:
   }
 
   // One flow of a transfer ends; the transfer ends with its last.
+  // A flow's bytes are all there: counted as delivered and as carried by its links.
+  void arrived(uint64_t tag) {
+    const Transfer& t = transfers_[id_of(tag)];
+    const double share = stops(tag);
+    delivered_done_[t.ru == t.bu ? 1 : 0] += t.fragment * share;
+    if (t.ru != t.bu) add_link_bytes(t, path_of(tag), t.total * share);
+  }
+
   void flow_done(uint64_t tag) {
     const size_t id = id_of(tag);
     Transfer& moving = transfers_[id];
-    const double share = stops(tag);
-    delivered_done_[moving.ru == moving.bu ? 1 : 0] += moving.fragment * share;
-    if (moving.ru != moving.bu) add_link_bytes(moving, path_of(tag), moving.total * share);
     if (--moving.paths > 0) return;
     const Transfer t = moving;
     free_.push_back(id);
