@@ -517,6 +517,9 @@ def test_one_step_numbering_everywhere(scenario, tmp_path, capsys):
     sim = json.loads(capsys.readouterr().out)["steps"]
     assert [s["step"] for s in conf] == [s["step"] for s in sim] == list(range(1, 30))
     assert [int(r["step"]) for r in read_csv(out / "steps.csv")] == list(range(1, 30))
+    # Bytes per link class, as docs/tables.md lists it (it was only in result.json).
+    loads = json.loads((out / "result.json").read_text())["link_loads"]
+    assert [r["class"] for r in read_csv(out / "link_loads.csv")] == [c["class"] for c in loads]
     # The same step number means the same step: a conflict-free step has no slowdown.
     for c, m in zip(conf, sim, strict=True):
         if c["max_link_load"] == 1:

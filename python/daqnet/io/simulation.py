@@ -17,6 +17,7 @@ __all__ = ["write_simulation"]
 # Per-row tables of the result document, written as CSV next to result.json.
 TABLES = {
     "steps": "steps.csv",
+    "link_loads": "link_loads.csv",  # steps mode: bytes per link, per link class
     "units": "units.csv",
     "timeseries": "timeseries.csv",
     "links": "links.csv",
