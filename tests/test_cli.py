@@ -158,6 +158,11 @@ BAD = [
     (["--set", "fabric.colour=red"], "unknown key 'fabric.colour'"),
     (["--set", "network.x=1"], "unknown section 'network'"),
     (["--set", "fabric.hosts=many"], "fabric.hosts = 'many': expected a whole number"),
+    # Simulated with 1.5 bytes, printed as "2-byte messages"; bench.fragment_bytes refused it.
+    (
+        ["--set", "simulate.message_bytes=1.5"],
+        "simulate.message_bytes = 1.5: expected a whole number of bytes",
+    ),
     (
         ["--set", "routing.engine=table", "--set", "routing.file=nope.txt"],
         "cannot read routing table .*nope.txt",

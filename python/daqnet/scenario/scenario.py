@@ -176,6 +176,8 @@ class Scenario:
             raise DaqnetError(f"{where}: must be at most {spec.maximum:g}")
         if spec.kind == "float" and spec.nonzero_minimum and 0 < value < spec.nonzero_minimum:
             raise DaqnetError(f"{where}: must be at least {spec.nonzero_minimum:g}")
+        if spec.kind == "float" and spec.whole and value != int(value):
+            raise DaqnetError(f"{where}: expected a whole number of bytes")
         if spec.kind == "float_list":
             if not all(math.isfinite(v) for v in value):
                 raise DaqnetError(f"{where}: must be finite numbers")

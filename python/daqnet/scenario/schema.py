@@ -41,6 +41,8 @@ class Key:
     unit: str = ""
     #: float keys: a value above 0 must be at least this (0 may mean "no limit")
     nonzero_minimum: float | None = None
+    #: float keys: a whole number (bytes), given as a float for 1e6 or 1048576.0
+    whole: bool = False
 
 
 SCHEMA: dict[str, dict[str, Key]] = {
@@ -164,6 +166,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "bytes of every message (default simulate.message_bytes)",
             minimum=1,
             maximum=MAX_MESSAGE_BYTES,
+            whole=True,
         ),
         "targets": Key("int", 14, "kind multicast: targets per task", minimum=1),
         "rounds": Key("int", 1, "kind bisection: random bisections (steps)", minimum=1),
@@ -185,6 +188,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
             "steps mode: bytes of every flow",
             minimum=1,
             maximum=MAX_MESSAGE_BYTES,
+            whole=True,
         ),
         "ideal": Key("bool", True, "steps mode: also time the steps on a contention-free fabric"),
         "injection_gbps": Key(
