@@ -213,6 +213,33 @@ def test_steps_file_errors_name_file_and_line(tmp_path):
         read_steps(bad, 4)
 
 
+@pytest.mark.parametrize(
+    "sets",
+    [
+        ["fabric.taper=2:1"],  # 4 hosts on 2 up-links: 2 conflicts per leaf in most steps
+        ["fabric.hosts=29"],  # a partial last leaf: windows wrap past the last rank
+        ["fabric.naming=shuffled", "placement.order=hostname"],  # ranks off the cabling
+    ],
+)
+def test_uplink_clashes_are_the_barrels_leaf_to_spine_conflicts(tmp_path, capsys, sets):
+    # The clashes were counted over windows of as many ranks as the leaf has up-ports, not
+    # wrapping round: 0 for a tapered leaf, which conflicts in every step, and for a partial
+    # leaf. Summed over leaves and steps they are the analysis's leaf->spine conflicts.
+    from daqnet import Scenario
+    from daqnet.analysis.uplinks import uplink_usage
+
+    p = tmp_path / "s.toml"
+    p.write_text("[fabric]\nradix = 8\nhosts = 32\n")
+    sc = Scenario.load(p, sets)
+    _, r, pl, _ = sc.build()
+    u = uplink_usage(r, pl)
+    assert main(["conflicts", str(p), *[a for s in sets for a in ("--set", s)], "--json"]) == 0
+    levels = {c["class"]: c for c in json.loads(capsys.readouterr().out)["levels"]}
+    expected = levels["leaf->spine"]["conflicts"]
+    assert expected > 0
+    assert sum(x.clashes_per_step for x in u.leaves) * (pl.ranks - 1) == pytest.approx(expected)
+
+
 def test_uplink_usage_tells_regular_from_irregular_tables(tmp_path):
     from daqnet.analysis.uplinks import uplink_usage
     from daqnet.report.uplinks import plot_uplinks, uplinks_summary
@@ -237,8 +264,8 @@ def test_uplink_usage_tells_regular_from_irregular_tables(tmp_path):
     w = workload.event_building(p.ranks)
     fixed = repair_rank_order(rr, p.hosts, w, judge(rr), moves=0)
     after = uplink_usage(rr, placement.Placement(f, fixed.hosts, "file"))
-    assert max(x.clashes_per_window for x in after.leaves) == 0.0
-    assert min(x.clashes_per_window for x in regular.leaves) > 0
+    assert max(x.clashes_per_step for x in after.leaves) == 0.0
+    assert min(x.clashes_per_step for x in regular.leaves) > 0
     assert "leaf0" in uplinks_summary(after)
     assert plot_uplinks(after, tmp_path / "up.png").stat().st_size > 0
 

@@ -4,10 +4,9 @@ each destination, in rank order.
 A barrel step sends a full leaf's hosts to consecutive ranks; the step is free of up-link
 conflicts at that leaf only if those ranks leave through distinct up-ports. So the table
 of up-ports over destinations in rank order shows irregular tables at a glance: regular
-tables repeat one pattern on every leaf, irregular ones do not. ``clashes`` counts, over
-every window of u consecutive destination ranks (u = the leaf's up-ports), destinations
-that share an up-port with another in the window: the up-link conflicts the leaf would see
-per step if its hosts sent to those windows.
+tables repeat one pattern on every leaf, irregular ones do not. ``clashes`` counts, in
+each barrel step, the leaf's destinations that share an up-port with another: the leaf's
+up-link conflicts that step (a tapered leaf has some in every step), as a mean over steps.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ class UplinkRow(Result):
     hosts: int  #: hosts cabled to the leaf
     up_ports: list[int]  #: the leaf's up-ports, in port order
     destinations_per_port: list[int]  #: off-leaf placed destinations routed through each
-    clashes_per_window: float  #: mean, over windows of len(up_ports) consecutive ranks
+    clashes_per_step: float  #: up-link conflicts at the leaf, mean over the barrel steps
     #: the first leaf whose table sends every rank (off both leaves) to the same spine
     same_as: str | None
 
@@ -52,25 +51,32 @@ class UplinkUsage(Result):
         return d
 
 
-def _clashes_per_window(seq: np.ndarray, u: int) -> float:
-    """Mean over windows of u consecutive entries of (entries − distinct values).
+def _clashes_per_step(ports: np.ndarray, senders: np.ndarray) -> float:
+    """Mean over the barrel steps of the up-link conflicts at one leaf.
 
-    An entry is a repeat in every window that also holds the previous entry of its value,
-    i.e. in the windows starting from max(0, t − u + 1) to min(previous, n − u).
+    `ports[r]`: index of the up-port towards rank r (-1 on the leaf itself); `senders`: the
+    leaf's ranks. In step s rank i sends to (i + s) mod N; the leaf's destinations sharing
+    an up-port with another (entries − distinct ports) are its up-link conflicts that step.
     """
-    n = len(seq)
-    if n < u:
+    n = len(ports)
+    if n < 2 or len(senders) == 0:
         return 0.0
-    pos = np.arange(n)
-    order = np.lexsort((pos, seq))
-    prev = np.full(n, -1)
-    same = seq[order][1:] == seq[order][:-1]
-    prev[order[1:][same]] = order[:-1][same]
-    has = prev >= 0
-    first = np.maximum(0, pos - u + 1)
-    last = np.minimum(prev, n - u)
-    repeats = np.maximum(0, last - first + 1)[has].sum()
-    return float(repeats / (n - u + 1))
+    u = int(ports.max(initial=-1)) + 1
+    # Sender i's destinations over steps 1 .. n-1 are ports[i+1 : i+n] of the ports twice
+    # over: rows of a sliding window, no modulo. Per (step, port), the destinations through
+    # it; each beyond the first is a conflict. A block of steps at a time: bounded memory.
+    twice = np.concatenate([ports, ports]).astype(np.int32)
+    total = 0
+    block = max(1, 4_000_000 // len(senders))
+    for first in range(1, n, block):
+        width = min(block, n - first)
+        rows = np.lib.stride_tricks.sliding_window_view(twice[first:], width)[senders]
+        # Port p of step j counted in cell j * (u + 1) + p + 1; cell 0 of a step takes the
+        # destinations on the leaf itself (-1).
+        cells = rows + np.arange(1, width * (u + 1), u + 1, dtype=np.int32)
+        per = np.bincount(cells.ravel(), minlength=width * (u + 1)).reshape(width, u + 1)[:, 1:]
+        total += int(per.sum()) - np.count_nonzero(per)
+    return total / (n - 1)
 
 
 def uplink_usage(routing: Routing, placement: Placement) -> UplinkUsage:
@@ -128,7 +134,9 @@ def uplink_usage(routing: Routing, placement: Placement) -> UplinkUsage:
                 hosts=int((leaf_of == leaf).sum()),
                 up_ports=up_ports,
                 destinations_per_port=[int(c) for c in counts],
-                clashes_per_window=_clashes_per_window(seq, max(len(up_ports), 1)),
+                clashes_per_step=_clashes_per_step(
+                    matrix[i], np.flatnonzero(leaf_of[dest] == leaf)
+                ),
                 same_as=same,
             )
         )

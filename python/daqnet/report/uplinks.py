@@ -27,8 +27,8 @@ def uplinks_summary(u: UplinkUsage, source: str = "") -> str:
         "",
         f"  {len(u.leaves)} leaves, {u.patterns} distinct pattern(s) of spine per destination"
         + (" (regular tables: every leaf agrees)" if u.patterns == 1 else ""),
-        "  clashes: destinations sharing an up-port within a window of as many consecutive",
-        "  ranks as the leaf has up-ports (the leaf's up-link conflicts per barrel step)",
+        "  clashes: the leaf's destinations sharing an up-port, mean over the barrel steps",
+        "  (its up-link conflicts per step; a tapered leaf has some whatever the order)",
         "",
     ]
     head = ["leaf", "hosts", "up", "dest/port", "clashes", "same as", "up-port per rank (first 16)"]
@@ -42,7 +42,7 @@ def uplinks_summary(u: UplinkUsage, source: str = "") -> str:
                 str(r.hosts),
                 str(len(r.up_ports)),
                 f"{lo}" if lo == hi else f"{lo}-{hi}",
-                f"{r.clashes_per_window:.2f}",
+                f"{r.clashes_per_step:.2f}",
                 r.same_as or "",
                 _pattern(u.matrix[i]),
             ]
