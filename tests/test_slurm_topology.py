@@ -48,6 +48,26 @@ def test_topology_conf_round_trip(tmp_path):
     assert adjacency(back) == adjacency(built)
 
 
+def test_topology_conf_continued_lines(tmp_path):
+    # Lines ending in a backslash go on on the next, as Slurm's parser reads them (a long
+    # Nodes= list, a switch's keys on lines of their own); numbered by their first line.
+    conf = tmp_path / "topology.conf"
+    conf.write_text(
+        "SwitchName=leaf01 Nodes=node[001-002],\\\nnode[003-004]  # four\n"
+        "SwitchName=leaf02 Nodes=node[005-007]\n"
+        "SwitchName=spine1 \\\n  Switches=leaf[01-02]\n"
+        "SwitchName=spine1 Switches=leaf01\n"
+    )
+    with pytest.raises(
+        USER_ERRORS, match=r"topology.conf:6: SwitchName: 'spine1' already defined on line 4"
+    ):
+        read_slurm_topology(conf)
+    conf.write_text(conf.read_text().rsplit("SwitchName=spine1 Switches", 1)[0])
+    f = read_slurm_topology(conf)
+    assert f.hosts_per_switch() == {"leaf01": 4, "leaf02": 3}
+    assert list(f.nodes()["level"][7:]) == [1, 1, 2]
+
+
 @pytest.mark.parametrize(
     ("text", "where", "what"),
     [
@@ -69,6 +89,10 @@ def test_topology_conf_round_trip(tmp_path):
         ),
         ("Nodes=n1\n", ":1: SwitchName", "missing"),
         ("SwitchName=s1 Bogus=1\n", ":1: Bogus", "expected SwitchName="),
+        # A trailing backslash joins the next line, as in Slurm: here into a second SwitchName
+        # (hosts named 'n1\\' ... were made before).
+        ("SwitchName=s1 Nodes=n[1-4]\\\nSwitchName=s2 Nodes=n5\n", ":1: Nodes", "given twice"),
+        ("SwitchName=s1 Nodes=n1 Nodes=n2\n", ":1: Nodes", "given twice on one line"),
     ],
 )
 def test_topology_conf_errors(tmp_path, text, where, what):

@@ -24,6 +24,26 @@ __all__ = ["read_slurm_topology", "write_slurm_topology"]
 _KEYS = ("switchname", "switches", "nodes", "linkspeed")
 
 
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """(first line number, text) of each non-empty line, comments cut, lines ending in a
+    backslash joined with the next as Slurm's parser does (a long Nodes= list)."""
+    out: list[tuple[int, str]] = []
+    held, first = "", 0
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].rstrip()
+        if not held:
+            first = lineno
+        if line.endswith("\\"):
+            held += line[:-1]  # joined as is: "n[1-4],\" + "n[5-8]" is one list
+            continue
+        line, held = (held + line).strip(), ""
+        if line:
+            out.append((first, line))
+    if held.strip():
+        out.append((first, held.strip()))
+    return out
+
+
 def read_slurm_topology(
     path: str | Path, link_gbps: float = 100.0, latency_seconds: float = 100e-9
 ) -> Fabric:
@@ -32,10 +52,7 @@ def read_slurm_topology(
     children: dict[str, list[tuple[str, int]]] = {}  # switch → [(child switch, line)]
     nodes: dict[str, list[str]] = {}
     host_line: dict[str, tuple[int, str]] = {}
-    for lineno, raw in enumerate(read_text(path, "fabric.file topology").splitlines(), 1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
+    for lineno, line in _logical_lines(read_text(path, "fabric.file topology")):
         at = f"{path}:{lineno}"
         fields: dict[str, str] = {}
         for word in line.split():
@@ -46,6 +63,8 @@ def read_slurm_topology(
                 )
             if not value:
                 raise DaqnetError(f"{at}: {key}: empty value")
+            if key.lower() in fields:
+                raise DaqnetError(f"{at}: {key}: given twice on one line")
             fields[key.lower()] = value
         name = fields.get("switchname")
         if name is None:
