@@ -68,6 +68,27 @@ def test_topology_conf_continued_lines(tmp_path):
     assert list(f.nodes()["level"][7:]) == [1, 1, 2]
 
 
+def test_topology_conf_keeps_port_order_and_refuses_what_it_cannot_hold(tmp_path):
+    # Hosts were written sorted and read back in file order: shuffled names came back on
+    # other ports, and port-based routing gave other conflicts (622 for 564 on the
+    # slurm-hostname-64 example). Cables between switches of one level were dropped.
+    built = daqnet.fat_tree(radix=8, hosts=27, naming="shuffled")
+    conf = tmp_path / "topology.conf"
+    write_slurm_topology(built, conf)
+    back = read_slurm_topology(conf)
+
+    def by_port(f):
+        return {
+            f.name(sw): [f.name(p) for _, p, _, _ in f.ports(sw) if 0 <= p < f.num_hosts]
+            for sw in range(f.num_hosts, f.num_hosts + f.num_switches)
+        }
+
+    assert by_port(back) == by_port(built)
+    with pytest.raises(USER_ERRORS, match="joins switches of one level"):
+        write_slurm_topology(daqnet.fabric.percs(supernodes=2), tmp_path / "percs.conf")
+    assert not (tmp_path / "percs.conf").exists()
+
+
 @pytest.mark.parametrize(
     ("text", "where", "what"),
     [

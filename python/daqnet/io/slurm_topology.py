@@ -127,6 +127,22 @@ def read_slurm_topology(
     )
 
 
+def _in_port_order(names: list[str]) -> str:
+    """Hostlist expressions, comma-joined, that expand to `names` in their order: the
+    importer cables hosts to ports in file order, and a sorted list would renumber them
+    (and change what port-based routing does)."""
+    parts: list[str] = []
+    run: list[str] = []
+    for name in names:
+        if run and expand(collect([*run, name]), "") != [*run, name]:
+            parts.append(collect(run))
+            run = []
+        run.append(name)
+    if run:
+        parts.append(collect(run))
+    return ",".join(parts)
+
+
 def write_slurm_topology(fabric: Fabric, path: str | Path) -> None:
     """A topology.conf for the fabric: one line per switch, its hosts as a hostlist
     expression and the switches one level below it (levels as the fabric has them)."""
@@ -141,11 +157,18 @@ def write_slurm_topology(fabric: Fabric, path: str | Path) -> None:
                 continue
             if peer < fabric.num_hosts:
                 hosts.append(fabric.name(peer))
-            elif 0 <= level[peer] < level[sw] and fabric.name(peer) not in below:
+            elif not (level[sw] >= 0 and level[peer] >= 0 and level[peer] != level[sw]):
+                # Dropped, the file would describe another fabric (a black hole on import).
+                raise DaqnetError(
+                    f"{path}: topology.conf describes trees: the cable {fabric.name(sw)} - "
+                    f"{fabric.name(peer)} joins switches of one level (or of none); "
+                    "export --format ibsim keeps any graph"
+                )
+            elif level[peer] < level[sw] and fabric.name(peer) not in below:
                 below.append(fabric.name(peer))
         words = [f"SwitchName={fabric.name(sw)}"]
         if hosts:
-            words.append(f"Nodes={collect(hosts)}")
+            words.append(f"Nodes={_in_port_order(hosts)}")
         if below:
             words.append(f"Switches={collect(below)}")
         lines.append(" ".join(words))
