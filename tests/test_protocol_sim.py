@@ -17,9 +17,11 @@ from daqnet.simulate import simulate_protocol
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def scenario(bench=None, simulate=None, fabric=None, placement=None, workload=None):
+def scenario(bench=None, simulate=None, fabric=None, placement=None, workload=None, routing=None):
+    tree = {"radix": 8, "hosts": 16} if "kind" not in (fabric or {}) else {}
     data = {
-        "fabric": {"radix": 8, "hosts": 16, "latency_seconds": 1e-7, **(fabric or {})},
+        "fabric": {**tree, "latency_seconds": 1e-7, **(fabric or {})},
+        "routing": routing or {},
         "placement": placement or {},
         "workload": workload or {},
         "bench": {"fragment_bytes": 65536, "meta_bytes": 1024, **(bench or {})},
@@ -193,6 +195,18 @@ def test_injection_limit_bounds_the_throughput():
         ({"bench": {"ranks": 40}}, "bench.ranks = 40"),
         ({"bench": {"processes_per_node": 3}}, "processes_per_node"),
         ({"bench": {"meta_bytes": 10}}, "meta_bytes"),
+        # These named no key: "two nodes on host 0", "run.cfg:34: placement = 'default'",
+        # "needs at least 2 nodes".
+        ({"workload": {"tasks_per_node": 2}}, "workload.tasks_per_node = 2: .* one event-builder"),
+        (
+            {
+                "fabric": {"kind": "dragonfly", "p": 2, "a": 4, "h": 2},
+                "routing": {"engine": "direct"},
+                "placement": {"order": "default"},
+            },
+            "placement.order = 'default': the event builder places its ranks in topology",
+        ),
+        ({"bench": {"ranks": 1}}, "bench.ranks = 1: 1 node"),
     ],
 )
 def test_bad_input_one_clear_error(change, message):

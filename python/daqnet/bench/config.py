@@ -146,6 +146,12 @@ def run_config(
                 raise bad(field, f"run.cfg cannot carry {why} in a value")
 
     p = scenario["placement"]
+    orders = next(k["choices"] for k in run_config_keys() if k["name"] == "placement")
+    if p["order"] not in orders:  # e.g. 'default', the direct networks' order
+        raise DaqnetError(
+            f"{src}: placement.order = {p['order']!r}: the event builder places its ranks in "
+            f"{', '.join(orders[:-1])} or {orders[-1]} order"
+        )
     if p["order"] == "file" and not p["file"]:
         raise DaqnetError(f"{src}: placement.order = 'file' needs placement.file")
     hosts = [] if p["order"] != "file" else read_hostnames(p["file"], "placement.file")
