@@ -107,6 +107,18 @@ def test_table_file_roundtrip(tmp_path):
     assert back.engine == f"table {path}"
 
 
+def test_table_file_refuses_names_it_cannot_read_back(tmp_path):
+    # A switch described as "spine#3" (ibnetdiscover keeps descriptions) was written, and
+    # reading it back failed: '#' starts a comment in a table file.
+    fab = daqnet.fabric.graph(
+        ["a", "b"], [("spine#3", 2)], [("a", 1, "spine#3", 1), ("b", 1, "spine#3", 2)]
+    )
+    path = tmp_path / "t.txt"
+    with pytest.raises(daqnet.DaqnetError, match="node name 'spine#3' cannot be written"):
+        routing.minhop(fab).write_table(path)
+    assert not path.exists()
+
+
 def write_table(tmp_path, fab, rt, edit=None, extra=""):
     path = tmp_path / "t.txt"
     rt.write_table(path)

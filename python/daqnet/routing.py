@@ -129,6 +129,13 @@ class Routing:
         from .io.files import atomic_path
 
         tables = self._tables()
+        # The reader splits on blanks and cuts comments at '#': such a name would not read back.
+        odd = next((n for n in self.fabric.node_names if "#" in n or len(n.split()) != 1), None)
+        if odd is not None:
+            raise DaqnetError(
+                f"{path}: node name {odd!r} cannot be written in a table file (it holds a blank "
+                "or '#', which the table format reads as a separator or a comment)"
+            )
         with atomic_path(path) as tmp:
             _core.routing.write_table_file(tables, tmp)
 
