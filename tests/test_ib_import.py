@@ -2,7 +2,9 @@
 
 The corpus in tests/data/ib is real output: a daqnet fat tree (radix 8, 27 hosts) loaded
 into ibsim, routed by OpenSM 3.3.23's ftree engine, then read by infiniband-diags'
-ibnetdiscover and dump_lfts (tests/test_opensm.py regenerates such files live).
+ibnetdiscover and dump_lfts (tests/test_opensm.py regenerates such files live); and the
+same tools on a 6-host tree (lmc_tree()) routed with LMC 2 (`opensm -o -l 2`, its default
+minhop engine), where each host has 4 LIDs and its other 3 LIDs leave by other up-ports.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import daqnet
 import numpy as np
 import pytest
 from daqnet import _core, fabric, routing
+from daqnet.analysis import conflicts
 from daqnet.errors import USER_ERRORS
 
 DATA = Path(__file__).parent / "data" / "ib"
@@ -21,6 +24,16 @@ TOPO = DATA / "ibnetdiscover-27.out"
 DUMP = DATA / "opensm-lfts-27.dump"
 SUBNET = DATA / "opensm-subnet-27.lst"
 DIAG = DATA / "dump_lfts-27.out"
+LMC_TOPO = DATA / "ibnetdiscover-lmc2.out"
+LMC_DUMP = DATA / "opensm-lfts-lmc2.dump"
+LMC_SUBNET = DATA / "opensm-subnet-lmc2.lst"
+LMC_DIAG = DATA / "dump_lfts-lmc2.out"
+LMC_TREE = '[fabric]\nradix = 8\nhosts = 6\nnaming = "shuffled"\nnaming_seed = 3\n'
+
+
+def lmc_tree() -> fabric.Fabric:
+    """The tree daqnet wrote as the ibsim net file of the LMC-2 corpus."""
+    return daqnet.fat_tree(radix=8, hosts=6, naming="shuffled", naming_seed=3)
 
 
 def cables(f: fabric.Fabric) -> list[tuple[str, int, str, int]]:
@@ -54,6 +67,22 @@ def test_ibnetdiscover_output_gives_the_cabled_fabric():
     assert (lids > 0).all() and len(set(lids)) == len(lids)
     guid, port_guid, lid = f.address("node00")
     assert (guid, port_guid, lid) == (0x100000, 0x100001, 2)
+
+
+def test_a_description_that_is_another_nodes_id(tmp_path):
+    """Two switches described "spine" keep their ids; a third described as one of those ids
+    keeps its own too (found by the fuzzer: "duplicate node name", naming no file)."""
+
+    def edit(t: str) -> str:
+        t = t.replace('# "spine0" base', '# "spine" base', 1).replace(
+            '# "spine1" base', '# "spine" base', 1
+        )
+        return t.replace('# "leaf0" base', '# "S-0000000000200007" base', 1)
+
+    f = fabric.from_ibnetdiscover(_edit(tmp_path, TOPO, edit))
+    names = f.node_names[27:]
+    assert {"S-0000000000200000", "S-0000000000200007", "S-0000000000200008"} <= set(names)
+    assert len(set(names)) == len(names) == 11
 
 
 def test_ib_link_rates():
@@ -158,6 +187,23 @@ def _edit(tmp_path: Path, src: Path, edit) -> Path:
         # Found by the fuzzer: a carriage return after the type word ended the word but not
         # the search for the port count (std::out_of_range, a traceback from Python).
         (lambda t: t.replace("Switch\t8", "Switch\r8\x05", 1), "number of ports", "not a whole"),
+        (
+            lambda t: t.replace("base port 0 lid 9 lmc 0", "base port 0 lid 65538 lmc 0", 1),
+            "lid",
+            "outside the unicast range",
+        ),
+        # spine1 given spine0's GUIDs: imported, it failed later in the LFT dump
+        (
+            lambda t: t.replace("switchguid=0x200008(200008)", "switchguid=0x200007(200007)", 1),
+            "switchguid",
+            "also the node GUID",
+        ),
+        # node26's port given node25's port GUID
+        (
+            lambda t: t.replace('[1](100035) \t"S-', '[1](100033) \t"S-', 1),
+            "port guid",
+            "also the port GUID",
+        ),
     ],
     ids=[
         "truncated",
@@ -169,6 +215,9 @@ def _edit(tmp_path: Path, src: Path, edit) -> Path:
         "cut-line",
         "garbage",
         "carriage-return",
+        "lid-beyond-unicast",
+        "duplicate-node-guid",
+        "duplicate-port-guid",
     ],
 )
 def test_ibnetdiscover_errors_name_file_line_and_field(tmp_path, edit, field, text):
@@ -183,6 +232,18 @@ def test_ibnetdiscover_errors_name_file_line_and_field(tmp_path, edit, field, te
 
 def _line_of(text: str, needle: str) -> int:
     return next(i for i, ln in enumerate(text.splitlines(), 1) if needle in ln)
+
+
+def test_duplicate_guid_names_both_lines(tmp_path):
+    text = TOPO.read_text()
+    spine0, spine1 = "switchguid=0x200007(200007)", "switchguid=0x200008(200008)"
+    first, second = sorted((_line_of(text, spine0), _line_of(text, spine1)))
+    bad = _edit(tmp_path, TOPO, lambda t: t.replace(spine1, spine0, 1))
+    with pytest.raises(USER_ERRORS) as err:
+        fabric.from_ibnetdiscover(bad)
+    msg = str(err.value)
+    assert msg.startswith(f"{bad}:{second}: switchguid: node GUID 0x200007 "), msg
+    assert msg.endswith(f"(line {first})"), msg
 
 
 @pytest.mark.parametrize(
@@ -216,6 +277,18 @@ def _line_of(text: str, needle: str) -> int:
             "not in the fabric",
         ),
         (lambda t: t.replace("0x0006 005", "0x00zz 005", 1), "destination LID", "hexadecimal"),
+        # was cut to 16 bits: LID 0x000e, accepted
+        (
+            lambda t: t.replace("0x000e 005", "0x10000000e 005", 1),
+            "destination LID",
+            "'0x10000000e' is not a unicast LID (0x0001-0xBFFF)",
+        ),
+        # multicast LIDs are in no LFT (dump_mfts prints them)
+        (
+            lambda t: t.replace("0x000e 005", "0xc00e 005", 1),
+            "destination LID",
+            "not a unicast LID",
+        ),
         (
             lambda t: t.replace(
                 "0x000e 005 # Channel Adapter portguid 0x0000000000100009: 'node04'",
@@ -224,6 +297,17 @@ def _line_of(text: str, needle: str) -> int:
             ),
             "destination LID",
             "no host of the fabric",
+        ),
+        # a CA's entry at a switch's GUID (found by the fuzzer: taken for a host, it was
+        # indexed as one, out of bounds)
+        (
+            lambda t: t.replace(
+                "0x000e 005",
+                "0x0350 005 # Channel Adapter portguid 0x0000000000200001: 'leaf1'\n0x000e 005",
+                1,
+            ),
+            "destination LID",
+            "LID 848 ('leaf1') is no host of the fabric",
         ),
     ],
     ids=[
@@ -234,7 +318,10 @@ def _line_of(text: str, needle: str) -> int:
         "duplicate",
         "unknown-switch",
         "bad-lid",
+        "lid-beyond-16-bits",
+        "multicast-lid",
         "unknown-lid",
+        "ca-at-switch-guid",
     ],
 )
 def test_lft_dump_errors_name_file_line_and_field(tmp_path, edit, field, text):
@@ -245,6 +332,167 @@ def test_lft_dump_errors_name_file_line_and_field(tmp_path, edit, field, text):
     msg = str(err.value)
     assert re.match(rf"{re.escape(str(bad))}:\d+: {re.escape(field)}: ", msg), msg
     assert text in msg
+
+
+def test_subnet_list_lid_beyond_16_bits_is_refused(tmp_path):
+    bad = _edit(
+        tmp_path, SUBNET, lambda t: t.replace("{node00} LID:0002", "{node00} LID:100000002", 1)
+    )
+    with pytest.raises(USER_ERRORS) as err:
+        routing.from_lft_dump(daqnet.fat_tree(radix=8, hosts=27), DUMP, bad)
+    msg = str(err.value)
+    assert msg.startswith(f"{bad}:1: LID: '100000002' is not a unicast LID"), msg
+
+
+def _lmc0_scenario(tmp_path: Path) -> Path:
+    """The LMC-2 dump cut to the hosts' base LIDs (their lids in the topology): what
+    daqnet routes by, read as LMC 0 was read before LMC > 0 was."""
+    f = fabric.from_ibnetdiscover(LMC_TOPO)
+    other = {int(b) + k for b in f.nodes()["lid"][: f.num_hosts] for k in (1, 2, 3)}
+    lines = LMC_DUMP.read_text().splitlines(keepends=True)
+    kept = [ln for ln in lines if not (ln.startswith("0x") and int(ln.split()[0], 16) in other)]
+    assert len(lines) - len(kept) == 6 * 3 * f.num_switches  # 3 more LIDs per host, per table
+    dump = tmp_path / "lmc0.dump"
+    dump.write_text("".join(kept))
+    sc = tmp_path / "lmc0.toml"
+    sc.write_text(
+        f'[fabric]\nkind = "ibnetdiscover"\nfile = "{LMC_TOPO}"\n'
+        f'[routing]\nengine = "lft-dump"\nfile = "{dump}"\n[placement]\norder = "hostname"\n'
+    )
+    return sc
+
+
+@pytest.mark.parametrize(
+    ("topology", "dump", "subnet"),
+    [
+        ("ibnetdiscover", LMC_DUMP, None),
+        ("ibnetdiscover", LMC_DIAG, None),
+        ("tree", LMC_DUMP, LMC_SUBNET),
+        ("tree", LMC_DUMP, None),
+        ("tree", LMC_DIAG, LMC_SUBNET),
+        ("tree", LMC_DIAG, None),
+    ],
+    ids=[
+        "ibnetdiscover-opensm",
+        "ibnetdiscover-dump_lfts",
+        "tree-opensm-subnet",
+        "tree-opensm-names",
+        "tree-dump_lfts-subnet",
+        "tree-dump_lfts-names",
+    ],
+)
+def test_lmc_dumps_route_to_base_lids(tmp_path, topology, dump, subnet):
+    """LMC 2: every import routes to each host's base LID, as the LMC-0 view of the dump."""
+    fabric_keys = (
+        f'[fabric]\nkind = "ibnetdiscover"\nfile = "{LMC_TOPO}"\n'
+        if topology == "ibnetdiscover"
+        else LMC_TREE
+    )
+    routing_keys = f'[routing]\nengine = "lft-dump"\nfile = "{dump}"\n'
+    if subnet:
+        routing_keys += f'subnet_file = "{subnet}"\n'
+    sc = tmp_path / "lmc.toml"
+    sc.write_text(fabric_keys + routing_keys + '[placement]\norder = "hostname"\n')
+    _f, r, p, w = daqnet.Scenario.load(sc).build()
+    _f0, r0, p0, w0 = daqnet.Scenario.load(_lmc0_scenario(tmp_path)).build()
+    assert same_tables(r, r0)
+    assert p.host_names() == p0.host_names()
+    assert conflicts(r, p, w).total_conflicts == conflicts(r0, p0, w0).total_conflicts
+
+
+@pytest.mark.parametrize("topology", ["ibnetdiscover", "tree"])
+def test_lmc_lid_naming_another_host_is_refused(tmp_path, topology):
+    # leaf0's entry for node0's second LID (5) names node2 (LIDs 36-39) instead
+    bad = _edit(
+        tmp_path,
+        LMC_DUMP,
+        lambda t: t.replace(
+            "0x0005 001 # Channel Adapter portguid 0x0000000000100001: 'node0'",
+            "0x0005 001 # Channel Adapter portguid 0x000000000010000b: 'node2'",
+            1,
+        ),
+    )
+    f = fabric.from_ibnetdiscover(LMC_TOPO) if topology == "ibnetdiscover" else lmc_tree()
+    with pytest.raises(USER_ERRORS) as err:
+        routing.from_lft_dump(f, bad)
+    msg = str(err.value)
+    assert re.match(
+        rf"{re.escape(str(bad))}:\d+: destination LID: LID \d+ names host node2, ", msg
+    ), msg
+    assert "\n" not in msg
+
+
+AN = "Mellanox Technologies Aggregation Node"
+# (switch, its aggregation node, switch name, LIDs); the node GUID is the switch's + 8, as in
+# real Quantum output
+AGGREGATION_NODES = [(0x200006, 0x20000E, "leaf6", 10, 39), (0x200007, 0x20000F, "spine0", 12, 40)]
+
+
+def _with_aggregation_nodes(text: str) -> str:
+    """TOPO with a SHARP Aggregation Node on leaf6 and on spine0 as ibnetdiscover prints
+    one on a Quantum switch: a CA (vendid 0x2c9, devid 0xcf09) on the port after the
+    switch's front ports (41 of 40 there, 9 of 8 here)."""
+    for sw, an, name, sw_lid, an_lid in AGGREGATION_NODES:
+        header = f'Switch\t8 "S-{sw:016x}"'
+        start = text.index(header)
+        end = text.index("\n\n", start)
+        port = f'\n[9]\t"H-{an:016x}"[1]({an:x}) \t\t# "{AN}" lid {an_lid} 4xEDR'
+        text = text[:start] + "Switch\t9" + text[start + 8 : end] + port + text[end:]
+        text += (
+            f"\nvendid=0x2c9\ndevid=0xcf09\nsysimgguid={sw:#x}\ncaguid={an:#x}\n"
+            f'Ca\t1 "H-{an:016x}"\t\t# "{AN}"\n'
+            f'[1]({an:x}) \t"S-{sw:016x}"[9]\t\t# lid {an_lid} lmc 0 "{name}" lid {sw_lid} 4xEDR\n'
+        )
+    return text
+
+
+def test_sharp_aggregation_nodes_are_not_hosts(tmp_path):
+    plain = fabric.from_ibnetdiscover(TOPO)
+    f = fabric.from_ibnetdiscover(_edit(tmp_path, TOPO, _with_aggregation_nodes))
+    assert (f.num_hosts, f.num_switches) == (27, 11)
+    assert f.host_names == plain.host_names
+    assert cables(f) == cables(plain)  # the aggregation nodes' ports stay free
+    assert list(f.nodes()["level"]) == list(plain.nodes()["level"])  # no spine became a leaf
+    assert f.describe().endswith(", 2 SHARP aggregation nodes left out")
+
+
+def _dump_with_aggregation_nodes(text: str) -> str:
+    """OpenSM routes to an aggregation node's LID as to any CA's: each table gets an entry
+    for leaf6's (LID 39), out of the port toward it (node26's, LID 38, on leaf6's side)."""
+    out, switch = [], ""
+    for ln in text.splitlines(keepends=True):
+        out.append(ln)
+        if ln.startswith("Unicast lids"):
+            switch = ln.split("('")[1].split("')")[0]
+        if ln.startswith("0x0026 "):
+            port = "009" if switch == "leaf6" else ln.split()[1]
+            out.append(f"0x0027 {port} # Channel Adapter portguid 0x000000000020000e: '{AN}'\n")
+    return "".join(out)
+
+
+@pytest.mark.parametrize("how", ["topology", "subnet-list", "names-in-dump"])
+def test_lft_dump_entries_for_aggregation_nodes_are_ignored(tmp_path, how):
+    dump = _edit(tmp_path, DUMP, _dump_with_aggregation_nodes)
+    subnet = None
+    if how == "topology":
+        f = fabric.from_ibnetdiscover(_edit(tmp_path, TOPO, _with_aggregation_nodes))
+    else:
+        f = daqnet.fat_tree(radix=8, hosts=27)
+    if how == "subnet-list":
+        subnet = _edit(
+            tmp_path,
+            SUBNET,
+            lambda t: (
+                t + "{ SW Ports:09 SystemGUID:0000000000200006 NodeGUID:0000000000200006"
+                " PortGUID:0000000000200006 VenID:000000 DevID:0000 Rev:000000A1 {leaf6} LID:000A PN:09 }"
+                " { CA Ports:01 SystemGUID:0000000000200006 NodeGUID:000000000020000E"
+                " PortGUID:000000000020000E VenID:000002C9 DevID:CF09 Rev:000000A1"
+                f" {{{AN}}} LID:0027 PN:01 }} PHY=4x LOG=ACT SPD=25\n"
+            ),
+        )
+    r = routing.from_lft_dump(f, dump, subnet)
+    assert f.num_hosts == 27
+    assert same_tables(r, routing.from_lft_dump(fabric.from_ibnetdiscover(TOPO), DUMP))
 
 
 def test_lft_dump_loop_and_black_hole_point_at_the_line(tmp_path):

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/error.hpp"
@@ -32,6 +33,15 @@ constexpr std::array<std::pair<std::string_view, double>, 9> kSpeeds{{{"SDR", 2.
                                                                       {"XDR", 200}}};
 constexpr std::array<int, 5> kWidths{4, 1, 2, 8, 12};
 
+// InfiniBand unicast LIDs are 0x0001-0xBFFF (0xC000-0xFFFE multicast, 0xFFFF permissive);
+// 0 is a port without a LID (ibsim net files write "lid 0").
+constexpr int32_t kMaxUnicastLid = 0xBFFF;
+
+// vendid and devid of a SHARP Aggregation Node (NVIDIA's device id 53001), for a node whose
+// description a node-name-map has changed.
+constexpr uint64_t kMellanoxVendor = 0x2c9;
+constexpr uint64_t kAggregationNodeDevice = 0xcf09;
+
 /// One record of the file before the nodes are cabled.
 struct RawNode {
   std::string id;  // the quoted node id: "S-<guid>" from ibnetdiscover, any text in ibsim files
@@ -42,6 +52,7 @@ struct RawNode {
   uint64_t port_guid = 0;
   int32_t lid = 0;
   uint32_t line = 0;
+  bool aggregation = false;  // a SHARP Aggregation Node: left out of the fabric
 };
 
 struct RawPort {
@@ -77,13 +88,19 @@ public:
         continue;
       }
       if (parse_guid_line(line)) continue;
+      if (line.starts_with("vendid=") || line.starts_with("devid=")) {  // the next node's vendor and device
+        const bool vendor = line[0] == 'v';
+        const auto v = line.substr(vendor ? 7 : 6);
+        (vendor ? pending_vendid_ : pending_devid_) =
+            in_.hex(v.substr(0, v.find_first_of(" \t")), vendor ? "vendid" : "devid");
+        continue;
+      }
       if (starts_with_word(line, "Switch") || starts_with_word(line, "Ca") || starts_with_word(line, "Hca") ||
           starts_with_word(line, "Rt")) {
         current = parse_node(line);
         continue;
       }
-      if (line.starts_with("vendid=") || line.starts_with("devid=") || line.starts_with("Hostname:") ||
-          line.starts_with("Chassis ") || line == "Non-Chassis Nodes")
+      if (line.starts_with("Hostname:") || line.starts_with("Chassis ") || line == "Non-Chassis Nodes")
         continue;  // identification lines daqnet does not need; chassis headings of -g output
       if (starts_with_word(line, "include") || starts_with_word(line, "do"))
         in_.fail("line", "ibsim's '" + std::string(line.substr(0, line.find_first_of(" \t"))) +
@@ -110,7 +127,9 @@ private:
       std::string_view v = line.substr(key.size());
       v = v.substr(0, v.find_first_of(" \t#"));
       const size_t paren = v.find('(');
-      pending_guid_ = in_.hex(v.substr(0, paren), std::string(key.substr(0, key.size() - 1)));
+      pending_guid_key_ = key.substr(0, key.size() - 1);
+      pending_guid_line_ = in_.lineno();
+      pending_guid_ = in_.hex(v.substr(0, paren), std::string(pending_guid_key_));
       pending_port_guid_ = 0;
       if (paren != std::string_view::npos) {
         const size_t close = v.find(')', paren);
@@ -170,7 +189,10 @@ private:
         skip_blanks(s, i);
         size_t j = i;
         while (j < s.size() && !is_blank(s[j])) ++j;
-        return in_.decimal(s.substr(i, j - i), "lid");
+        const int32_t lid = in_.decimal(s.substr(i, j - i), "lid");
+        if (lid < 0 || lid > kMaxUnicastLid)
+          in_.fail("lid", "LID " + std::to_string(lid) + " is outside the unicast range 1-49151 (0x0001-0xBFFF)");
+        return lid;
       }
       at += 3;
     }
@@ -231,7 +253,14 @@ private:
     }
     n.guid = pending_guid_;
     n.port_guid = pending_port_guid_;
-    pending_guid_ = pending_port_guid_ = 0;
+    n.aggregation = !n.is_switch && (is_aggregation_node(n.desc) ||
+                                     (pending_vendid_ == kMellanoxVendor && pending_devid_ == kAggregationNodeDevice));
+    // GUIDs are unique in a subnet: a copied record would make two nodes one in the LFT dumps.
+    // Node and port GUIDs are checked apart (a switch's port 0 carries its node GUID).
+    if (n.guid != 0) unique_guid(node_guids_, n.guid, "node GUID", n.id, pending_guid_line_, pending_guid_key_);
+    if (n.is_switch && n.port_guid != 0)
+      unique_guid(port_guids_, n.port_guid, "port GUID", n.id, pending_guid_line_, "port guid");
+    pending_guid_ = pending_port_guid_ = pending_vendid_ = pending_devid_ = 0;
     const auto [it, added] = by_id.emplace(n.id, static_cast<int32_t>(nodes.size()));
     if (!added)
       in_.fail("node id", "\"" + n.id + "\" already defined at line " +
@@ -268,6 +297,7 @@ private:
       // "# lid 6 lmc 0 "remote" lid 3 4xEDR": the CA port's own LID comes first.
       const size_t quote = comment.find('"');
       const int32_t lid = lid_after(comment.substr(0, quote));
+      if (own_guid != 0) unique_guid(port_guids_, own_guid, "port GUID", n.id, p.line, "port guid");
       if (n.lid == 0) {
         n.lid = lid;
         n.port_guid = own_guid != 0 ? own_guid : n.port_guid;
@@ -279,9 +309,26 @@ private:
     ports.push_back(std::move(p));
   }
 
+  /// Fails at `line` if `guid` was already seen (`seen`: GUID → node id and line).
+  void unique_guid(std::unordered_map<uint64_t, std::pair<std::string, uint32_t>>& seen, uint64_t guid,
+                   const std::string& kind, const std::string& id, uint32_t line, std::string_view field) const {
+    const auto [it, added] = seen.emplace(guid, std::pair(id, line));
+    if (added) return;
+    char hex[17];
+    const auto end = std::to_chars(hex, hex + 16, guid, 16).ptr;
+    in_.fail_at(line, std::string(field),
+                kind + " 0x" + std::string(hex, end) + " of \"" + id + "\" is also the " + kind + " of \"" +
+                    it->second.first + "\" (line " + std::to_string(it->second.second) + ")");
+  }
+
   LineReader in_;
   uint64_t pending_guid_ = 0;
   uint64_t pending_port_guid_ = 0;
+  uint64_t pending_vendid_ = 0;
+  uint64_t pending_devid_ = 0;
+  uint32_t pending_guid_line_ = 0;
+  std::string_view pending_guid_key_;  // "switchguid" or "caguid": a literal
+  std::unordered_map<uint64_t, std::pair<std::string, uint32_t>> node_guids_, port_guids_;
 };
 
 /// Switch names: the description with blanks as '_'; hosts: its first word. A node without
@@ -293,10 +340,22 @@ std::vector<std::string> node_names(const std::vector<RawNode>& nodes) {
     const auto& n = nodes[k];
     const std::string name = ib_node_name(n.desc, n.is_switch);
     names[k] = name;
-    if (!name.empty()) ++count[name];
+    if (!name.empty() && !n.aggregation) ++count[name];
+  }
+  std::vector<bool> by_id(nodes.size());
+  for (size_t k = 0; k < nodes.size(); ++k) by_id[k] = names[k].empty() || count[names[k]] > 1;
+  // An id may also be another node's description ("S-…" found by the fuzzer): that node
+  // keeps its id too, until no name is taken twice (ids are unique).
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::unordered_set<std::string_view> ids;
+    for (size_t k = 0; k < nodes.size(); ++k)
+      if (by_id[k] && !nodes[k].aggregation) ids.insert(nodes[k].id);
+    for (size_t k = 0; k < nodes.size(); ++k)
+      if (!by_id[k] && ids.contains(names[k])) by_id[k] = changed = true;
   }
   for (size_t k = 0; k < nodes.size(); ++k)
-    if (names[k].empty() || count[names[k]] > 1) names[k] = nodes[k].id;
+    if (by_id[k]) names[k] = nodes[k].id;
   return names;
 }
 
@@ -311,6 +370,12 @@ std::string ib_node_name(std::string_view description, bool is_switch) {
     name = std::string(description.substr(0, description.find_first_of(" \t")));
   }
   return name;
+}
+
+bool is_aggregation_node(std::string_view description) {
+  // "Mellanox Technologies Aggregation Node" as Quantum firmware writes it; the suffix also
+  // matches a vendor name changed with the brand.
+  return trim(description).ends_with("Aggregation Node");
 }
 
 std::optional<double> ib_link_gbps(std::string_view width_speed) {
@@ -368,6 +433,7 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
                   "port " + std::to_string(p.remote_port) + " of \"" + remote.id + "\" is beyond its " +
                       std::to_string(remote.num_ports) + " ports");
     if (it->second == p.node) parser.fail(p.line, "remote node id", "a cable from \"" + remote.id + "\" to itself");
+    if (remote.aggregation || nodes[static_cast<size_t>(p.node)].aggregation) continue;  // its port stays free
     auto& e = peer[static_cast<size_t>(p.node)][static_cast<size_t>(p.port)];
     if (e.node >= 0)
       parser.fail(
@@ -397,7 +463,7 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
   // Hosts: CAs with exactly one cabled port, cabled to a switch.
   std::vector<int32_t> host_port(nodes.size(), 0);
   for (size_t k = 0; k < nodes.size(); ++k) {
-    if (nodes[k].is_switch) continue;
+    if (nodes[k].is_switch || nodes[k].aggregation) continue;
     for (size_t p = 1; p < peer[k].size(); ++p) {
       if (peer[k][p].node < 0) continue;
       if (host_port[k] != 0)
@@ -417,7 +483,7 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
   std::vector<int32_t> level(nodes.size(), kNoLevel);
   std::vector<size_t> frontier, next;
   for (size_t k = 0; k < nodes.size(); ++k)
-    if (!nodes[k].is_switch) {
+    if (!nodes[k].is_switch && !nodes[k].aggregation) {
       level[k] = 0;
       frontier.push_back(k);
     }
@@ -435,7 +501,13 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
   // Topology order: switches by level (unreached last), then name; hosts by leaf, then port.
   const auto names = node_names(nodes);
   std::vector<size_t> switches, hosts;
-  for (size_t k = 0; k < nodes.size(); ++k) (nodes[k].is_switch ? switches : hosts).push_back(k);
+  size_t aggregation_nodes = 0;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (nodes[k].aggregation)
+      ++aggregation_nodes;
+    else
+      (nodes[k].is_switch ? switches : hosts).push_back(k);
+  }
   const auto level_key = [&](size_t k) { return level[k] == kNoLevel ? INT32_MAX : level[k]; };
   std::sort(switches.begin(), switches.end(), [&](size_t a, size_t b) {
     if (level_key(a) != level_key(b)) return level_key(a) < level_key(b);
@@ -479,8 +551,12 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
       const int32_t port_b = nodes[b].is_switch ? e.port : 1;
       f->connect(id[a], port_a, id[b], port_b, gbps, options.latency_seconds);
     }
+  // The description is what `daqnet conflicts` prints of the fabric: say what was left out.
   f->set_description(std::to_string(f->num_hosts()) + " hosts, " + std::to_string(f->num_switches()) +
-                     " switches from " + std::filesystem::path(path).filename().string());
+                     " switches from " + std::filesystem::path(path).filename().string() +
+                     (aggregation_nodes == 0 ? ""
+                                             : ", " + std::to_string(aggregation_nodes) + " SHARP aggregation node" +
+                                                   (aggregation_nodes > 1 ? "s" : "") + " left out"));
   return f;
 }
 

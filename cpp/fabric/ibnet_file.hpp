@@ -24,18 +24,25 @@ struct IbnetOptions {
 ///
 /// Hosts are the channel adapters (Ca/Hca), named by the first word of their node
 /// description ("node017 HCA-1" → node017), switches by their whole description (blanks
-/// turned into '_'); a node without a description, or whose name another node of its kind
-/// also has, is named by its ibnetdiscover id (H-<guid>, S-<guid>). GUIDs and LIDs are kept
-/// on the nodes so that forwarding tables can name them. Levels are inferred (distance
-/// from the hosts); switches are ordered by level then name (natural order), hosts by
-/// their leaf switch then port: the fabric's topology order.
+/// turned into '_'); SHARP aggregation nodes (is_aggregation_node) are left out with their
+/// cables, and counted in the fabric's description. A node without a description, or whose
+/// name another node of its kind also has, is named by its ibnetdiscover id (H-<guid>,
+/// S-<guid>). GUIDs and LIDs are kept on the nodes so that forwarding tables can name them.
+/// Levels are inferred (distance from the hosts); switches are ordered by level then name
+/// (natural order), hosts by their leaf switch then port: the fabric's topology order.
 ///
-/// Errors name the file, the line and the field.
+/// Errors name the file, the line and the field; a node GUID or port GUID given twice, or
+/// a LID beyond the unicast range (0x0001-0xBFFF), is one.
 std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetOptions& options = {});
 
 /// daqnet's name for an InfiniBand node description: a host's first word, a switch's
 /// whole description with blanks as '_' ("" for an empty description).
 std::string ib_node_name(std::string_view description, bool is_switch);
+
+/// Whether a CA is a SHARP Aggregation Node: the in-network reduction engine of a Mellanox /
+/// NVIDIA Quantum switch, which ibnetdiscover lists as a CA "Mellanox Technologies
+/// Aggregation Node" (device id 0xcf09) on an extra switch port. It is not a compute host.
+bool is_aggregation_node(std::string_view description);
 
 /// Write `fabric` as an ibsim net file (ibnetdiscover's format without GUIDs or LIDs): node
 /// ids are daqnet's names, every port line carries the link's width × speed.

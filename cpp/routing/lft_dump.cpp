@@ -1,11 +1,13 @@
 // daqnet — plan, simulate and benchmark event-building networks.
 #include "routing/lft_dump.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -19,10 +21,28 @@ namespace {
 
 constexpr int32_t kNoRoute = 255;  // OpenSM's OSM_NO_PATH
 
-/// Who holds a LID, as a node of the fabric (or -1), and whether it is a switch.
+// Unicast LIDs are 0x0001-0xBFFF (IBA vol. 1, 4.1.3); 0xC000 and up are multicast, which
+// LFTs do not hold (dump_lfts and OpenSM dump up to 0xBFFF at most).
+constexpr uint64_t kMaxUnicastLid = 0xBFFF;
+
+// A port with LMC k answers to the 2^k LIDs from its base LID on; LMC is at most 7.
+constexpr int32_t kMaxLidsPerPort = 128;
+
+/// A LID field: a unicast LID, or 0 if `zero_ok`. A larger number is an error, not a LID
+/// cut to 16 bits.
+int32_t unicast_lid(const LineReader& in, std::string_view s, const std::string& field, bool zero_ok) {
+  const uint64_t lid = in.hex(s, field);
+  if (lid > kMaxUnicastLid || (lid == 0 && !zero_ok))
+    in.fail(field, "'" + std::string(s) + "' is not a unicast LID (0x0001-0xBFFF)");
+  return static_cast<int32_t>(lid);
+}
+
+/// Who holds a LID, as a node of the fabric (or -1), and whether it is a switch or a SHARP
+/// aggregation node (neither is a destination daqnet routes to).
 struct LidOwner {
   NodeId node = -1;
   bool is_switch = false;
+  bool aggregation = false;
 };
 
 /// Fabric nodes by GUID and by name, for resolving what the files name.
@@ -37,8 +57,10 @@ struct NodeIndex {
   }
   std::optional<NodeId> find(uint64_t guid, std::string_view description, bool is_switch) const {
     if (!by_guid.empty()) {
+      // Of the kind asked for: a host's entry at a switch's GUID is no host (nor a node to index by).
       const auto it = by_guid.find(guid);
-      return it == by_guid.end() ? std::nullopt : std::optional<NodeId>(it->second);
+      if (it == by_guid.end() || fabric.node(it->second).is_host == is_switch) return std::nullopt;
+      return it->second;
     }
     const auto n = fabric.find(fabric::ib_node_name(description, is_switch));
     if (n && fabric.node(*n).is_host == !is_switch) return n;
@@ -78,9 +100,10 @@ std::unordered_map<int32_t, LidOwner> read_subnet_lst(const std::string& path, c
       const uint64_t guid = in.hex(field("NodeGUID:"), "NodeGUID");
       const size_t d0 = rec.find('{'), d1 = rec.rfind('}');
       const auto desc = d0 == std::string_view::npos || d1 <= d0 ? std::string_view() : rec.substr(d0 + 1, d1 - d0 - 1);
-      const auto lid = static_cast<int32_t>(in.hex(field("LID:"), "LID"));
+      const int32_t lid = unicast_lid(in, field("LID:"), "LID", false);
       const auto node = index.find(guid, desc, is_switch);
-      const auto [it, added] = owners.emplace(lid, LidOwner{node.value_or(-1), is_switch});
+      const bool aggregation = !is_switch && fabric::is_aggregation_node(desc);
+      const auto [it, added] = owners.emplace(lid, LidOwner{node.value_or(-1), is_switch, aggregation});
       if (added) {
         first_line[lid] = in.lineno();
       } else if (it->second.node != node.value_or(-1) || it->second.is_switch != is_switch) {
@@ -115,19 +138,22 @@ std::pair<uint64_t, std::string_view> switch_header(std::string_view line, const
 struct EntryNote {
   bool present = false;
   bool is_switch = false;
+  bool lmc_alias = false;  // ibroute's "(path #k out of n: portguid 0x…)": not a base LID
   uint64_t port_guid = 0;
   std::string_view name;
 };
 
 EntryNote entry_note(std::string_view rest, const LineReader& in) {
   EntryNote note;
+  // ibroute (dump_lfts) names the node at a port's base LID only, and marks the port's
+  // other LIDs (LMC > 0) "path #2 out of 4" and on: LIDs daqnet does not route to.
+  note.lmc_alias = rest.find("(path #") != std::string_view::npos;
   const size_t pg = rest.find("portguid ");
-  if (pg == std::string_view::npos) return note;
+  if (note.lmc_alias || pg == std::string_view::npos) return note;
   note.present = true;
   note.is_switch = rest.substr(0, pg).find("Switch") != std::string_view::npos;
   auto v = rest.substr(pg + 9);
-  const size_t colon = v.find(':');
-  note.port_guid = in.hex(trim(v.substr(0, colon)), "portguid");
+  note.port_guid = in.hex(v.substr(0, v.find_first_of(":) \t")), "portguid");
   const size_t q0 = v.find('\''), q1 = v.rfind('\'');
   if (q0 != std::string_view::npos && q1 > q0) note.name = v.substr(q0 + 1, q1 - q0 - 1);
   return note;
@@ -151,24 +177,24 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
   int64_t entries = 0;
   std::string_view line;
 
-  // The fabric node of a destination LID; -1 for a switch or an extra LID of an LMC range.
+  // The fabric host a destination LID reaches (maybe at one of its LMC LIDs), or -1 for a
+  // switch, a SHARP aggregation node or an LMC LID ibroute marks as such.
   const auto resolve = [&](int32_t lid, const EntryNote& note) -> NodeId {
     if (!index.by_lid.empty()) {
       if (const auto it = index.by_lid.find(lid); it != index.by_lid.end())
         return f.node(it->second).is_host ? it->second : -1;
     } else if (!subnet.empty()) {
       if (const auto it = subnet.find(lid); it != subnet.end()) {
-        if (it->second.is_switch) return -1;
+        if (it->second.is_switch || it->second.aggregation) return -1;
         if (it->second.node >= 0) return it->second.node;
       }
-    } else if (note.present) {
-      if (note.is_switch) return -1;
-      if (const auto n = index.find(note.port_guid, note.name, false)) return *n;
     }
-    if (note.present && note.is_switch) return -1;
-    if (note.present && !index.by_lid.empty()) {
-      // A LID the topology does not list, on a port it knows: an LMC alias of that port.
-      if (const auto n = index.find(note.port_guid, note.name, false); n && f.node(*n).lid != lid) return -1;
+    if (note.lmc_alias) return -1;
+    // A LID neither the topology nor the subnet list holds (they list base LIDs): by the
+    // port the line names, which may be another LID of that port (LMC > 0).
+    if (note.present) {
+      if (note.is_switch || fabric::is_aggregation_node(note.name)) return -1;
+      if (const auto n = index.find(note.port_guid, note.name, false)) return *n;
     }
     std::string who = note.present ? " ('" + std::string(note.name) + "')" : "";
     const std::string how = !index.by_lid.empty() ? "the topology's LIDs"
@@ -177,6 +203,24 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
                                 : "the names in the file (give routing.subnet_file, or import the topology)";
     in.fail("destination LID", "LID " + std::to_string(lid) + who + " is no host of the fabric, by " + how);
   };
+
+  // Host entries, applied once every host's base LID is known: the topology's, else the
+  // subnet list's, else the lowest LID the dump names the host at (OpenSM numbers a port's
+  // LMC LIDs up from its base). Entries for the other LIDs of a host are left out.
+  struct Entry {
+    NodeId sw, dst;
+    int32_t lid, port;
+    uint32_t line;
+  };
+  std::vector<Entry> pending;
+  std::vector<int32_t> base_lid(H, 0);
+  for (NodeId h = 0; h < f.num_hosts(); ++h) base_lid[static_cast<size_t>(h)] = f.node(h).lid;
+  for (const auto& [lid, owner] : subnet) {
+    if (owner.node < 0 || owner.is_switch || f.node(owner.node).lid != 0) continue;
+    auto& b = base_lid[static_cast<size_t>(owner.node)];
+    b = b == 0 ? lid : std::min(b, lid);
+  }
+  std::vector<std::map<int32_t, uint32_t>> host_lids(H);  // the LIDs naming each host, first line of each
 
   while (in.next(line)) {
     if (line.empty() || line[0] == '#') continue;
@@ -205,25 +249,59 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
     if (sw < 0) in.fail("line", "a forwarding entry before any 'Unicast lids ... of switch' header");
     size_t sp = line.find_first_of(" \t");
     if (sp == std::string_view::npos) in.fail("output port", "missing (truncated line?)");
-    const auto lid = static_cast<int32_t>(in.hex(line.substr(0, sp), "destination LID"));
+    const auto lid_text = line.substr(0, sp);
+    const int32_t lid = unicast_lid(in, lid_text, "destination LID", true);
     auto rest = trim(line.substr(sp));
     sp = rest.find_first_of(" \t:#");
     const int32_t port = in.decimal(rest.substr(0, sp == std::string_view::npos ? rest.size() : sp), "output port");
+    // No route: what dump_lfts -a prints for unused LIDs (LID 0 among them).
+    if (port == kNoRoute) continue;
+    if (lid == 0) in.fail("destination LID", "'" + std::string(lid_text) + "' is not a unicast LID (0x0001-0xBFFF)");
     const EntryNote note = entry_note(sp == std::string_view::npos ? std::string_view() : rest.substr(sp), in);
     const NodeId dst = resolve(lid, note);
-    if (dst < 0 || port == kNoRoute || port == 0) continue;
-    const auto& node = f.node(sw);
-    if (port < 0 || port >= static_cast<int32_t>(node.ports.size()))
-      in.fail("output port", "switch " + node.name + " has no port " + std::to_string(port) + " (ports 1.." +
-                                 std::to_string(node.ports.size() - 1) + ")");
-    if (node.ports[static_cast<size_t>(port)].peer < 0)
-      in.fail("output port", "port " + std::to_string(port) + " of switch " + node.name + " is not cabled");
-    auto& seen = entry_line[static_cast<size_t>(sw - f.num_hosts()) * H + static_cast<size_t>(dst)];
+    if (dst < 0) continue;
+    host_lids[static_cast<size_t>(dst)].emplace(lid, in.lineno());
+    pending.push_back(Entry{sw, dst, lid, port, in.lineno()});
+  }
+  // A host's LIDs must be one LMC range: consecutive from its base, 2^LMC <= 128 of them.
+  // Otherwise a line names the wrong host (an entry at another host's LID would be lost).
+  for (size_t h = 0; h < H; ++h) {
+    const auto& lids = host_lids[h];
+    if (lids.empty()) continue;
+    const bool known = base_lid[h] != 0;
+    if (!known) base_lid[h] = lids.begin()->first;
+    const std::string base = known ? "whose base LID is " + std::to_string(base_lid[h])
+                                   : "whose lowest LID here is " + std::to_string(base_lid[h]) + " (line " +
+                                         std::to_string(lids.begin()->second) + ")";
+    int32_t next = base_lid[h];
+    for (const auto& [lid, at] : lids) {
+      const bool in_range = lid == next && lid - base_lid[h] < kMaxLidsPerPort;
+      ++next;
+      if (!in_range)
+        in.fail_at(at, "destination LID",
+                   "LID " + std::to_string(lid) + " names host " + f.node(static_cast<NodeId>(h)).name + ", " + base +
+                       ": a port's LIDs run on from its base LID (LMC > 0), at most 128");
+    }
+  }
+  for (const Entry& e : pending) {
+    const auto d = static_cast<size_t>(e.dst);
+    if (e.lid != base_lid[d]) continue;  // another LID of the host's port (LMC > 0)
+    if (e.port == 0) continue;
+    const auto& node = f.node(e.sw);
+    if (e.port < 0 || e.port >= static_cast<int32_t>(node.ports.size()))
+      in.fail_at(e.line, "output port",
+                 "switch " + node.name + " has no port " + std::to_string(e.port) + " (ports 1.." +
+                     std::to_string(node.ports.size() - 1) + ")");
+    if (node.ports[static_cast<size_t>(e.port)].peer < 0)
+      in.fail_at(e.line, "output port",
+                 "port " + std::to_string(e.port) + " of switch " + node.name + " is not cabled");
+    auto& seen = entry_line[static_cast<size_t>(e.sw - f.num_hosts()) * H + d];
     if (seen != 0)
-      in.fail("destination LID", "second entry of switch " + node.name + " for " + f.node(dst).name +
-                                     " (first at line " + std::to_string(seen) + ")");
-    seen = in.lineno();
-    r->set_port(sw, dst, port);
+      in.fail_at(e.line, "destination LID",
+                 "second entry of switch " + node.name + " for " + f.node(e.dst).name + " (first at line " +
+                     std::to_string(seen) + ")");
+    seen = e.line;
+    r->set_port(e.sw, e.dst, e.port);
     ++entries;
   }
   if (entries == 0)

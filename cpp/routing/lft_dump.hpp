@@ -18,10 +18,13 @@
 namespace daqnet::routing {
 
 /// Forwarding tables for `fabric` read from an LFT dump; `subnet_path` ("" for none) is an
-/// opensm-subnet.lst giving each LID's node. Entries for switch LIDs, and for the extra
-/// LIDs of a port with LMC > 0, are skipped: daqnet routes to each host's base LID.
-/// Errors (unknown switch or LID, a port beyond the switch or not cabled, a duplicate
-/// entry, a route that loops or black-holes) name the file, the line and the field.
+/// opensm-subnet.lst giving each LID's node. Entries for switch LIDs, SHARP aggregation
+/// nodes, and the other LIDs of a port with LMC > 0, are skipped: daqnet routes to each
+/// host's base LID (the topology's, else the subnet list's, else the lowest LID the dump
+/// names the host at); another LID must lie in the 128 an LMC range can hold above it.
+/// Errors (unknown switch or LID, a LID outside 0x0001-0xBFFF, a port beyond the switch or
+/// not cabled, a duplicate entry, a route that loops or black-holes) name the file, the
+/// line and the field.
 std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>& fabric, const std::string& path,
                                             const std::string& subnet_path = "");
 
