@@ -240,6 +240,17 @@ def test_uplink_clashes_are_the_barrels_leaf_to_spine_conflicts(tmp_path, capsys
     assert sum(x.clashes_per_step for x in u.leaves) * (pl.ranks - 1) == pytest.approx(expected)
 
 
+def test_uplink_clashes_of_ranks_all_on_one_leaf(tmp_path):
+    # Every destination on the leaf itself: no up-port is used (this raised a ValueError).
+    from daqnet import Scenario
+    from daqnet.analysis.uplinks import uplink_usage
+
+    p = tmp_path / "s.toml"
+    p.write_text("[fabric]\nradix = 8\nhosts = 4\n")
+    _, r, pl, _ = Scenario.load(p).build()
+    assert [x.clashes_per_step for x in uplink_usage(r, pl).leaves] == [0.0]
+
+
 def test_uplink_usage_tells_regular_from_irregular_tables(tmp_path):
     from daqnet.analysis.uplinks import uplink_usage
     from daqnet.report.uplinks import plot_uplinks, uplinks_summary

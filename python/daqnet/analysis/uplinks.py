@@ -62,6 +62,8 @@ def _clashes_per_step(ports: np.ndarray, senders: np.ndarray) -> float:
     if n < 2 or len(senders) == 0:
         return 0.0
     u = int(ports.max(initial=-1)) + 1
+    if u == 0:  # every destination on the leaf itself
+        return 0.0
     # Sender i's destinations over steps 1 .. n-1 are ports[i+1 : i+n] of the ports twice
     # over: rows of a sliding window, no modulo. Per (step, port), the destinations through
     # it; each beyond the first is a conflict. A block of steps at a time: bounded memory.

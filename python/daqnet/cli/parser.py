@@ -164,8 +164,8 @@ def parser() -> argparse.ArgumentParser:
         "uplinks",
         help="up-port usage per leaf: which up-port each table uses towards each rank",
         description="For every leaf, the up-port its forwarding table sends each placed rank "
-        "to, in rank order, with destinations per up-port and clashes per window of "
-        "consecutive ranks: irregular tables at a glance.",
+        "to, in rank order, with destinations per up-port and its up-link conflicts per "
+        "barrel step (clashes): irregular tables at a glance.",
     )
     scenario_args(u)
     json_arg(u)
