@@ -125,6 +125,19 @@ def test_a_failed_export_keeps_the_file_and_names_the_users_path(tmp_path, capsy
     assert f"error: {missing}: cannot write here: No such file" in capsys.readouterr().err
 
 
+def test_export_to_a_pipe_and_through_a_link(tmp_path, capfd):
+    # Not a regular file: written as it is (a temporary file renamed over /dev/stdout would
+    # replace the link). A link to a file: the file is replaced, the link stays.
+    scen = write_scenario(tmp_path, "[fabric]\nradix = 8\nhosts = 8\n")
+    assert main(["export", str(scen), "--format", "dot", "-o", "/dev/stdout"]) == 0
+    assert "graph fabric {" in capfd.readouterr().out and Path("/dev/stdout").is_symlink()
+    (tmp_path / "link.dot").symlink_to(tmp_path / "real.dot")
+    assert main(["export", str(scen), "--format", "dot", "-o", str(tmp_path / "link.dot")]) == 0
+    assert (tmp_path / "link.dot").is_symlink() and "graph fabric {" in (
+        tmp_path / "real.dot"
+    ).read_text()
+
+
 def test_export_refuses_multipath_for_simgrid(tmp_path, capsys):
     from daqnet.io.simgrid_platform import write_simgrid_platform
 

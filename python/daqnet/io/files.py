@@ -93,10 +93,15 @@ def atomic_path(path: str | Path, mode: int | None = None) -> Iterator[str]:
     # Named as the user gave it: the temporary file's name in the message would puzzle.
     if path.is_dir():
         raise DaqnetError(f"{path}: is a directory (give a file name)")
+    # /dev/stdout, a pipe: written as it is (a rename would replace the device's link).
+    if str(path).startswith(("/dev/", "/proc/")) or (path.exists() and not path.is_file()):
+        yield str(path)
+        return
+    given, path = path, Path(os.path.realpath(path))  # a link: the file it names is replaced
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as err:
-        raise DaqnetError(f"{path}: cannot write here: {err.strerror}") from None
+        raise DaqnetError(f"{given}: cannot write here: {err.strerror}") from None
     os.close(fd)
     try:
         yield tmp
@@ -106,7 +111,7 @@ def atomic_path(path: str | Path, mode: int | None = None) -> Iterator[str]:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(err, (DaqnetError, CoreError)) and tmp in str(err):  # the writer named it
-            raise DaqnetError(str(err).replace(tmp, str(path))) from None
+            raise DaqnetError(str(err).replace(tmp, str(given))) from None
         raise
 
 
