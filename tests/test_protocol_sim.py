@@ -268,10 +268,10 @@ from daqnet import Scenario, _core
 from daqnet.simulate import simulate
 core = _core.simulate.simulate_protocol
 def late(*args, **kwargs):  # the core never looks (period): the Ctrl-C is pending at its end
-    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT)).start()
     return core(*args, **{**kwargs, "period_seconds": 1e9})
 _core.simulate.simulate_protocol = late
-r = simulate(Scenario.load(sys.argv[1], ["bench.credits=1024"]))
+r = simulate(Scenario.load(sys.argv[1], ["bench.credits=2048"]))
 print(r["interrupted"], r["events_built"])
 """
 
@@ -279,7 +279,7 @@ print(r["interrupted"], r["events_built"])
 def test_a_ctrl_c_after_the_cores_last_look_keeps_the_run(tmp_path):
     # Python raised a Ctrl-C left pending as the result came back: a run that had finished
     # was lost whole. Now it counts as an interrupt, with the result as it is (complete here).
-    # Four nodes and 1024 credits each: few, heavy steps, about a second.
+    # Four nodes and 2048 credits each: few, heavy steps, seconds (the signal comes at 0.1 s).
     p = tmp_path / "four.toml"
     p.write_text(
         "[fabric]\nkind = 'fat-tree'\nradix = 8\nhosts = 4\n"
@@ -291,7 +291,7 @@ def test_a_ctrl_c_after_the_cores_last_look_keeps_the_run(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == [
         "True",
-        str(2 * 4 * 1024),
+        str(2 * 4 * 2048),
     ]  # two rounds of 4 nodes with 1024 credits
 
 
