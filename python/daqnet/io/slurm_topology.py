@@ -134,7 +134,8 @@ def _in_port_order(names: list[str]) -> str:
     parts: list[str] = []
     run: list[str] = []
     for name in names:
-        if run and expand(collect([*run, name]), "") != [*run, name]:
+        # In collect's order pairwise, so the whole run is (its order is a sort): linear.
+        if run and expand(collect([run[-1], name]), "") != [run[-1], name]:
             parts.append(collect(run))
             run = []
         run.append(name)
