@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from pathlib import Path
 from typing import Any
 
@@ -124,31 +124,48 @@ def _inbox(comm: Any, MPI: Any) -> list[tuple[int, int, Any]]:
     return got
 
 
-def _stop_all(comm: Any, code: int) -> None:
+def _stop_all(comm: Any, code: int, gone: Container[int] = ()) -> None:
+    """Tell every other rank to stop (with `code`), bar those `gone` (their last message came:
+    they are finishing MPI and would never take it)."""
     for r in range(1, comm.Get_size()):
-        comm.isend(code, dest=r, tag=_STOP)
+        if r not in gone:
+            comm.isend(code, dest=r, tag=_STOP)
 
 
 class _Interrupted(Exception):
-    """Rank 0 heard that another rank was interrupted (its last rows are `rows`)."""
+    """Rank 0 heard that another rank was interrupted: so is the scan."""
 
-    def __init__(self, rank: int, rows: list[tuple[int, dict[str, Any]]]):
-        self.rank, self.rows = rank, rows
+
+def _store(
+    collector: Collector, messages: list[tuple[int, int, Any]], heard: set[int]
+) -> str | None:
+    """Every row of a batch of messages (a rank's last message holds its last rows; its rank
+    goes into `heard`); the first failure reported, if any. The whole batch first: what
+    comes after a last message or a failure in it is not thrown away."""
+    failure = None
+    for tag, src, payload in messages:
+        if tag == _ROW:
+            collector.add(*payload)
+        elif tag == _LAST:
+            for row in payload:
+                collector.add(*row)
+            heard.add(src)
+        elif tag == _FAIL and failure is None:
+            failure = f"rank {src}: {payload}"
+    return failure
 
 
 def _last_rows(comm: Any, MPI: Any, collector: Collector, heard: set[int]) -> list[int]:
     """After an interrupt, on rank 0: every row the other ranks finished, up to their last
-    message (`heard`: ranks whose last message came already); the ranks that stayed silent."""
+    message (`heard`: ranks whose last message came already); the ranks that stayed silent.
+    A second Ctrl-C stops the wait."""
     deadline = time.monotonic() + _LAST_WAIT
-    while len(heard) < comm.Get_size() - 1 and time.monotonic() < deadline:
-        for tag, src, payload in _inbox(comm, MPI):
-            if tag == _ROW:
-                collector.add(*payload)
-            elif tag == _LAST:
-                for row in payload:
-                    collector.add(*row)
-                heard.add(src)
-        time.sleep(_POLL)
+    try:
+        while len(heard) < comm.Get_size() - 1 and time.monotonic() < deadline:
+            _store(collector, _inbox(comm, MPI), heard)
+            time.sleep(_POLL)
+    except KeyboardInterrupt:
+        pass
     return sorted(set(range(1, comm.Get_size())) - heard)
 
 
@@ -205,30 +222,28 @@ def _root(
     progress = make_progress()
     collector = Collector(plan, out, jobs, size, progress, request.table_format)
     runner = LocalRunner(plan.points[0::size], jobs)
+    heard: set[int] = set()  # ranks whose last message came
+    batch: list[tuple[int, int, Any]] = []  # messages received, maybe not stored yet
     try:
         while len(collector.rows) < len(plan.points):
             if runner.done:
                 time.sleep(_POLL)
             for index, metrics in runner.poll(_POLL):
                 collector.add(index, metrics)
-            for tag, src, payload in _inbox(comm, MPI):
-                if tag == _ROW:
-                    collector.add(*payload)
-                elif tag == _FAIL:
-                    raise DaqnetError(f"rank {src}: {payload}")
-                elif tag == _LAST:  # that rank alone was interrupted: so is the scan
-                    raise _Interrupted(src, payload)
-    except (KeyboardInterrupt, _Interrupted) as stop:
+            batch = _inbox(comm, MPI)
+            failure = _store(collector, batch, heard)
+            batch = []
+            if failure:
+                raise DaqnetError(failure)
+            if heard and len(collector.rows) < len(plan.points):
+                raise _Interrupted  # a rank alone was interrupted (its last rows are in)
+    except (KeyboardInterrupt, _Interrupted):
         salvaged = runner.salvage()  # rows this rank's workers finished meanwhile
         runner.close()
         for index, metrics in salvaged:
             collector.add(index, metrics)
-        heard = set()
-        if isinstance(stop, _Interrupted):
-            for row in stop.rows:
-                collector.add(*row)
-            heard.add(stop.rank)
-        _stop_all(comm, 130)
+        _store(collector, batch, heard)  # a batch a Ctrl-C cut short (storing twice is harmless)
+        _stop_all(comm, 130, heard)
         silent = _last_rows(comm, MPI, collector, heard)
         if silent:
             print(
@@ -240,13 +255,13 @@ def _root(
         doc = collector.flush("interrupted")
     except BaseException as err:
         runner.close()
-        _stop_all(comm, 2)
+        _stop_all(comm, 2, heard)
         collector.flush("failed", str(err) or type(err).__name__)
         raise
     else:
         runner.close(kill=False)
         doc = collector.flush("finished")
-        _stop_all(comm, 0)
+        _stop_all(comm, 0, heard)
     finally:
         progress.close()
     return doc, out
