@@ -453,7 +453,6 @@ private:
       schedule_after(routes_.latency(k), Kind::start_flow, 0, 0, static_cast<int64_t>(tag_of(id, k)));
   }
 
-  // One flow of a transfer ends; the transfer ends with its last.
   // A flow's bytes are all there: counted as delivered and as carried by its links.
   void arrived(uint64_t tag) {
     const Transfer& t = transfers_[id_of(tag)];
@@ -462,6 +461,7 @@ private:
     if (t.ru != t.bu) add_link_bytes(t, path_of(tag), t.total * share);
   }
 
+  // One flow of a transfer ends (arrived() counted its bytes); the transfer ends with its last.
   void flow_done(uint64_t tag) {
     const size_t id = id_of(tag);
     Transfer& moving = transfers_[id];

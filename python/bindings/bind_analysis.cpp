@@ -85,8 +85,7 @@ void bind_analysis(nb::module_& m) {
           nb::gil_scoped_release nogil;
           r = analyze_conflicts(routing, as_span(placement), schedule, cb, period, threads);
         }
-        py.last_check();
-        py.rethrow();
+        py.finish();
         const bool keyboard_interrupt = py.keyboard_interrupt;
         return nb::make_tuple(std::move(r), keyboard_interrupt);
       },
@@ -157,8 +156,7 @@ void bind_analysis(nb::module_& m) {
           nb::gil_scoped_release nogil;
           r = improve_rank_order(routing, as_span(placement), schedule, seed, max_moves, cb);
         }
-        py.last_check();
-        py.rethrow();
+        py.finish();
         const bool keyboard_interrupt = py.keyboard_interrupt;
         return nb::make_tuple(std::move(r), keyboard_interrupt);
       },
@@ -189,8 +187,7 @@ void bind_analysis(nb::module_& m) {
           nb::gil_scoped_release nogil;
           steps = conflict_free_random_steps(routing, as_span(placement), ranks, seed, cb);
         }
-        py.last_check();
-        py.rethrow();
+        py.finish();
         const bool keyboard_interrupt = py.keyboard_interrupt;
         return nb::make_tuple(steps_to_numpy(std::move(steps)), keyboard_interrupt);
       },

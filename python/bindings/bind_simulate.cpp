@@ -203,8 +203,7 @@ void bind_simulate(nb::module_& m) {
               model, span_of(placement), schedule, message_bytes, ideal, [&](int64_t d, int64_t t) { return py(d, t); },
               period, threads, reuse);
         }
-        py.last_check();
-        py.rethrow();
+        py.finish();
         r.interrupted = r.interrupted || py.keyboard_interrupt;  // Ctrl-C in the last step too
         return r;
       },
@@ -246,8 +245,7 @@ void bind_simulate(nb::module_& m) {
           r = simulate_protocol(
               model, span_of(node_host), config, o, [&](int64_t d, int64_t t) { return py(d, t); }, period);
         }
-        py.last_check();
-        py.rethrow();
+        py.finish();
         r.interrupted = r.interrupted || py.keyboard_interrupt;
         return r;
       },

@@ -15,7 +15,8 @@ namespace nb = nanobind;
 
 /// A long loop runs without the GIL; this callback takes it back now and then to report
 /// progress to Python and to notice Ctrl-C, which stops the loop with what it did so far.
-/// After the loop, rethrow() raises any other Python error the callback met.
+/// After the loop, finish() notes a Ctrl-C still pending and raises any other Python error
+/// the callback met.
 struct PyProgress {
   nb::object callback;
   bool keyboard_interrupt = false;
@@ -38,17 +39,19 @@ struct PyProgress {
   void rethrow() {
     if (failure) throw std::move(*failure);
   }
-  /// After the loop, with the GIL: a Ctrl-C that came since the last call counts too. Left
+  /// After the loop, with the GIL: a Ctrl-C that came since the last call counts too (left
   /// pending, Python raised it as the result came back, which lost a finished run whole;
-  /// seen here, it stops what follows (a scan's next point, the command) and the result is
-  /// kept, complete as it is.
-  void last_check() {
-    if (PyErr_CheckSignals() == 0) return;
-    nb::python_error e;
-    if (e.matches(PyExc_KeyboardInterrupt))
-      keyboard_interrupt = true;
-    else if (!failure)
-      failure.emplace(std::move(e));
+  /// seen here, it stops what follows, a scan's next point or the command, and the result
+  /// is kept, complete as it is); then any other Python error is raised.
+  void finish() {
+    if (PyErr_CheckSignals() != 0) {
+      nb::python_error e;
+      if (e.matches(PyExc_KeyboardInterrupt))
+        keyboard_interrupt = true;
+      else if (!failure)
+        failure.emplace(std::move(e));
+    }
+    rethrow();
   }
 };
 

@@ -94,6 +94,13 @@ def check_protocol(
         raise DaqnetError(
             f"{scenario.source}: bench.mode = {b['mode']!r}: the protocol simulation covers 'event-manager' mode"
         )
+    tasks = scenario.tasks_per_node()
+    if tasks > 1:  # the core said only "two nodes on host 0"
+        raise DaqnetError(
+            f"{scenario.source}: workload.tasks_per_node = {tasks}: the protocol simulation runs "
+            "one event-builder node per host; set workload.tasks_per_node = 1 (bench.processes_per_node "
+            "sets RU and BU processes per node)"
+        )
     ppn = b["processes_per_node"]
     nodes = b["ranks"] // ppn if b["ranks"] and ppn in (1, 2) else placed
     if nodes < 2:
@@ -123,13 +130,6 @@ def simulate_protocol(
     run length is the benchmark's, set by the calling command (:func:`protocol_run_length`).
     """
     fabric, routing, placement, _ = stages or scenario.build()
-    tasks = scenario.tasks_per_node()
-    if tasks > 1:  # the core said only "two nodes on host 0"
-        raise DaqnetError(
-            f"{scenario.source}: workload.tasks_per_node = {tasks}: the protocol simulation runs "
-            "one event-builder node per host; set workload.tasks_per_node = 1 (bench.processes_per_node "
-            "sets RU and BU processes per node)"
-        )
     nodes, cfg = check_protocol(scenario, placement.ranks, as_bench)
     run = protocol_run_length(scenario, nodes, as_bench)
     s = scenario["simulate"]
