@@ -1,15 +1,12 @@
 #include "evb/mpi_transport.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <climits>
-#include <ctime>
 #include <string>
 
 namespace daqnet::evb {
 
-MpiTransport::MpiTransport(MPI_Comm comm, WaitMode wait) : wait_(wait) {
+MpiTransport::MpiTransport(MPI_Comm comm, WaitMode wait) : pause_(wait) {
   check(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
   // Errors come back as codes, so a dead peer becomes a TransportError instead of an abort
   // (where the MPI library can tell at all).
@@ -89,22 +86,8 @@ void MpiTransport::progress(std::vector<Completion>& out, double timeout_seconds
     free_.push_back(i);
     --active_;
   }
-  if (done > 0 || timeout_seconds <= 0) {
-    idle_polls_ = 0;
-    return;
-  }
-  // Nothing completed. MPI only moves data inside MPI calls, so waiting means polling
-  // again; the wait mode decides what happens to the core in between.
-  ++idle_polls_;
-  if (wait_ == WaitMode::sleep && idle_polls_ > 64) {
-    // Sleep grows from 1 µs to 64 µs while idle: short enough not to starve large
-    // transfers that need this rank's progress, long enough to free the core.
-    long ns = std::min(64000L, 1000L << std::min(6, (idle_polls_ - 64) / 16));
-    timespec ts{0, ns};
-    nanosleep(&ts, nullptr);
-  } else if (wait_ == WaitMode::yield || wait_ == WaitMode::sleep) {  // sleep mode: its first 64 idle polls
-    sched_yield();
-  }
+  // MPI only moves data inside MPI calls, so an idle rank polls again after a pause.
+  pause_.after_poll(done > 0, timeout_seconds);
 }
 
 void MpiTransport::cancel_receives() {

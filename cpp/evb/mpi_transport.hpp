@@ -38,7 +38,7 @@ private:
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 0;
-  WaitMode wait_;
+  PollPause pause_;
   // Requests live in one array so MPI_Testsome scans them in one call; freed slots hold
   // MPI_REQUEST_NULL, which MPI_Testsome ignores.
   std::vector<MPI_Request> requests_;
@@ -47,7 +47,6 @@ private:
   std::vector<int> indices_;
   std::vector<MPI_Status> statuses_;
   std::size_t active_ = 0;
-  int idle_polls_ = 0;
 };
 
 }  // namespace daqnet::evb

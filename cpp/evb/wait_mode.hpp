@@ -12,4 +12,16 @@ enum class WaitMode { busy, yield, sleep };
 
 WaitMode parse_wait_mode(const std::string& text);  // throws std::invalid_argument
 
+// What a polling transport (MPI, libfabric: data moves only inside their calls) does after a
+// poll: nothing after one that completed something, else what its wait mode says.
+class PollPause {
+public:
+  explicit PollPause(WaitMode mode) : mode_(mode) {}
+  void after_poll(bool completed, double timeout_seconds);
+
+private:
+  WaitMode mode_;
+  int idle_polls_ = 0;
+};
+
 }  // namespace daqnet::evb
