@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import libfabric_build
 import pytest
 from daqnet.bench.shm import PREFIXES, mapped_segments
 
@@ -379,7 +380,17 @@ def _evb_pids(out: Path) -> list[int]:
     return sorted(pids)
 
 
-@pytest.mark.parametrize("transport", ["mpi", "tcp"])
+@pytest.mark.parametrize(
+    "transport",
+    [
+        "mpi",
+        "tcp",
+        pytest.param(
+            "libfabric",
+            marks=pytest.mark.skipif(not libfabric_build.built(), reason=libfabric_build.MISSING),
+        ),
+    ],
+)
 def test_killed_rank_stops_the_run_with_partial_results(tmp_path, transport):
     proc = _start(tmp_path, f"bench.transport={transport}")
     out = tmp_path / "out"

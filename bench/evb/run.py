@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Benchmark: the real event builder against MPI_Alltoall and an Isend/Irecv all-to-all, and
-the TCP transport against iperf3.
+"""Benchmark: the real event builder against MPI_Alltoall and an Isend/Irecv all-to-all, the
+TCP transport against iperf3, and the libfabric transport against both references.
 
     python3 bench/evb/run.py                    # full: 4 ranks, 1 MiB fragments, every protocol x schedule
     python3 bench/evb/run.py --write-baseline   # ... and write bench/evb/baseline.json
@@ -22,6 +22,12 @@ bench.progress=sleep (idle ranks sleep after 64 polls instead of yielding at eve
 Part 2 measures daqnet's own TCP transport between one pair of ranks (--baseline p2p, one way,
 1 MiB messages for bench.baseline_seconds) against iperf3 on loopback (one stream, 1 MiB
 writes, as many seconds), and the TCP event builder itself, --repeat times in turn.
+
+Part 3 measures the libfabric transport the same way (one pair, --baseline p2p): its tcp
+provider on loopback against iperf3 of the same run, and its shm provider against the MPI
+transport's p2p (MPICH's own shared-memory path), also in turn. Without the libfabric
+transport in this build (no libfabric-dev), part 3 says so; under --check with
+DAQNET_REQUIRE_ALL_TESTS=1 that fails.
 """
 
 from __future__ import annotations
@@ -46,6 +52,13 @@ SCHEDULES = ("barrel", "random", "all-at-once")
 
 sys.path.insert(0, str(REPO / "bench"))
 from provenance import git_commit, machine, spread, write_json  # noqa: E402
+
+LIBFABRIC_TCP = [
+    "bench.transport=libfabric",
+    "bench.libfabric_provider=tcp",
+    "bench.libfabric_domain=lo",
+]
+LIBFABRIC_SHM = ["bench.transport=libfabric", "bench.libfabric_provider=shm"]
 
 
 def daqnet_bench(sets: list[str], baseline: str) -> dict:
@@ -136,6 +149,65 @@ def row(label: str, case: dict) -> str:
         f"{case['isend_gbps']['median']:7.1f}  {ratio('alltoall')}  {ratio('isend')}  "
         f"{case['latency_p50_s']['median'] * 1e3:6.2f}  {case['load_average_1min']['median']:4.1f}"
     )
+
+
+def libfabric_built() -> bool:
+    try:
+        from daqnet import _evb_build
+    except ImportError:
+        return False
+    return bool(getattr(_evb_build, "LIBFABRIC", False))
+
+
+def libfabric_part(common: list[str], base_s: int, repeat: int) -> dict | None:
+    """Part 3: libfabric's tcp provider against iperf3, its shm provider against MPI's p2p."""
+    print("\nlibfabric transport, 2 ranks (one pair), 1 MiB messages, one way")
+    if not libfabric_built():
+        print("  not built (apt-get install libfabric-dev pkg-config, then reinstall daqnet)")
+        return None
+    pair = [*common, "bench.ranks=2"]
+    tcps, refs, shms, mpis, endpoints = [], [], [], [], {}
+    for _ in range(repeat):
+        run = daqnet_bench([*pair, *LIBFABRIC_TCP], "p2p")
+        tcps.append(run["baseline"]["throughput_gbps"])
+        endpoints["tcp"] = run.get("fabric_endpoint")
+        ref_run = iperf3(base_s, MESSAGE)
+        if ref_run is not None:
+            refs.append(ref_run)
+        run = daqnet_bench([*pair, *LIBFABRIC_SHM], "p2p")
+        shms.append(run["baseline"]["throughput_gbps"])
+        endpoints["shm"] = run.get("fabric_endpoint")
+        mpis.append(
+            daqnet_bench([*pair, "bench.transport=mpi"], "p2p")["baseline"]["throughput_gbps"]
+        )
+    out: dict = {
+        "endpoints": endpoints,
+        "tcp_p2p_gbps": spread(tcps),
+        "iperf3_gbps": spread(refs) if refs else None,
+        "shm_p2p_gbps": spread(shms),
+        "mpi_p2p_gbps": spread(mpis),
+        "ratio_tcp_iperf3": spread([a / b for a, b in zip(tcps, refs, strict=True)])
+        if refs
+        else None,
+        "ratio_shm_mpi": spread([a / b for a, b in zip(shms, mpis, strict=True)]),
+    }
+
+    def line(label: str, key: str) -> None:
+        g = out[key]
+        print(f"  {label:34} {g['median']:8.2f} Gb/s [{g['min']:.2f}-{g['max']:.2f}]")
+
+    line(f"libfabric {endpoints['tcp']}", "tcp_p2p_gbps")
+    line(f"libfabric {endpoints['shm']}", "shm_p2p_gbps")
+    line("MPI transport p2p", "mpi_p2p_gbps")
+    for label, key in (("tcp / iperf3", "ratio_tcp_iperf3"), ("shm / MPI p2p", "ratio_shm_mpi")):
+        r = out[key]
+        if r is None:
+            print(f"  libfabric {label}: iperf3 not installed")
+        else:
+            print(
+                f"  libfabric {label} = {r['median']:.2f}x [{r['min']:.2f}-{r['max']:.2f}] (median of {repeat} run(s))"
+            )
+    return out
 
 
 def main() -> int:
@@ -238,12 +310,20 @@ def main() -> int:
             f"  daqnet TCP p2p / iperf3 = {tcp_ratio['median']:.2f}x "
             f"[{tcp_ratio['min']:.2f}-{tcp_ratio['max']:.2f}] (median of {repeat} run(s))"
         )
+    fabric = libfabric_part(common, base_s, repeat)
+    if fabric is None and args.check and os.environ.get("DAQNET_REQUIRE_ALL_TESTS") == "1":
+        print("FAILED: no libfabric transport under DAQNET_REQUIRE_ALL_TESTS=1", file=sys.stderr)
+        return 1
     if args.check:
         ok = (
             all(c["evb_gbps"]["min"] > 0 for c in cases)
             and all(c[f"{b}_gbps"]["min"] > 0 for c in cases for b in BASELINES)
             and p2p["min"] > 0
             and (ref is None or ref["min"] > 0)
+            and (
+                fabric is None
+                or min(fabric[k]["min"] for k in fabric if k.endswith("_gbps") and fabric[k]) > 0
+            )
         )
         print("ok" if ok else "FAILED")
         return 0 if ok else 1
@@ -280,6 +360,7 @@ def main() -> int:
                     "iperf3_gbps": ref,
                     "ratio_p2p_iperf3": tcp_ratio,
                 },
+                "libfabric": fabric,
             },
         )
     return 0

@@ -66,6 +66,7 @@ struct Config {
   int tcp_socket_buffer_bytes{};
   bool tcp_control_connection{};
   int tcp_control_dscp{};
+  std::string libfabric_provider, libfabric_domain;
   std::string baseline;
   double baseline_seconds{};
   std::int64_t fault_corrupt_every{};    // test hook: RU 0 corrupts every N-th fragment

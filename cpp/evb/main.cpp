@@ -29,6 +29,9 @@
 #include "evb/shm_names.hpp"
 #include "evb/stats.hpp"
 #include "evb/tcp_transport.hpp"
+#ifdef DAQNET_HAVE_LIBFABRIC
+#include "evb/libfabric_transport.hpp"
+#endif
 #include "evb/wait_mode.hpp"
 
 using namespace daqnet::evb;
@@ -159,6 +162,7 @@ int main(int argc, char** argv) {
   }
 
   std::unique_ptr<Transport> transport;
+  std::string fabric_endpoint;  // libfabric: provider, fabric, domain
   try {
     WaitMode wait = parse_wait_mode(config.progress);
     if (config.transport == "tcp") {
@@ -180,6 +184,17 @@ int main(int argc, char** argv) {
           std::size_t{64} << 20, 2 * tcp.max_message_bytes * static_cast<std::size_t>(std::max(1, config.credits)) *
                                      static_cast<std::size_t>(std::max(1, config.processes_per_node)));
       transport = std::make_unique<TcpTransport>(MPI_COMM_WORLD, wait, tcp);
+    } else if (config.transport == "libfabric") {
+#ifdef DAQNET_HAVE_LIBFABRIC
+      auto fabric = std::make_unique<LibfabricTransport>(
+          MPI_COMM_WORLD, wait, LibfabricOptions{config.libfabric_provider, config.libfabric_domain});
+      fabric_endpoint = fabric->endpoint_description();
+      transport = std::move(fabric);
+#else
+      throw TransportError(
+          "transport = libfabric, but this daqnet-evb was built without libfabric (install libfabric-dev, then "
+          "reinstall daqnet)");
+#endif
     } else {
       transport = std::make_unique<MpiTransport>(MPI_COMM_WORLD, wait);
     }
@@ -196,6 +211,7 @@ int main(int argc, char** argv) {
                                                    .add("em_rank", layout.em_rank)
                                                    .add("mpi_library", first)
                                                    .add("transport", transport->name())
+                                                   .add("fabric_endpoint", fabric_endpoint)
                                                    .str());
   }
 

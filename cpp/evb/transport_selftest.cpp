@@ -1,6 +1,6 @@
 // Checks a transport against the semantics of transport.hpp, with 2 to 4 ranks:
-//   mpiexec -n 3 daqnet-transport-selftest mpi|tcp [busy|yield|sleep]
-//       [--address=IP] [--interface=NAME] [--buffer=BYTES] [loop]
+//   mpiexec -n 3 daqnet-transport-selftest mpi|tcp|libfabric [busy|yield|sleep]
+//       [--address=IP] [--interface=NAME] [--buffer=BYTES] [--provider=P] [--domain=D] [loop]
 // One line per check on rank 0, "selftest OK" at the end; any failure aborts the job with a
 // message naming the rank and the check. "loop" keeps the bandwidth phase going for 30 s
 // (to kill a rank by hand and watch the others notice).
@@ -23,6 +23,9 @@
 #include "evb/mpi_transport.hpp"
 #include "evb/shm_names.hpp"
 #include "evb/tcp_transport.hpp"
+#ifdef DAQNET_HAVE_LIBFABRIC
+#include "evb/libfabric_transport.hpp"
+#endif
 
 namespace {
 
@@ -486,18 +489,19 @@ int main(int argc, char** argv) {
   g_rank = rank;
   std::string kind = argc > 1 ? argv[1] : "", wait_name = "sleep";
   TcpOptions options;
+  [[maybe_unused]] std::string provider, domain;  // libfabric
   bool loop = false;
   std::string hostile;   // tcp: only the hostile-peer check, with these bytes (huge|garbage)
   Tag overtake_tag = 0;  // tcp: only the control-overtakes-bulk check, bulk data on this tag
   std::unique_ptr<Transport> transport;
   MPI_Comm comm = MPI_COMM_NULL;
   try {
-    if (kind != "mpi" && kind != "tcp")
+    if (kind != "mpi" && kind != "tcp" && kind != "libfabric")
       fail(
-          "usage: transport_selftest mpi|tcp [busy|yield|sleep] [--address=IP] "
+          "usage: transport_selftest mpi|tcp|libfabric [busy|yield|sleep] [--address=IP] "
           "[--interface=NAME] [--buffer=BYTES] [--connect-delay=S] [--greeting-seconds=S] "
           "[--max-unexpected=BYTES] [--control-lane=FIRST_BULK_TAG] [--overtake=TAG] "
-          "[--hostile=huge|garbage]");
+          "[--hostile=huge|garbage] [--provider=NAME] [--domain=NAME]");
     if (size < 2) fail("needs at least 2 ranks");
     for (int i = 2; i < argc; ++i) {
       std::string arg = argv[i];
@@ -525,17 +529,32 @@ int main(int argc, char** argv) {
         overtake_tag = static_cast<Tag>(std::stoul(tag));
       else if (const char* what = value("--hostile="))
         hostile = what;
+      else if (const char* name = value("--provider="))
+        provider = name;
+      else if (const char* name = value("--domain="))
+        domain = name;
       else
         wait_name = arg;
     }
     WaitMode wait = parse_wait_mode(wait_name);
-    if (kind == "mpi")
+    std::string detail;
+    if (kind == "mpi") {
       transport = std::make_unique<MpiTransport>(MPI_COMM_WORLD, wait);
-    else
+    } else if (kind == "tcp") {
       transport = std::make_unique<TcpTransport>(MPI_COMM_WORLD, wait, options);
+    } else {
+#ifdef DAQNET_HAVE_LIBFABRIC
+      auto fabric = std::make_unique<LibfabricTransport>(MPI_COMM_WORLD, wait, LibfabricOptions{provider, domain});
+      detail = " (" + fabric->endpoint_description() + ")";
+      transport = std::move(fabric);
+#else
+      fail("built without libfabric (install libfabric-dev, then rebuild)");
+#endif
+    }
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     if (rank == 0)
-      std::printf("transport selftest: %s, %d ranks, wait mode %s\n", transport->name(), size, wait_name.c_str());
+      std::printf("transport selftest: %s%s, %d ranks, wait mode %s\n", transport->name(), detail.c_str(), size,
+                  wait_name.c_str());
     Test test{*transport, comm, rank, size, (rank + size - 1) % size, (rank + 1) % size, {}};
     if (overtake_tag > 0 || !hostile.empty()) {  // one TCP check alone
       if (kind != "tcp") fail("--overtake and --hostile are for tcp");

@@ -11,6 +11,7 @@ from __future__ import annotations
 from .collect import collect, latency_percentiles, read_run_config
 from .config import bench_ranks, run_config, run_config_text, write_run_config, write_scenario
 from .launch import (
+    check_transport_built,
     executable,
     first_error,
     keeps_going,
@@ -25,6 +26,7 @@ from .result import BenchResult
 __all__ = [
     "BenchResult",
     "bench_ranks",
+    "check_transport_built",
     "collect",
     "executable",
     "first_error",

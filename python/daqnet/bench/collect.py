@@ -481,6 +481,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
         ranks=n,
         transport=launch.get("transport"),
         mpi_library=launch.get("mpi_library"),
+        fabric_endpoint=launch.get("fabric_endpoint") or None,
         # What was run, from run.cfg: every result says its protocol, credits, sizes ...
         **{k: _typed(cfg[k]) for k in _HEADLINE if k in cfg},
         run_config={k: _typed(v) for k, v in cfg.items() if k not in SECRET_KEYS},

@@ -34,6 +34,7 @@ from .result import BenchResult
 from .shm import RankSegments
 
 __all__ = [
+    "check_transport_built",
     "executable",
     "first_error",
     "launch_command",
@@ -63,6 +64,18 @@ def _build_info() -> ModuleType:
     except ImportError:  # pragma: no cover - a build without the event builder
         raise DaqnetError("daqnet was built without daqnet-evb") from None
     return _evb_build
+
+
+def check_transport_built(scenario: Scenario) -> None:
+    """Refuse bench.transport = 'libfabric' when daqnet-evb was built without it (CMake
+    found no libfabric), before anything is launched."""
+    if scenario["bench"]["transport"] == "libfabric" and not getattr(
+        _build_info(), "LIBFABRIC", False
+    ):
+        raise DaqnetError(
+            f"{scenario.source}: bench.transport = 'libfabric': this daqnet-evb was built without "
+            "libfabric (install libfabric-dev, or libfabric-devel, then reinstall daqnet)"
+        )
 
 
 def uses_mpich_wheel() -> bool:
@@ -184,6 +197,7 @@ def run(
     `on_segments` is told the MPI segments in /dev/shm that the ranks map, once found.
     `stops`: the signals of a larger run this one is part of (daqnet emulate)."""
     cfg = run_config(scenario, baseline)
+    check_transport_built(scenario)
     ranks = bench_ranks(scenario)
     b = scenario["bench"]
     out = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="daqnet-bench-"))

@@ -24,6 +24,8 @@ class BenchResult(Result):
     ranks: int
     transport: str | None
     mpi_library: str | None
+    #: libfabric transport: the provider, fabric and domain it chose ("tcp, 127.0.0.1/32, lo")
+    fabric_endpoint: str | None = optional()
     # What was run, from run.cfg (absent when run.cfg lacks the key)
     mode: str | None = optional()
     protocol: str | None = optional()

@@ -57,6 +57,7 @@ def run_bench(args: argparse.Namespace) -> int:
         out = Path(args.out or "daqnet-bench")
         ensure_dir(out, "--out")
         cfg = bench.run_config(scenario, args.baseline)
+        bench.check_transport_built(scenario)
         bench.write_run_config(cfg, out / "run.cfg", scenario.source)
         bench.write_scenario(scenario, out)
         argv = [bench.executable(), str(out / "run.cfg"), "--out", str(out)]

@@ -13,7 +13,8 @@ __all__ = ["summary"]
 def summary(result: Mapping[str, Any], name: str = "") -> str:
     lat = result["latency_seconds"]
     lines = [
-        f"{name}: {result['status']}, {result['ranks']} ranks, transport {result['transport']}",
+        f"{name}: {result['status']}, {result['ranks']} ranks, transport {result['transport']}"
+        + (f" ({result['fabric_endpoint']})" if result.get("fabric_endpoint") else ""),
         f"  throughput   {quantity(result.get('throughput_gbps'), ' Gb/s')} "
         f"({quantity(result.get('bytes_per_second'), ' GB/s', 1e-9)}) built-event payload, all builders",
         f"  events       {result.get('events_built', 0):,} built in {quantity(result.get('measured_seconds'), ' s')} "

@@ -161,6 +161,8 @@ def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str |
         ("bench", "tcp_socket_buffer_bytes"): ("bench.transport", "tcp"),
         ("bench", "tcp_control_connection"): ("bench.transport", "tcp"),
         ("bench", "tcp_control_dscp"): ("bench.transport", "tcp"),
+        ("bench", "libfabric_provider"): ("bench.transport", "libfabric"),
+        ("bench", "libfabric_domain"): ("bench.transport", "libfabric"),
         ("bench", "senders"): ("bench.mode", "time-frames"),
         ("bench", "receivers"): ("bench.mode", "time-frames"),
         ("bench", "barrier"): ("bench.mode", "time-frames"),
