@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import libfabric_build
 import pytest
 from slurm_cluster import SlurmCluster, missing
 
@@ -96,6 +97,22 @@ def test_bench_srun_with_pmix_names_the_cause(slurm, tmp_path):
     assert r.returncode == 2
     assert "PMIx" in r.stderr and "srun --mpi=pmi2" in r.stderr, r.stderr
     assert not (tmp_path / "out" / "result.json").exists()
+
+
+@pytest.mark.skipif(not libfabric_build.built(), reason=libfabric_build.MISSING)
+def test_bench_over_libfabric_inside_sbatch(slurm, tmp_path):
+    # The libfabric transport bootstraps through MPI, so srun's PMI-2 carries its endpoint
+    # names as mpiexec's does; libfabric's tcp provider then connects the tasks.
+    out = tmp_path / "out"
+    sets = ["--set", "bench.transport=libfabric", "--set", "bench.libfabric_provider=tcp"]
+    cmd = shlex.join([*DAQNET, "bench", str(EXAMPLE), *SETS, *sets, "--json", "--out", str(out)])
+    status, log = sbatch(slurm, tmp_path, cmd + "\n", tasks=4)
+    assert status == 0, log
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["status"] == "finished" and doc["ranks"] == 4 and doc["events_built"] > 0
+    assert doc["transport"] == "libfabric" and doc["fabric_endpoint"].startswith("tcp, ")
+    assert doc["lost_fragments"] == doc["corrupt_fragments"] == 0
+    assert (out / "command.txt").read_text().startswith("srun --ntasks=4 --mpi=pmi2 ")
 
 
 def test_bench_inside_sbatch(slurm, tmp_path):

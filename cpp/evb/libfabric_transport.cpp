@@ -5,6 +5,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -142,13 +143,20 @@ void LibfabricTransport::close() {
 }
 
 std::size_t LibfabricTransport::slot() {
-  if (!free_.empty()) {
-    std::size_t i = free_.back();
-    free_.pop_back();
-    return i;
+  if (free_.empty()) {
+    // A new high of operations under way: double the slots, so that later highs are rare
+    // and release() never grows free_ (allocations after the warm-up are counted).
+    const std::size_t old = ops_.size(), grown = std::max<std::size_t>(256, 2 * old);
+    ops_.resize(grown);
+    free_.reserve(grown);
+    for (std::size_t i = grown; i-- > old;) {
+      ops_[i].index = i;
+      free_.push_back(i);
+    }
   }
-  ops_.emplace_back();
-  return ops_.size() - 1;
+  std::size_t i = free_.back();
+  free_.pop_back();
+  return i;
 }
 
 void LibfabricTransport::send(int peer, Tag tag, const void* buf, std::size_t bytes, std::uint64_t cookie) {
@@ -165,7 +173,6 @@ void LibfabricTransport::send(int peer, Tag tag, const void* buf, std::size_t by
   op.tag = tag;
   op.bytes = bytes;
   op.buf = const_cast<void*>(buf);  // libfabric's send takes void*, and only reads it
-  op.index = i;
   ++active_;
   if (!waiting_.empty() || !post(op)) {
     op.state = Op::State::waiting;
@@ -184,7 +191,6 @@ void LibfabricTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity
   op.tag = tag;
   op.bytes = capacity;
   op.buf = buf;
-  op.index = i;
   ++active_;
   if (!waiting_.empty() || !post(op)) {
     op.state = Op::State::waiting;
@@ -221,7 +227,7 @@ void LibfabricTransport::release(Op& op) {
 }
 
 bool LibfabricTransport::read_completions(std::vector<Completion>& out) {
-  constexpr std::size_t kBatch = 32;
+  constexpr std::size_t kBatch = 64;
   fi_cq_tagged_entry entries[kBatch];
   bool completed = false;
   for (;;) {
@@ -229,7 +235,9 @@ bool LibfabricTransport::read_completions(std::vector<Completion>& out) {
     if (n == -FI_EAGAIN) break;
     if (n == -FI_EAVAIL) {
       fi_cq_err_entry err{};
-      if (fi_cq_readerr(cq_, &err, 0) != 1) continue;
+      if (ssize_t r = fi_cq_readerr(cq_, &err, 0); r != 1)
+        throw TransportError("libfabric: fi_cq_readerr failed on rank " + std::to_string(rank_) + ": " +
+                             error_text(static_cast<int>(r)));
       auto* op = static_cast<Op*>(err.op_context);
       if (op && op->state == Op::State::cancelled) {  // FI_ECANCELED, or whatever ended it
         release(*op);
@@ -256,7 +264,7 @@ bool LibfabricTransport::read_completions(std::vector<Completion>& out) {
       --active_;
       completed = true;
     }
-    if (static_cast<std::size_t>(n) < kBatch) break;
+    break;  // one batch per call: the caller's list never grows past what it has seen
   }
   return completed;
 }
@@ -293,7 +301,7 @@ void LibfabricTransport::progress(std::vector<Completion>& out, double timeout_s
 }
 
 void LibfabricTransport::cancel_receives() {
-  std::deque<std::size_t> sends;
+  std::pmr::deque<std::size_t> sends;
   for (std::size_t i : waiting_) {
     if (ops_[i].kind == Completion::Kind::send) {
       sends.push_back(i);

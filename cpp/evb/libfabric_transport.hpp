@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -94,10 +95,13 @@ private:
   std::size_t max_message_bytes_ = 0;
   // Ops live in a deque (stable addresses: the provider holds them); free_ indexes unused
   // ones. Operations the provider refused with FI_EAGAIN wait in waiting_, in order, and
-  // every later one queues behind them so that per-peer order is kept.
-  std::deque<Op> ops_;
+  // every later one queues behind them so that per-peer order is kept. Both deques take
+  // their blocks from the default memory resource, which daqnet-evb makes a pool that keeps
+  // freed blocks: a FIFO deque frees and takes a block every few dozen operations, and after
+  // the warm-up that must cost no allocation.
+  std::pmr::deque<Op> ops_;
   std::vector<std::size_t> free_;
-  std::deque<std::size_t> waiting_;
+  std::pmr::deque<std::size_t> waiting_;
   std::vector<Completion> early_;  // completions read while cancelling, returned next
   std::size_t active_ = 0;
 };

@@ -319,6 +319,7 @@ int Node::run() {
   for (auto& u : units_) u->start();
 
   std::vector<Completion> done;
+  done.reserve(256);  // completions of one progress call; a new high later would allocate
   double next_report = config_.report_seconds;
   double last_activity = 0;
   std::string status = "finished", error;
