@@ -106,6 +106,6 @@ def test_libfabric_ranks_in_two_network_namespaces(two_namespaces):
     p = subprocess.run([mpiexec(), *spec[1:]], capture_output=True, text=True, timeout=180)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "selftest OK" in p.stdout
-    assert f"libfabric (tcp, 10.77.0.0/24, {two_namespaces[0]})" in p.stdout
+    assert f"libfabric (tcp, 10.77.0.0/24, {two_namespaces[0]}, libfabric " in p.stdout
     # The bandwidth phase alone moves ≥ 1 GiB each way (1 MiB messages for about a second).
     assert _received_bytes(two_namespaces[1]) - before > 2**30

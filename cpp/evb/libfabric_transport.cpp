@@ -6,8 +6,12 @@
 #include <rdma/fi_tagged.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 
 namespace daqnet::evb {
@@ -16,13 +20,12 @@ namespace {
 
 // The wire tag: the sender's rank above the transport's 32-bit tag.
 constexpr int kRankShift = 32;
-constexpr std::uint64_t kRankBits = ~std::uint64_t{0} << kRankShift;
-constexpr int kMaxRanks = 1 << 24;  // providers may keep a few of the top bits for themselves
 
 std::uint64_t wire_tag(int sender, Tag tag) { return (static_cast<std::uint64_t>(sender) << kRankShift) | tag; }
 int sender_of(std::uint64_t wire) { return static_cast<int>(wire >> kRankShift); }
 
 std::string text(const char* s) { return s ? s : "?"; }
+std::string peer_text(int peer) { return peer == kAnySource ? "any rank" : "rank " + std::to_string(peer); }
 
 }  // namespace
 
@@ -37,7 +40,6 @@ LibfabricTransport::LibfabricTransport(MPI_Comm comm, WaitMode wait, const Libfa
                            error_text(err));
   };
   try {
-    if (size_ >= kMaxRanks) throw TransportError("libfabric: at most " + std::to_string(kMaxRanks - 1) + " ranks");
     fi_info* hints = fi_allocinfo();
     if (!hints) throw TransportError("libfabric: fi_allocinfo failed");
     hints->ep_attr->type = FI_EP_RDM;
@@ -50,19 +52,36 @@ LibfabricTransport::LibfabricTransport(MPI_Comm comm, WaitMode wait, const Libfa
     hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
     if (!options.provider.empty()) hints->fabric_attr->prov_name = strdup(options.provider.c_str());
     if (!options.domain.empty()) hints->domain_attr->name = strdup(options.domain.c_str());
+    const std::uint32_t version = fi_version();  // of the library loaded, not the headers
+    const std::string library =
+        "libfabric " + std::to_string(FI_MAJOR(version)) + "." + std::to_string(FI_MINOR(version));
     int err = fi_getinfo(FI_VERSION(1, 9), nullptr, nullptr, 0, hints, &info_);
     fi_freeinfo(hints);  // frees the names too
     if (err || !info_) {
+      const char* forced = std::getenv("FI_PROVIDER");
       std::string which = options.provider.empty() ? "" : " '" + options.provider + "'";
       if (!options.domain.empty()) which += " on domain '" + options.domain + "'";
       throw TransportError("libfabric: no provider" + which +
-                           " offers reliable tagged messages kept in order (FI_EP_RDM, FI_TAGGED, FI_ORDER_SAS): " +
+                           " offers reliable tagged messages kept in order (FI_EP_RDM, FI_TAGGED, FI_ORDER_SAS) in " +
+                           library + (forced ? std::string(" with FI_PROVIDER=") + forced : std::string()) + ": " +
                            error_text(err ? err : -FI_ENODATA) +
-                           "; `fi_info -t FI_EP_RDM -c FI_TAGGED` lists what this host offers");
+                           "; `fi_info -t FI_EP_RDM -c FI_TAGGED` lists what a libfabric offers (the one loaded "
+                           "here may be MPI's own)");
     }
     description_ = text(info_->fabric_attr->prov_name) + ", " + text(info_->fabric_attr->name) + ", " +
-                   text(info_->domain_attr->name);
+                   text(info_->domain_attr->name) + ", " + library;
     max_message_bytes_ = info_->ep_attr->max_msg_size;
+    // The wire tag needs 32 bits for daqnet's tag and enough above them for the largest rank.
+    // Providers match fewer bits than 64 (CXI: 48); mem_tag_format's highest bit says how many.
+    const int rank_bits = std::max(1, static_cast<int>(std::bit_width(static_cast<unsigned>(size_ - 1))));
+    const std::uint64_t format = info_->ep_attr->mem_tag_format;
+    const int tag_bits = format ? static_cast<int>(std::bit_width(format)) : 64;
+    if (kRankShift + rank_bits > tag_bits)
+      throw TransportError("libfabric: provider '" + text(info_->fabric_attr->prov_name) + "' matches " +
+                           std::to_string(tag_bits) + "-bit tags, and " + std::to_string(size_) + " ranks need " +
+                           std::to_string(kRankShift + rank_bits) + " (32 for daqnet's tag, " +
+                           std::to_string(rank_bits) + " for the sender's rank)");
+    any_source_ignore_ = ((std::uint64_t{1} << rank_bits) - 1) << kRankShift;
 
     check(fi_fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric");
     check(fi_domain(fabric_, info_, &domain_, nullptr), "fi_domain");
@@ -79,9 +98,10 @@ LibfabricTransport::LibfabricTransport(MPI_Comm comm, WaitMode wait, const Libfa
     check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)");
     check(fi_enable(ep_), "fi_enable");
 
-    // Every rank's endpoint name, in rank order. Ranks that chose different providers (a
-    // host without the fabric the others use) would get names of different lengths or
-    // kinds: that is refused on every rank alike, before any message goes out.
+    // Every rank's endpoint name, in rank order, with its provider and fabric. Ranks that
+    // chose another provider or fabric (a host without the others' NIC, or on another subnet)
+    // or the same name as another rank (an address every host has, such as lo's) could not
+    // reach each other: refused on every rank alike, before any message goes out.
     std::vector<char> name(256);
     std::size_t length = name.size();
     err = fi_getname(&ep_->fid, name.data(), &length);
@@ -90,27 +110,45 @@ LibfabricTransport::LibfabricTransport(MPI_Comm comm, WaitMode wait, const Libfa
       err = fi_getname(&ep_->fid, name.data(), &length);
     }
     check(err, "fi_getname");
-    const std::size_t kProvider = 64;
-    std::vector<char> mine(kProvider + 8 + length, 0);
-    std::strncpy(mine.data(), info_->fabric_attr->prov_name ? info_->fabric_attr->prov_name : "", kProvider - 1);
-    std::uint64_t name_length = length;
-    std::memcpy(mine.data() + kProvider, &name_length, 8);
-    std::memcpy(mine.data() + kProvider + 8, name.data(), length);
+    constexpr std::size_t kText = 64, kHead = 2 * kText + 8;  // provider, fabric, name length
+    std::vector<char> mine(kHead + length, 0);
+    std::strncpy(mine.data(), text(info_->fabric_attr->prov_name).c_str(), kText - 1);
+    std::strncpy(mine.data() + kText, text(info_->fabric_attr->name).c_str(), kText - 1);
+    const std::uint64_t name_length = length;
+    std::memcpy(mine.data() + 2 * kText, &name_length, 8);
+    std::memcpy(mine.data() + kHead, name.data(), length);
     int record = static_cast<int>(mine.size()), largest = 0;
     MPI_Allreduce(&record, &largest, 1, MPI_INT, MPI_MAX, comm);
     mine.resize(static_cast<std::size_t>(largest), 0);
     std::vector<char> all(static_cast<std::size_t>(largest) * static_cast<std::size_t>(size_));
     MPI_Allgather(mine.data(), largest, MPI_BYTE, all.data(), largest, MPI_BYTE, comm);
+    auto at = [&](int r) { return all.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(largest); };
+    auto length_of = [&](int r) {
+      std::uint64_t n = 0;
+      std::memcpy(&n, at(r) + 2 * kText, 8);
+      return n;
+    };
+    const std::string choose =
+        ": give bench.libfabric_provider and bench.libfabric_domain so every rank uses one fabric";
     std::vector<char> names;
+    std::set<std::string> seen;
     for (int r = 0; r < size_; ++r) {
-      const char* rec = all.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(largest);
-      std::uint64_t their_length = 0;
-      std::memcpy(&their_length, rec + kProvider, 8);
-      if (std::strncmp(rec, all.data(), kProvider) != 0 || their_length != length)
-        throw TransportError("libfabric: rank " + std::to_string(r) + " uses provider '" + std::string(rec) +
-                             "' but rank 0 uses '" + std::string(all.data()) +
-                             "': give bench.libfabric_provider so every rank uses the same");
-      names.insert(names.end(), rec + kProvider + 8, rec + kProvider + 8 + length);
+      const char* rec = at(r);
+      if (std::strncmp(rec, at(0), 2 * kText) != 0)
+        throw TransportError("libfabric: rank " + std::to_string(r) + " uses " + std::string(rec) + " on fabric " +
+                             std::string(rec + kText) + ", rank 0 " + std::string(at(0)) + " on fabric " +
+                             std::string(at(0) + kText) + choose);
+      if (length_of(r) != length_of(0))
+        throw TransportError("libfabric: rank " + std::to_string(r) + "'s endpoint name has " +
+                             std::to_string(length_of(r)) + " bytes, rank 0's " + std::to_string(length_of(0)) +
+                             " (another address family?)" + choose);
+      std::string endpoint(rec + kHead, length_of(r));
+      if (!seen.insert(endpoint).second)
+        throw TransportError("libfabric: rank " + std::to_string(r) +
+                             "'s endpoint has the same name as an earlier rank's (an address every host has, "
+                             "such as lo's?)" +
+                             choose);
+      names.insert(names.end(), endpoint.begin(), endpoint.end());
     }
     addresses_.assign(static_cast<std::size_t>(size_), FI_ADDR_NOTAVAIL);
     int inserted = fi_av_insert(av_, names.data(), static_cast<std::size_t>(size_), addresses_.data(), 0, nullptr);
@@ -173,11 +211,7 @@ void LibfabricTransport::send(int peer, Tag tag, const void* buf, std::size_t by
   op.tag = tag;
   op.bytes = bytes;
   op.buf = const_cast<void*>(buf);  // libfabric's send takes void*, and only reads it
-  ++active_;
-  if (!waiting_.empty() || !post(op)) {
-    op.state = Op::State::waiting;
-    waiting_.push_back(i);
-  }
+  start(i, waiting_sends_);
 }
 
 void LibfabricTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity, std::uint64_t cookie) {
@@ -191,10 +225,15 @@ void LibfabricTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity
   op.tag = tag;
   op.bytes = capacity;
   op.buf = buf;
+  start(i, waiting_recvs_);
+}
+
+void LibfabricTransport::start(std::size_t i, std::pmr::deque<std::size_t>& waiting) {
+  if (closed_) throw TransportError("libfabric: the endpoint of rank " + std::to_string(rank_) + " was closed");
   ++active_;
-  if (!waiting_.empty() || !post(op)) {
-    op.state = Op::State::waiting;
-    waiting_.push_back(i);
+  if (!waiting.empty() || !post(ops_[i])) {
+    ops_[i].state = Op::State::waiting;
+    waiting.push_back(i);
   }
 }
 
@@ -205,20 +244,23 @@ bool LibfabricTransport::post(Op& op) {
                  &op);
   } else {
     const bool any = op.peer == kAnySource;
-    r = fi_trecv(ep_, op.buf, op.bytes, nullptr, FI_ADDR_UNSPEC, wire_tag(any ? 0 : op.peer, op.tag),
-                 any ? kRankBits : 0, &op);
+    // A capacity beyond the provider's largest message is never used: clamped, as some
+    // providers refuse the length itself.
+    r = fi_trecv(ep_, op.buf, std::min(op.bytes, max_message_bytes_), nullptr, FI_ADDR_UNSPEC,
+                 wire_tag(any ? 0 : op.peer, op.tag), any ? any_source_ignore_ : 0, &op);
   }
   if (r == -FI_EAGAIN) return false;
   if (r)
     throw TransportError(
-        "libfabric: " + std::string(op.kind == Completion::Kind::send ? "fi_tsend to" : "fi_trecv from") + " rank " +
-        std::to_string(op.peer) + " failed on rank " + std::to_string(rank_) + ": " + error_text(static_cast<int>(r)));
+        "libfabric: " + std::string(op.kind == Completion::Kind::send ? "fi_tsend to " : "fi_trecv from ") +
+        peer_text(op.peer) + " failed on rank " + std::to_string(rank_) + ": " + error_text(static_cast<int>(r)));
   op.state = Op::State::posted;
   return true;
 }
 
 void LibfabricTransport::post_waiting() {
-  while (!waiting_.empty() && post(ops_[waiting_.front()])) waiting_.pop_front();
+  for (auto* waiting : {&waiting_sends_, &waiting_recvs_})
+    while (!waiting->empty() && post(ops_[waiting->front()])) waiting->pop_front();
 }
 
 void LibfabricTransport::release(Op& op) {
@@ -276,8 +318,8 @@ void LibfabricTransport::fail_entry(const fi_cq_err_entry& err) {
     what = "a send of " + std::to_string(op->bytes) + " bytes to rank " + std::to_string(op->peer) + " (tag " +
            std::to_string(op->tag) + ")";
   else if (op)
-    what = "a receive from " + (op->peer == kAnySource ? std::string("any rank") : "rank " + std::to_string(op->peer)) +
-           " (tag " + std::to_string(op->tag) + ", " + std::to_string(op->bytes) + " bytes)";
+    what = "a receive from " + peer_text(op->peer) + " (tag " + std::to_string(op->tag) + ", " +
+           std::to_string(op->bytes) + " bytes)";
   if (err.err == FI_ETRUNC && op)
     throw TransportError("libfabric: rank " + std::to_string(rank_) + " got a message from rank " +
                          std::to_string(sender_of(err.tag)) + " on tag " + std::to_string(op->tag) + " of " +
@@ -301,34 +343,41 @@ void LibfabricTransport::progress(std::vector<Completion>& out, double timeout_s
 }
 
 void LibfabricTransport::cancel_receives() {
-  std::pmr::deque<std::size_t> sends;
-  for (std::size_t i : waiting_) {
-    if (ops_[i].kind == Completion::Kind::send) {
-      sends.push_back(i);
-    } else {
-      release(ops_[i]);
-      --active_;
-    }
+  for (std::size_t i : waiting_recvs_) {
+    release(ops_[i]);
+    --active_;
   }
-  waiting_.swap(sends);
-  bool any = false;
+  waiting_recvs_.clear();
+  std::size_t cancelled = 0;
   for (Op& op : ops_) {
     if (op.state != Op::State::posted || op.kind != Completion::Kind::recv) continue;
     op.state = Op::State::cancelled;  // never counted again, never reused until libfabric says so
     --active_;
     fi_cancel(&ep_->fid, &op);
-    any = true;
+    ++cancelled;
   }
   // Cancelled receives end with an FI_ECANCELED error entry; collect those (other
-  // completions read meanwhile are kept for the next progress()). A provider that never
-  // reports one leaves its slot unused, which is harmless at the end of a run.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  auto cancelled = [&] {
-    for (const Op& op : ops_)
-      if (op.state == Op::State::cancelled) return true;
-    return false;
+  // completions read meanwhile are kept for the next progress()).
+  auto unconfirmed = [&] {
+    std::size_t n = 0;
+    for (const Op& op : ops_) n += op.state == Op::State::cancelled;
+    return n;
   };
-  while (any && cancelled() && std::chrono::steady_clock::now() < until) read_completions(early_);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (cancelled && unconfirmed() && std::chrono::steady_clock::now() < until) {
+    if (!read_completions(early_)) pause_.after_poll(false, 1);
+  }
+  if (std::size_t left = cancelled ? unconfirmed() : 0) {
+    // Their buffers are freed after the run: a late match must find no endpoint to write
+    // through. Later operations (a baseline) then fail with a clear error.
+    std::fprintf(stderr,
+                 "daqnet-evb rank %d: libfabric confirmed %zu of %zu cancelled receives within 5 s; its "
+                 "endpoint is closed\n",
+                 rank_, cancelled - left, cancelled);
+    fi_close(&ep_->fid);
+    ep_ = nullptr;
+    closed_ = true;
+  }
 }
 
 }  // namespace daqnet::evb

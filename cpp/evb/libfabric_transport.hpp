@@ -75,6 +75,7 @@ private:
   };
   std::size_t slot();
   bool post(Op& op);  // false: the provider's queue is full (FI_EAGAIN), try again later
+  void start(std::size_t i, std::pmr::deque<std::size_t>& waiting);
   void post_waiting();
   bool read_completions(std::vector<Completion>& out);  // true when something completed
   void release(Op& op);
@@ -94,15 +95,19 @@ private:
   std::vector<fi_addr_t> addresses_;  // by rank
   std::size_t max_message_bytes_ = 0;
   // Ops live in a deque (stable addresses: the provider holds them); free_ indexes unused
-  // ones. Operations the provider refused with FI_EAGAIN wait in waiting_, in order, and
-  // every later one queues behind them so that per-peer order is kept. Both deques take
+  // ones. Operations the provider refused with FI_EAGAIN wait, in order, and every later one
+  // of their kind queues behind them, so sends keep their order and receives theirs. Sends
+  // and receives wait apart: a refused receive must not hold back the send (a pull request)
+  // whose answer would complete the receives already posted. The deques take
   // their blocks from the default memory resource, which daqnet-evb makes a pool that keeps
   // freed blocks: a FIFO deque frees and takes a block every few dozen operations, and after
   // the warm-up that must cost no allocation.
   std::pmr::deque<Op> ops_;
   std::vector<std::size_t> free_;
-  std::pmr::deque<std::size_t> waiting_;
-  std::vector<Completion> early_;  // completions read while cancelling, returned next
+  std::pmr::deque<std::size_t> waiting_sends_, waiting_recvs_;
+  std::uint64_t any_source_ignore_ = 0;  // the rank bits of the wire tag
+  bool closed_ = false;                  // the endpoint was closed early (cancels the provider never confirmed)
+  std::vector<Completion> early_;        // completions read while cancelling, returned next
   std::size_t active_ = 0;
 };
 
