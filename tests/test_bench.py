@@ -420,8 +420,13 @@ def test_killed_rank_stops_the_run_with_partial_results(tmp_path, transport):
         # SIGTERM (kill, a batch system's cancel) once ended daqnet bench alone: the ranks,
         # in a session of their own, ran on, and nothing was gathered or written.
         (signal.SIGTERM, ()),
+        pytest.param(
+            signal.SIGINT,
+            ("bench.transport=libfabric",),
+            marks=pytest.mark.skipif(not libfabric_build.built(), reason=libfabric_build.MISSING),
+        ),
     ],
-    ids=["mpi", "tcp-recover", "sigterm"],
+    ids=["mpi", "tcp-recover", "sigterm", "libfabric"],
 )
 def test_interrupt_keeps_what_was_measured(tmp_path, sig, sets):
     proc = _start(tmp_path, *sets)
