@@ -10,6 +10,7 @@ import csv
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -510,6 +511,10 @@ RECOVER_FRAMES = ("bench.recover=true", "bench.transport=tcp", "bench.mode=time-
             ("bench.baseline=p2p", "bench.credits=8", "bench.in_flight=100000"),
             "the p2p baseline would need",
         ),
+        (
+            ("bench.baseline=p2p", "bench.baseline_cache=cold"),
+            "bench.baseline_cache = 'cold': applies to the alltoall and isend baselines, not to p2p",
+        ),
         # An explicit 0 with no event count once ran the default 5 s silently.
         (("bench.seconds=0",), "bench.events and bench.seconds are both 0"),
         # Recovery was silently off over MPI and in time-frames mode.
@@ -535,6 +540,7 @@ def test_baselines_give_a_ratio(tmp_path):
     b = r["baseline"]
     assert b["name"] == "alltoall" and b["throughput_gbps"] > 0
     assert b["ratio"] == pytest.approx(r["throughput_gbps"] / b["throughput_gbps"])
+    assert b["cache"] == "warm" and b["buffer_sets"] == 1  # the same buffers every round
     # The Isend/Irecv all-to-all moves what MPI_Alltoall moves: ranks x ranks messages per round.
     p, r = bench(tmp_path, "bench.baseline_seconds=0.3", extra=("--baseline", "isend"))
     assert p.returncode == 0, p.stderr
@@ -547,6 +553,48 @@ def test_baselines_give_a_ratio(tmp_path):
     )
     assert p.returncode == 0, p.stderr
     assert r["baseline"]["name"] == "p2p" and r["baseline"]["pairs"] == 2
+
+
+def _last_level_cache_bytes() -> int:
+    """The largest data or unified cache sysfs lists for CPU 0, as daqnet-evb reads it."""
+    best, level = 0, 0
+    for d in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            kind, lev, size = ((d / f).read_text().strip() for f in ("type", "level", "size"))
+        except OSError:
+            continue
+        scale = {"K": 2**10, "M": 2**20}.get(size[-1], 1)
+        if kind != "Instruction" and int(lev) >= level:
+            best, level = int(size.rstrip("KM")) * scale, int(lev)
+    return best
+
+
+@pytest.mark.skipif(not _last_level_cache_bytes(), reason="sysfs lists no CPU cache here")
+def test_a_cold_baseline_cycles_through_more_than_the_cache(tmp_path):
+    # MPI_Alltoall on the same few MiB at every round reads them from the cache, where the
+    # event builder's every event is fresh memory: cold rounds take buffer sets far enough
+    # apart that the 4 ranks of this node touch 4 x the last-level cache between two uses.
+    p, r = bench(
+        tmp_path,
+        "bench.baseline_seconds=0.3",
+        "bench.baseline_cache=cold",
+        extra=("--baseline", "alltoall"),
+    )
+    assert p.returncode == 0, p.stderr
+    b = r["baseline"]
+    cache = _last_level_cache_bytes()
+    assert b["cache"] == "cold" and b["cache_bytes"] == cache
+    node_set = 4 * 2 * 4 * b["message_bytes"]  # ranks x (send + receive) x ranks x message
+    assert (b["buffer_sets"] - 1) * node_set >= 4 * cache > (b["buffer_sets"] - 2) * node_set
+    rounds = b["bytes"] / (16 * b["message_bytes"])
+    assert rounds >= b["buffer_sets"] and rounds == int(rounds)
+    sets = [*QUICK, "bench.baseline_seconds=0.1", "bench.baseline_cache=cold"]
+    p = daqnet(
+        *("bench", str(EXAMPLE), "--out", str(tmp_path / "isend"), "--baseline", "isend"),
+        *(arg for s in sets for arg in ("--set", s)),
+    )
+    assert p.returncode == 0, p.stderr
+    assert re.search(r"baseline +isend \(cold cache, \d+ buffer sets\): [0-9.]+ Gb/s", p.stdout)
 
 
 @pytest.mark.parametrize("fragment", ["65536", "16777216", "33554432"])

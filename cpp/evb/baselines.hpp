@@ -20,17 +20,34 @@ struct BaselineResult {
   double bytes = 0;    // moved in the timed part
   std::size_t message_bytes = 0;
   int pairs = 0;  // p2p only
+  // alltoall, isend: "warm" or "cold" (see all_to_all_buffer_sets), the send + receive
+  // buffer sets cycled through, and the last-level cache they were sized against.
+  std::string cache;
+  int buffer_sets = 1;
+  std::size_t cache_bytes = 0;
   std::string json() const;
 };
 
+// The last-level cache of this machine's CPUs in bytes, as the kernel lists it (sysfs), else
+// as the C library does (sysconf), else 64 MiB.
+std::size_t last_level_cache_bytes();
+
+// Send + receive buffer sets of `set_bytes` each an all-to-all baseline cycles through. Warm:
+// one, reused at every repetition, as OSU and IMB time by default; it stays in the cache when
+// small. Cold (IMB's -off_cache): enough that between two uses of a set the `node_ranks`
+// ranks sharing this node's cache touch 4 × its size, so every repetition reads and writes
+// memory the cache no longer holds, as the event builder does with each event's fresh
+// fragments (one set when a set alone is that large).
+int all_to_all_buffer_sets(bool cold, std::size_t set_bytes, int node_ranks, std::size_t cache_bytes);
+
 // MPI_Alltoall of message_bytes per pair of ranks (self included, as the event builder's
 // local fragments are), repeated for about `seconds`.
-BaselineResult alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, double seconds);
+BaselineResult alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, double seconds, bool cold);
 
 // The same exchange as alltoall_baseline written as plain point-to-point: every rank posts
 // MPI_Irecv from and MPI_Isend to every rank (self included, starting with its right-hand
 // neighbour), then MPI_Waitall; repeated for about `seconds`.
-BaselineResult isend_alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, double seconds);
+BaselineResult isend_alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, double seconds, bool cold);
 
 // Ranks paired in placement order (0→1, 2→3, ...) stream message_bytes messages one way,
 // `window` in flight, over the run's own transport.

@@ -212,6 +212,8 @@ Config parse_config(const std::string& text, const std::string& path, std::map<s
     fail("receivers", "= " + std::to_string(c.receivers) +
                           ": senders + receivers = " + std::to_string(std::int64_t{c.senders} + c.receivers) +
                           " ranks, more than " + std::to_string(kIntMax));
+  if (c.baseline_cold && c.baseline == "p2p")
+    fail("baseline_cache", "= cold: applies to the alltoall and isend baselines, not to p2p");
   if (c.baseline == "p2p" && p2p_window(c) > kIntMax)
     fail("in_flight", "= " + std::to_string(c.in_flight) + ": the p2p baseline keeps credits × in_flight = " +
                           std::to_string(p2p_window(c)) + " messages in flight, more than " + std::to_string(kIntMax));

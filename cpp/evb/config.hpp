@@ -69,6 +69,7 @@ struct Config {
   std::string libfabric_provider, libfabric_domain;
   std::string baseline;
   double baseline_seconds{};
+  bool baseline_cold{};                  // alltoall, isend: fresh buffers at every repetition (IMB's -off_cache)
   std::int64_t fault_corrupt_every{};    // test hook: RU 0 corrupts every N-th fragment
   std::int64_t fault_duplicate_every{};  // test hook: RU 0 sends every N-th fragment twice
   std::int64_t fault_drop_every{};       // test hook: RU 0 never sends every N-th fragment

@@ -122,6 +122,8 @@ const std::vector<ConfigKey>& config_keys() {
      [](Config& c, const ConfigValue& v) { c.baseline = v.text; }},
     {"baseline_seconds", Kind::number, "2", 0.01, kNone, {}, "seconds", "duration of the baseline", "bench.baseline_seconds",
      [](Config& c, const ConfigValue& v) { c.baseline_seconds = v.number; }},
+    {"baseline_cache", Kind::choice, "warm", 0, 0, {"warm", "cold"}, "", "alltoall and isend baselines: the same buffers at every repetition, in the cache (warm, as OSU and IMB time by default), or buffer sets cycled so that the node's ranks touch 4 × the last-level cache between two uses of one (cold, IMB's -off_cache), as the event builder moves fresh fragments for every event", "bench.baseline_cache",
+     [](Config& c, const ConfigValue& v) { c.baseline_cold = v.text == "cold"; }},
     {"fault_corrupt_every", Kind::integer, "0", 0, kInt64, {}, "", "test hook: RU 0 corrupts every N-th fragment", "",
      [](Config& c, const ConfigValue& v) { c.fault_corrupt_every = v.integer; }},
     {"fault_duplicate_every", Kind::integer, "0", 0, kInt64, {}, "", "test hook: RU 0 sends every N-th fragment twice", "",

@@ -269,10 +269,12 @@ int main(int argc, char** argv) {
     if (config.baseline != "none") {
       auto bytes = static_cast<std::size_t>(config.fragment_bytes + 7) / 8 * 8;
       BaselineResult r =
-          config.baseline == "alltoall" ? alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds)
-          : config.baseline == "isend"  ? isend_alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds)
-                                        : p2p_baseline(MPI_COMM_WORLD, *transport, layout, bytes,
-                                                       static_cast<int>(p2p_window(config)), config.baseline_seconds);
+          config.baseline == "alltoall"
+              ? alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds, config.baseline_cold)
+          : config.baseline == "isend"
+              ? isend_alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds, config.baseline_cold)
+              : p2p_baseline(MPI_COMM_WORLD, *transport, layout, bytes, static_cast<int>(p2p_window(config)),
+                             config.baseline_seconds);
       if (!rank) write_atomically(out_dir + "/baseline.json", r.json());
     }
   } catch (const std::exception& e) {

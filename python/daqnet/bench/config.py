@@ -121,6 +121,8 @@ def run_config(
             f"each builder would need {builder_bytes / 2**30:.1f} GiB of buffers (credits × readout units × largest fragment), more than half of this machine's {memory / 2**30:.0f} GiB",
         )
 
+    if (baseline or b["baseline"]) == "p2p" and b["baseline_cache"] == "cold":
+        raise bad("baseline_cache", "applies to the alltoall and isend baselines, not to p2p")
     if (baseline or b["baseline"]) == "p2p":
         # Every pair streams with credits * in_flight messages of fragment_bytes in flight.
         window = b["credits"] * b["in_flight"]

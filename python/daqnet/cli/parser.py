@@ -238,7 +238,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--baseline",
         choices=["none", "alltoall", "isend", "p2p"],
-        help="also time, among the same ranks, MPI_Alltoall, the same all-to-all as MPI_Isend/MPI_Irecv (isend), or one-way pairs (p2p) (overrides bench.baseline)",
+        help="also time, among the same ranks, MPI_Alltoall, the same all-to-all as MPI_Isend/MPI_Irecv (isend), or one-way pairs (p2p) (overrides bench.baseline); --set bench.baseline_cache=cold runs the all-to-alls on memory the cache no longer holds, as the event builder's fresh fragments",
     )
     progress_arg(b)
     b.add_argument(

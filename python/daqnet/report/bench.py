@@ -30,13 +30,22 @@ def summary(result: Mapping[str, Any], name: str = "") -> str:
     if "baseline" in result:
         b = result["baseline"]
         lines.append(
-            f"  baseline     {b['name']}: {quantity(b['throughput_gbps'], ' Gb/s')}; event builder / baseline = {quantity(b['ratio'], '×')}"
+            f"  baseline     {baseline_name(b)}: {quantity(b['throughput_gbps'], ' Gb/s')}; event builder / baseline = {quantity(b['ratio'], '×')}"
         )
     lines += _failure_lines(result)
     lines += _memory_lines(result.get("memory") or [])
     for err in result["errors"]:
         lines.append(f"  error        {err}")
     return "\n".join(lines)
+
+
+def baseline_name(b: Mapping[str, Any]) -> str:
+    """The baseline's name, with the state of the cache it ran in (alltoall, isend)."""
+    if b.get("cache") == "cold":
+        return f"{b['name']} (cold cache, {b['buffer_sets']} buffer sets)"
+    if b.get("cache") == "warm":
+        return f"{b['name']} (warm cache)"
+    return str(b["name"])
 
 
 def _failure_lines(result: Mapping[str, Any]) -> list[str]:

@@ -26,6 +26,7 @@ from ..errors import DaqnetError
 from ..io.files import write_text_atomic
 from ..io.result_files import KINDS, ResultFile
 from . import html_figures as figs
+from .bench import baseline_name
 from .pairing import Pair, find_pairs, nodes_of_bench
 from .repair import bound_phrase, candidate_label
 from .simulate import protocol_extent
@@ -455,7 +456,10 @@ def _bench(s: Section, d: Mapping[str, Any]) -> None:
     )
     if "baseline" in d:
         s.summary += [
-            (f"baseline {d['baseline']['name']}", _num(d, "baseline.throughput_gbps", "Gb/s")),
+            (
+                f"baseline {baseline_name(d['baseline'])}",
+                _num(d, "baseline.throughput_gbps", "Gb/s"),
+            ),
             ("event builder / baseline", _num(d, "baseline.ratio", "×", 3)),
         ]
     s.notes += [f"error: {e}" for e in d.get("errors", [])]
