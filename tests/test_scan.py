@@ -669,6 +669,55 @@ def test_mpi_one_rank_interrupted_ends_the_scan(scenario, tmp_path):
     assert p.returncode == 130
 
 
+def _catches(pid: int, sig: int) -> bool:
+    """Whether process `pid` has a handler for `sig` (its SigCgt mask in /proc)."""
+    with contextlib.suppress(OSError, StopIteration, ValueError):
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+        mask = int(next(line for line in status if line.startswith("SigCgt:")).split()[1], 16)
+        return bool(mask >> (sig - 1) & 1)
+    return False
+
+
+@pytest.mark.parametrize("rank", [1, 0])
+def test_mpi_rank_interrupted_while_planning_ends_the_scan(scenario, tmp_path, rank):
+    # A rank interrupted before its main loop (planning, waiting for rank 0's go, starting its
+    # pool) left without a word, and rank 0 waited for its plan's verdict for ever; rank 0
+    # interrupted so left the others waiting for its go. Each rank plans all 16,000 points
+    # here (6-7 s on the 2-core VM): the signal comes 1 s in.
+    launcher = mpiexec()
+    daq = str(Path(sysconfig.get_path("scripts")) / "daqnet")
+    out, marker = tmp_path / "o", f"DAQNET_TEST_MARK={tmp_path}"
+    events = ",".join(str(e) for e in range(100, 16100))
+    cmd = [launcher, "-n", "2", daq, "scan", str(scenario), *PROTOCOL, "--jobs", "1"]
+    p = subprocess.Popen(
+        [*cmd, "--vary", f"simulate.events={events}", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **MPI_ENV, marker.split("=")[0]: str(tmp_path)},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        pid = None
+        while time.monotonic() < deadline and p.poll() is None:
+            pid = _rank_pid(marker, rank)
+            if pid is not None and _catches(pid, signal.SIGTERM):
+                break  # daqnet's handlers are in: it is starting MPI or planning
+            time.sleep(0.05)
+        time.sleep(1.0)  # MPI's start is over
+        assert pid is not None and p.poll() is None and not out.exists(), "planning was over"
+        os.kill(pid, signal.SIGTERM)
+        _, stderr = p.communicate(timeout=120)
+    finally:
+        p.kill()
+    assert p.returncode == 130, stderr
+    if rank == 0:  # it had not planned: nothing was written
+        assert not out.exists() and "interrupted" in stderr, stderr
+        return
+    doc = json.loads((out / "scan.json").read_text())
+    assert doc["status"] == "interrupted" and doc["points_done"] < 16000, stderr
+
+
 def test_mpi_launch_without_mpi4py(scenario, tmp_path):
     # A stand-in package that fails to import, as if mpi4py were not installed.
     (tmp_path / "mpi4py").mkdir()

@@ -200,24 +200,32 @@ def _root(
     comm: Any, MPI: Any, request: ScanRequest, jobs: int, make_progress: Callable[[], Any]
 ) -> tuple[ScanResult, Path]:
     size = comm.Get_size()
-    verdict = None
+    verdict: str | int | None = None
     try:
-        plan = make_plan(request.scenario, request.vary, request.overrides, request.metric)
-        check_plot(plan, request.plot)
-        out = prepare_out(request.out, plan)
-        for warning in plan.warnings:
-            print(f"daqnet: warning: {warning}", file=sys.stderr)
-    except DaqnetError as err:
-        verdict = str(err)
-    # Every rank planned the same scan; go only if all could (files may differ between nodes).
-    for r in range(1, size):
-        theirs = _wait(comm, MPI, r, _READY)
-        if theirs and verdict is None:
-            verdict = f"rank {r}: {theirs}"
-    for r in range(1, size):
-        comm.send(verdict, dest=r, tag=_GO)
+        try:
+            plan = make_plan(request.scenario, request.vary, request.overrides, request.metric)
+            check_plot(plan, request.plot)
+            out = prepare_out(request.out, plan)
+            for warning in plan.warnings:
+                print(f"daqnet: warning: {warning}", file=sys.stderr)
+        except DaqnetError as err:
+            verdict = str(err)
+        # Every rank planned the same scan; go only if all could (files may differ between nodes).
+        for r in range(1, size):
+            theirs = _wait(comm, MPI, r, _READY)
+            if theirs and verdict is None:
+                verdict = f"rank {r}: {theirs}"
+    except KeyboardInterrupt:
+        verdict = 130  # interrupted before the scan began: every rank stops, as interrupted
+        raise
+    except BaseException as err:
+        verdict = f"rank 0: {str(err) or type(err).__name__}"
+        raise
+    finally:
+        for r in range(1, size):
+            comm.send(verdict, dest=r, tag=_GO)
     if verdict is not None:
-        raise DaqnetError(verdict)
+        raise DaqnetError(str(verdict))
 
     progress = make_progress()
     collector = Collector(plan, out, jobs, size, progress, request.table_format)
@@ -269,25 +277,29 @@ def _root(
 
 def _other(comm: Any, MPI: Any, request: ScanRequest, jobs: int) -> int:
     rank, size = comm.Get_rank(), comm.Get_size()
-    try:
-        plan = make_plan(request.scenario, request.vary, request.overrides, request.metric)
-        comm.send(None, dest=0, tag=_READY)
-    except DaqnetError as err:
-        comm.send(str(err), dest=0, tag=_READY)
-        plan = None
-    if _wait(comm, MPI, 0, _GO) is not None:
-        raise _Quiet(2)
+    ready = False  # rank 0 waits for this rank's word on the plan before anything else
+    runner: LocalRunner | None = None
+    sends = []
 
     def stopped() -> int | None:
         if comm.iprobe(source=0, tag=_STOP):
             return int(comm.recv(source=0, tag=_STOP))
         return None
 
-    assert plan is not None  # rank 0 said go: every rank planned
-    runner = LocalRunner(plan.points[rank::size], jobs)
-    sends = []
     try:
         try:
+            try:
+                plan = make_plan(request.scenario, request.vary, request.overrides, request.metric)
+                verdict = None
+            except DaqnetError as err:
+                plan, verdict = None, str(err)
+            comm.send(verdict, dest=0, tag=_READY)
+            ready = True
+            go = _wait(comm, MPI, 0, _GO)
+            if go is not None:
+                raise _Quiet(130 if go == 130 else 2)
+            assert plan is not None  # rank 0 said go: every rank planned
+            runner = LocalRunner(plan.points[rank::size], jobs)
             while not runner.done:
                 for index, metrics in runner.poll(0.2):
                     sends.append(comm.isend((index, metrics), dest=0, tag=_ROW))
@@ -297,9 +309,16 @@ def _other(comm: Any, MPI: Any, request: ScanRequest, jobs: int) -> int:
         except (_Quiet, KeyboardInterrupt):
             raise
         except BaseException as err:
-            runner.close()
+            if not ready:  # rank 0 waits for the plan's verdict: this is it; it stops every rank
+                comm.send(str(err) or type(err).__name__, dest=0, tag=_READY)
+                ready = True
+                _wait(comm, MPI, 0, _GO)
+                raise _Quiet(2) from None
+            if runner is not None:
+                runner.close()
             comm.send(str(err) or type(err).__name__, dest=0, tag=_FAIL)
-        runner.close(kill=False)
+        if runner is not None:
+            runner.close(kill=False)
         code = int(_wait(comm, MPI, 0, _STOP))
         if code == 130:
             raise _Quiet(code)  # rank 0 was interrupted while this rank had nothing left
@@ -307,8 +326,14 @@ def _other(comm: Any, MPI: Any, request: ScanRequest, jobs: int) -> int:
         interrupted = isinstance(stop, KeyboardInterrupt) or stop.code == 130
         # Rows sent but not yet stored, and those finished but not sent: rank 0 waits for
         # this last message after an interrupt, and takes it for one if it comes first.
-        rows = runner.salvage() if interrupted else []
-        runner.close()
+        # Interrupted while planning, waiting for rank 0's go or starting its pool, this rank
+        # has no rows: it still says it is ready (rank 0 would wait for that for ever) and
+        # then sends its last message, which ends the scan once rank 0 runs it.
+        rows = runner.salvage() if interrupted and runner is not None else []
+        if runner is not None:
+            runner.close()
+        if interrupted and not ready:
+            comm.send(None, dest=0, tag=_READY)
         if interrupted:
             last = comm.isend(rows, dest=0, tag=_LAST)
             deadline = time.monotonic() + _LAST_WAIT
