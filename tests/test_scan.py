@@ -481,6 +481,24 @@ def test_heat_map_two_keys(scenario, tmp_path):
     assert best["placement.order"] == "topology"  # D-mod-K's conflict-free order wins
 
 
+def test_many_values_get_a_few_labelled_ticks(scenario, tmp_path):
+    # A label per value of 8,000 took matplotlib's layout 35 s (and could not be read): at
+    # most 40 are labelled, the first and the last among them.
+    scanned(
+        scenario, tmp_path, ["simulate.message_bytes=65536,1048576", "placement.order=topology"]
+    )
+    doc = json.loads((tmp_path / "fig" / "scan.json").read_text())
+    many = [65536, 1048576, *range(1, 3000)]
+    doc["vary"][0]["values"] = many
+    doc["vary"][1]["values"] = [f"order{i}" for i in range(100)] + ["topology"]
+    (ax,) = [a for a in scan_figure(doc).axes if a.get_images()]
+    xs = [t.get_text() for t in ax.get_xticklabels()]
+    ys = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(xs) == len(ys) == 40
+    assert (xs[0], xs[-1]) == ("1", "1 MiB") and (ys[0], ys[-1]) == ("order0", "topology")
+    assert list(ax.get_xticks()) == sorted(ax.get_xticks()) and ax.get_xticks()[-1] == 3000
+
+
 def test_facets_over_a_third_key(scenario, tmp_path):
     doc3 = scanned(
         scenario,
