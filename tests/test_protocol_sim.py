@@ -243,6 +243,14 @@ def test_cli_bad_input_and_interrupt(tmp_path, examples_dir):
     )
     assert bad.returncode == 2 and "simulate.events" in bad.stderr
     assert bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+    # Two run lengths: the error alone (a warning that simulate.events is ignored came first).
+    cmd = [sys.executable, "-m", "daqnet", "simulate", str(examples_dir / "lhcb-540.toml")]
+    sets = ["simulate.mode=protocol", "bench.events=100", "simulate.events=50"]
+    bad = subprocess.run(
+        [*cmd, *(a for s in sets for a in ("--set", s))], capture_output=True, text=True
+    )
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+    assert "bench.events and simulate.events both set the run length" in bad.stderr
 
     out = tmp_path / "out"
     p = subprocess.Popen(
