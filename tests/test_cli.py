@@ -458,6 +458,15 @@ def test_threads_option(scenario):
     assert bad.returncode == 2 and "--threads" in bad.stderr
 
 
+@pytest.mark.parametrize("timeout", ["0", "-5", "nan", "inf"])
+def test_opensm_time_out_must_be_a_time(scenario, tmp_path, timeout):
+    # 0 and -5 failed every tool run at once, nan and inf waited for ever: refused up front.
+    bad = run_cli("opensm", scenario, "--out", tmp_path / "o", "--timeout", timeout)
+    assert bad.returncode == 2, bad.stderr
+    assert "--timeout: must be a finite number of seconds > 0" in bad.stderr
+    assert not (tmp_path / "o").exists()
+
+
 def test_simulate_refuses_an_unusable_out_before_the_run(scenario, tmp_path, capsys):
     # --out naming a file: the whole run went by, its summary printed, and then nothing was
     # written. Now it stops at once, as conflicts and bench do.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from .. import __version__
 from ..subnet_manager import OPENSM_ENGINES
@@ -31,6 +32,17 @@ def _positive_int(text: str) -> int:
 
 def _threads(text: str) -> int:
     return _whole(text, 0)
+
+
+def _seconds(text: str) -> float:
+    """A finite time > 0 (a time-out of 0, -5 or nan would end or never end every run)."""
+    try:
+        t = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a number of seconds") from None
+    if not math.isfinite(t) or t <= 0:
+        raise argparse.ArgumentTypeError("must be a finite number of seconds > 0")
+    return t
 
 
 def parser() -> argparse.ArgumentParser:
@@ -156,7 +168,7 @@ def parser() -> argparse.ArgumentParser:
     )
     o.add_argument("--out", required=True, metavar="DIR", help="directory for the dump files")
     o.add_argument(
-        "--timeout", type=float, default=600.0, metavar="SECONDS", help="limit per tool run"
+        "--timeout", type=_seconds, default=600.0, metavar="SECONDS", help="limit per tool run"
     )
     json_arg(o)
 
