@@ -234,6 +234,28 @@ def _line_of(text: str, needle: str) -> int:
     return next(i for i, ln in enumerate(text.splitlines(), 1) if needle in ln)
 
 
+def test_text_that_is_not_utf8_names_its_line(tmp_path):
+    # A node description in Latin-1 (or any stray byte) became a UnicodeDecodeError when the
+    # names reached Python: "'utf-8' codec can't decode byte 0xff", no file, no line.
+    text = TOPO.read_bytes()
+    bad = tmp_path / "latin1.out"
+    bad.write_bytes(text.replace(b'"leaf5"', b'"leaf\xe95"', 1))  # é in Latin-1
+    line = _line_of(text.decode(), '"leaf5"')
+    with pytest.raises(
+        USER_ERRORS, match=rf"latin1.out:{line}: text: not UTF-8: byte 0xE9 at column \d+"
+    ):
+        fabric.from_ibnetdiscover(bad)
+    good = tmp_path / "utf8.out"  # the same name in UTF-8 is a name like any other
+    good.write_bytes(text.replace(b'"leaf5"', '"leaf\u00e95"'.encode(), 1))
+    assert "leaf\u00e95" in fabric.from_ibnetdiscover(good).node_names
+    f = fabric.from_ibnetdiscover(TOPO)
+    dump = tmp_path / "dump.out"
+    dump.write_bytes(DIAG.read_bytes().replace(b"'leaf0'", b"'leaf\xff0'", 1))
+    line = _line_of(DIAG.read_text(), "'leaf0'")
+    with pytest.raises(USER_ERRORS, match=rf"dump.out:{line}: text: not UTF-8: byte 0xFF"):
+        routing.from_lft_dump(f, dump)
+
+
 def test_duplicate_guid_names_both_lines(tmp_path):
     text = TOPO.read_text()
     spine0, spine1 = "switchguid=0x200007(200007)", "switchguid=0x200008(200008)"

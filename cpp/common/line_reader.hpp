@@ -33,8 +33,43 @@ inline std::string_view trim(std::string_view s) {
   return s.substr(i, j - i);
 }
 
+/// Where the first byte that is not part of valid UTF-8 sits in s, or npos. Names read from
+/// these files become Python strings: an invalid byte must be an error naming its line here,
+/// not a decode error later.
+inline size_t invalid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    // Lead byte: length and the smallest code point it may encode (no overlong forms).
+    size_t n = 0;
+    uint32_t cp = 0, least = 0;
+    if ((c & 0xE0) == 0xC0) {
+      n = 2, cp = c & 0x1Fu, least = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 3, cp = c & 0x0Fu, least = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 4, cp = c & 0x07u, least = 0x10000;
+    } else {
+      return i;
+    }
+    if (i + n > s.size()) return i;
+    for (size_t k = 1; k < n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (d & 0x3Fu);
+    }
+    if (cp < least || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
 /// A text file read line by line (streaming: one line in memory), lines trimmed, a UTF-8
-/// byte-order mark dropped.
+/// byte-order mark dropped, every line checked to be UTF-8.
 class LineReader {
 public:
   /// `what` names the file's role for the open error ("topology", "forwarding tables").
@@ -55,6 +90,12 @@ public:
     }
     ++lineno_;
     if (lineno_ == 1 && text_.starts_with("\xEF\xBB\xBF")) text_.erase(0, 3);
+    if (const size_t bad = invalid_utf8(text_); bad != std::string_view::npos) {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      const auto b = static_cast<unsigned char>(text_[bad]);
+      fail("text", std::string("not UTF-8: byte 0x") + kHex[b >> 4] + kHex[b & 15] + " at column " +
+                       std::to_string(bad + 1) + " (save the file as UTF-8)");
+    }
     line = trim(text_);
     return true;
   }
