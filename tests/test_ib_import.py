@@ -517,6 +517,45 @@ def test_lft_dump_entries_for_aggregation_nodes_are_ignored(tmp_path, how):
     assert same_tables(r, routing.from_lft_dump(fabric.from_ibnetdiscover(TOPO), DUMP))
 
 
+def test_aggregation_nodes_renamed_by_a_node_name_map(tmp_path):
+    # ibnetdiscover and dump_lfts with --node-name-map print the map's names: the topology
+    # still knows an aggregation node by its device id and leaves it out, but the dump's
+    # entries toward it named a node the fabric lacked ("LID 39 ('sharp-leaf6') is no host").
+    renamed = "sharp-{}"
+
+    def rename(text: str) -> str:
+        for _, _, name, _, _ in AGGREGATION_NODES:
+            text = text.replace(f'"{AN}" lid', f'"{renamed.format(name)}" lid', 1)
+            text = text.replace(f'# "{AN}"\n', f'# "{renamed.format(name)}"\n', 1)
+        return text
+
+    topo = _edit(tmp_path, TOPO, lambda t: rename(_with_aggregation_nodes(t)))
+    assert AN not in topo.read_text()
+    f = fabric.from_ibnetdiscover(topo)
+    assert f.num_hosts == 27 and f.describe().endswith("2 SHARP aggregation nodes left out")
+    dump = _edit(
+        tmp_path, DUMP, lambda t: _dump_with_aggregation_nodes(t).replace(AN, "sharp-leaf6")
+    )
+    assert AN not in dump.read_text()
+    r = routing.from_lft_dump(f, dump)
+    want = routing.from_lft_dump(fabric.from_ibnetdiscover(TOPO), DUMP)
+    assert same_tables(r, want)
+    # A built fabric and OpenSM's subnet list: the list gives the node's vendor and device ids.
+    subnet = _edit(
+        tmp_path,
+        SUBNET,
+        lambda t: (
+            t + "{ SW Ports:09 SystemGUID:0000000000200006 NodeGUID:0000000000200006"
+            " PortGUID:0000000000200006 VenID:000000 DevID:0000 Rev:000000A1 {leaf6} LID:000A PN:09 }"
+            " { CA Ports:01 SystemGUID:0000000000200006 NodeGUID:000000000020000E"
+            " PortGUID:000000000020000E VenID:000002C9 DevID:CF09 Rev:000000A1"
+            " {sharp-leaf6} LID:0027 PN:01 } PHY=4x LOG=ACT SPD=25\n"
+        ),
+    )
+    built = daqnet.fat_tree(radix=8, hosts=27)
+    assert same_tables(routing.from_lft_dump(built, dump, subnet), want)
+
+
 def test_lft_dump_loop_and_black_hole_point_at_the_line(tmp_path):
     f = fabric.from_ibnetdiscover(TOPO)
     text = DUMP.read_text()

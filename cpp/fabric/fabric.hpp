@@ -126,6 +126,15 @@ public:
   std::string describe() const { return description_; }
   void set_description(std::string d) { description_ = std::move(d); }
 
+  /// InfiniBand nodes an importer left out (SHARP aggregation nodes): their base LID and port
+  /// GUID, so that forwarding-table entries toward them are known for what they are.
+  void add_left_out(uint64_t port_guid, int32_t lid) { left_out_.push_back({port_guid, lid}); }
+  bool left_out(uint64_t port_guid, int32_t lid) const {
+    for (const auto& [g, l] : left_out_)
+      if ((port_guid != 0 && g == port_guid) || (lid != 0 && l == lid)) return true;
+    return false;
+  }
+
 private:
   std::vector<Node> nodes_;
   std::vector<Link> links_;
@@ -138,6 +147,7 @@ private:
   std::vector<int32_t> switch_groups_;
   int32_t num_groups_ = 0;
   std::string description_;
+  std::vector<std::pair<uint64_t, int32_t>> left_out_;
 };
 
 }  // namespace daqnet::fabric

@@ -37,11 +37,6 @@ constexpr std::array<int, 5> kWidths{4, 1, 2, 8, 12};
 // 0 is a port without a LID (ibsim net files write "lid 0").
 constexpr int32_t kMaxUnicastLid = 0xBFFF;
 
-// vendid and devid of a SHARP Aggregation Node (NVIDIA's device id 53001), for a node whose
-// description a node-name-map has changed.
-constexpr uint64_t kMellanoxVendor = 0x2c9;
-constexpr uint64_t kAggregationNodeDevice = 0xcf09;
-
 /// One record of the file before the nodes are cabled.
 struct RawNode {
   std::string id;  // the quoted node id: "S-<guid>" from ibnetdiscover, any text in ibsim files
@@ -253,8 +248,8 @@ private:
     }
     n.guid = pending_guid_;
     n.port_guid = pending_port_guid_;
-    n.aggregation = !n.is_switch && (is_aggregation_node(n.desc) ||
-                                     (pending_vendid_ == kMellanoxVendor && pending_devid_ == kAggregationNodeDevice));
+    n.aggregation =
+        !n.is_switch && (is_aggregation_node(n.desc) || is_aggregation_device(pending_vendid_, pending_devid_));
     // GUIDs are unique in a subnet: a copied record would make two nodes one in the LFT dumps.
     // Node and port GUIDs are checked apart (a switch's port 0 carries its node GUID).
     if (n.guid != 0) unique_guid(node_guids_, n.guid, "node GUID", n.id, pending_guid_line_, pending_guid_key_);
@@ -370,6 +365,11 @@ std::string ib_node_name(std::string_view description, bool is_switch) {
     name = std::string(description.substr(0, description.find_first_of(" \t")));
   }
   return name;
+}
+
+bool is_aggregation_device(uint64_t vendor_id, uint64_t device_id) {
+  // Mellanox/NVIDIA's vendor id and the Aggregation Node's device id (53001).
+  return vendor_id == 0x2c9 && device_id == 0xcf09;
 }
 
 bool is_aggregation_node(std::string_view description) {
@@ -551,6 +551,8 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
       const int32_t port_b = nodes[b].is_switch ? e.port : 1;
       f->connect(id[a], port_a, id[b], port_b, gbps, options.latency_seconds);
     }
+  for (const auto& n : nodes)
+    if (n.aggregation) f->add_left_out(n.port_guid != 0 ? n.port_guid : n.guid, n.lid);
   // The description is what `daqnet conflicts` prints of the fabric: say what was left out.
   f->set_description(std::to_string(f->num_hosts()) + " hosts, " + std::to_string(f->num_switches()) +
                      " switches from " + std::filesystem::path(path).filename().string() +

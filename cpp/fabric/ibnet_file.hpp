@@ -43,6 +43,9 @@ std::string ib_node_name(std::string_view description, bool is_switch);
 /// NVIDIA Quantum switch, which ibnetdiscover lists as a CA "Mellanox Technologies
 /// Aggregation Node" (device id 0xcf09) on an extra switch port. It is not a compute host.
 bool is_aggregation_node(std::string_view description);
+/// Whether a vendor and device id are a SHARP Aggregation Node's (for a node whose description
+/// a node-name map has changed).
+bool is_aggregation_device(uint64_t vendor_id, uint64_t device_id);
 
 /// Write `fabric` as an ibsim net file (ibnetdiscover's format without GUIDs or LIDs): node
 /// ids are daqnet's names, every port line carries the link's width × speed.

@@ -102,7 +102,15 @@ std::unordered_map<int32_t, LidOwner> read_subnet_lst(const std::string& path, c
       const auto desc = d0 == std::string_view::npos || d1 <= d0 ? std::string_view() : rec.substr(d0 + 1, d1 - d0 - 1);
       const int32_t lid = unicast_lid(in, field("LID:"), "LID", false);
       const auto node = index.find(guid, desc, is_switch);
-      const bool aggregation = !is_switch && fabric::is_aggregation_node(desc);
+      // By its description, or by its ids when a node-name map renamed it.
+      const auto id = [&](std::string_view key) -> uint64_t {
+        const size_t at = rec.find(key);
+        if (at == std::string_view::npos) return 0;
+        const auto v = rec.substr(at + key.size());
+        return in.hex(v.substr(0, v.find(' ')), std::string(key.substr(0, key.size() - 1)));
+      };
+      const bool aggregation = !is_switch && (fabric::is_aggregation_node(desc) ||
+                                              fabric::is_aggregation_device(id("VenID:"), id("DevID:")));
       const auto [it, added] = owners.emplace(lid, LidOwner{node.value_or(-1), is_switch, aggregation});
       if (added) {
         first_line[lid] = in.lineno();
@@ -183,6 +191,9 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
     if (!index.by_lid.empty()) {
       if (const auto it = index.by_lid.find(lid); it != index.by_lid.end())
         return f.node(it->second).is_host ? it->second : -1;
+      // One the topology left out (an aggregation node, maybe renamed by a node-name map,
+      // which the name in this file would not tell).
+      if (f.left_out(note.present ? note.port_guid : 0, lid)) return -1;
     } else if (!subnet.empty()) {
       if (const auto it = subnet.find(lid); it != subnet.end()) {
         if (it->second.is_switch || it->second.aggregation) return -1;
