@@ -477,6 +477,29 @@ def test_simulate_refuses_an_unusable_out_before_the_run(scenario, tmp_path, cap
     assert std.out == "" and f"--out {taken}: cannot create directory" in std.err
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["simulate"],
+        ["conflicts"],
+        ["conflicts", "--csv"],
+        ["repair", "--what", "rank-order"],
+        ["bench", "--prepare"],
+    ],
+)
+def test_a_bad_scenario_leaves_no_output_directory(scenario, tmp_path, capsys, command):
+    # The directory was made before the scenario was read: a typo left an empty one behind.
+    out = tmp_path / "o" / "deeper"
+    where = "--csv" if "--csv" in command else "--out"
+    args = [command[0], str(scenario), *command[1:]]
+    if "--csv" in args:
+        args.remove("--csv")
+    bad = "bench.meta_bytes=10" if command[0] == "bench" else "fabric.radix=7"
+    assert main([*args, where, str(out), "--set", bad]) == 2
+    assert bad.replace("=", " = ") in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
 # -- issue 9: inputs, outputs, numbering, configuration ------------------------------------
 def test_scenario_encodings(tmp_path):
     p = tmp_path / "bom.toml"

@@ -55,9 +55,9 @@ def run_bench(args: argparse.Namespace) -> int:
     scenario = load(args.scenario, args.overrides, "bench")
     if args.prepare:
         out = Path(args.out or "daqnet-bench")
-        ensure_dir(out, "--out")
         cfg = bench.run_config(scenario, args.baseline)
         bench.check_transport_built(scenario)
+        ensure_dir(out, "--out")  # once the run description has proved good
         bench.write_run_config(cfg, out / "run.cfg", scenario.source)
         bench.write_scenario(scenario, out)
         argv = [bench.executable(), str(out / "run.cfg"), "--out", str(out)]

@@ -21,8 +21,6 @@ def run_conflicts(args: argparse.Namespace) -> int:
     # analysis, not after it.
     check_format(args.format)
     out, out_option = (args.out, "--out") if args.out is not None else (args.csv, "--csv")
-    if out is not None:
-        ensure_dir(out, out_option)
     if args.plot is not None:
         check_plot_path(args.plot)
     scenario = load(args.scenario, args.overrides, "conflicts")
@@ -31,6 +29,8 @@ def run_conflicts(args: argparse.Namespace) -> int:
         _fabric, routing, placement, workload = scenario.build(building)
     finally:
         building.close()
+    if out is not None:  # made once the scenario has proved good (a bad one left it empty)
+        ensure_dir(out, out_option)
     progress = Progress("conflicts", args.progress)
     try:
         report = conflicts(routing, placement, workload, progress, threads=args.threads)

@@ -41,12 +41,12 @@ def _pool(fabric: Any, expression: str | None) -> np.ndarray:
 def run_repair(args: argparse.Namespace) -> int:
     from ..report.repair import repair_summary
 
-    if args.out is not None:
-        ensure_dir(args.out, "--out")
     if args.what != "node-set" and (args.pool is not None or args.ranks is not None):
         raise DaqnetError("--pool and --ranks belong to --what node-set")
     scenario = load(args.scenario, args.overrides, "repair")
     fabric, routing, placement, workload = scenario.build()
+    if args.out is not None:  # made once the scenario has proved good (a bad one left it empty)
+        ensure_dir(args.out, "--out")
     message = scenario.message_bytes()
     progress = Progress(f"repair {args.what}", args.progress, unit="move")
     judge = Judge(routing, network_model(scenario, routing), message)

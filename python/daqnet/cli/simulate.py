@@ -17,10 +17,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     from ..report.simulate import simulate_summary
     from ..simulate import simulate
 
-    # An unusable --out fails before a long run, not after it.
     check_format(args.format)
-    if args.out:
-        ensure_dir(args.out, "--out")
     scenario = load(args.scenario, args.overrides, "simulate")
     unit = "event" if scenario["simulate"]["mode"] == "protocol" else "step"
     building = Progress("routes", args.progress, unit="route", scale=True)
@@ -28,6 +25,10 @@ def run_simulate(args: argparse.Namespace) -> int:
         stages = scenario.build(building)
     finally:
         building.close()
+    # An unusable --out fails before a long run, not after it; and is made only once the
+    # scenario has proved good (a bad one left an empty directory).
+    if args.out:
+        ensure_dir(args.out, "--out")
     progress = Progress("simulate", args.progress, unit)
     try:
         result = simulate(scenario, progress, stages=stages, threads=args.threads)
