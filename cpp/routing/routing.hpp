@@ -313,7 +313,8 @@ std::shared_ptr<Routing> group_routing(const std::shared_ptr<const Fabric>& fabr
 std::shared_ptr<TableRouting> read_table_file(const std::shared_ptr<const Fabric>& fabric, const std::string& path,
                                               const Progress& progress = {});
 
-/// Write the tables in the same format (complete: every switch, every destination).
-void write_table_file(const TableRouting& routing, const std::string& path);
+/// Write the tables in the same format (complete: every switch, every destination);
+/// `progress` counts entries (27,648 hosts write 1.7 GB) and may stop it (Interrupted).
+void write_table_file(const TableRouting& routing, const std::string& path, const Progress& progress = {});
 
 }  // namespace daqnet::routing

@@ -96,10 +96,11 @@ std::shared_ptr<TableRouting> read_table_file(const std::shared_ptr<const Fabric
   return r;
 }
 
-void write_table_file(const TableRouting& routing, const std::string& path) {
+void write_table_file(const TableRouting& routing, const std::string& path, const Progress& progress) {
   std::ofstream out(path, std::ios::binary);
   if (!out) throw Error("cannot write routing table " + path + ": " + std::strerror(errno));
   const auto& f = routing.fabric();
+  ProgressMeter meter(progress, static_cast<int64_t>(f.num_switches()) * f.num_hosts(), "writing the tables");
   out << "# daqnet forwarding tables (format 1), engine " << routing.engine() << "\n"
       << "# " << f.describe() << "\n"
       << "# <switch> <destination host> <output port>\n";
@@ -113,7 +114,9 @@ void write_table_file(const TableRouting& routing, const std::string& path) {
       line.append(name).append(" ").append(f.node(d).name).append(" ").append(std::to_string(p)).append("\n");
       out << line;
     }
+    meter.advance(f.num_hosts());
   }
+  meter.finish();
   if (!out) throw Error("cannot write routing table " + path + ": write failed");
 }
 

@@ -126,7 +126,12 @@ void bind_routing(nb::module_& m) {
         return interruptible(std::move(progress), [&](const Progress& cb) { return read_table_file(f, path, cb); });
       },
       nb::arg("fabric"), nb::arg("path"), nb::arg("progress").none() = nb::none());
-  m.def("write_table_file", &write_table_file, nb::arg("routing"), nb::arg("path"));
+  m.def(
+      "write_table_file",
+      [](const TableRouting& r, const std::string& path, nb::object progress) {
+        interruptible(std::move(progress), [&](const Progress& cb) { write_table_file(r, path, cb); });
+      },
+      nb::arg("routing"), nb::arg("path"), nb::arg("progress").none() = nb::none());
   m.def("read_lft_dump", &read_lft_dump, nb::arg("fabric"), nb::arg("path"), nb::arg("subnet_path") = "",
         "Forwarding tables from an opensm-lfts.dump or ibroute/dump_lfts output");
   m.def("write_lft_dump", &write_lft_dump, nb::arg("routing"), nb::arg("path"));

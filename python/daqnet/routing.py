@@ -121,10 +121,12 @@ class Routing:
         """Output ports as an array (switch - num_hosts, destination host); 0 = no entry."""
         return self._tables().table()
 
-    def write_table(self, path: str | Path) -> None:
+    def write_table(self, path: str | Path, progress: ProgressFn | None = None) -> None:
         """Write the tables in daqnet's plain-text format (readable by engine "table").
 
-        The C++ writer fills a temporary file beside `path`, renamed over it when complete.
+        The C++ writer fills a temporary file beside `path`, renamed over it when complete;
+        `progress(done, total)` follows it in entries, and Ctrl-C stops it (KeyboardInterrupt,
+        `path` left as it was).
         """
         from .io.files import atomic_path
 
@@ -137,7 +139,7 @@ class Routing:
                 "or '#', which the table format reads as a separator or a comment)"
             )
         with atomic_path(path) as tmp:
-            _core.routing.write_table_file(tables, tmp)
+            _core.routing.write_table_file(tables, tmp, _reporter(progress))
 
     def __repr__(self) -> str:
         return f"<daqnet.Routing {self.engine} over {self.fabric.describe()}>"

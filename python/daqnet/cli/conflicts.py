@@ -65,7 +65,16 @@ def run_conflicts(args: argparse.Namespace) -> int:
 def run_tables(args: argparse.Namespace) -> int:
     scenario = load(args.scenario, args.overrides, "tables")
     fabric = scenario.build_fabric()
-    routing = scenario.build_routing(fabric)
-    routing.write_table(args.output)
+    building = Progress("routes", args.progress, unit="route", scale=True)
+    try:
+        routing = scenario.build_routing(fabric, building)
+    finally:
+        building.close()
+    writing = Progress("writing", args.progress, unit="entry", scale=True)
+    try:
+        routing.write_table(args.output, writing)
+        writing.close(complete=True)
+    finally:
+        writing.close()
     note(f"wrote {args.output}: {routing.engine} tables for {fabric.describe()}")
     return 0

@@ -135,6 +135,7 @@ def parser() -> argparse.ArgumentParser:
     )
     scenario_args(t)
     t.add_argument("-o", "--output", required=True, metavar="FILE", help="table file to write")
+    progress_arg(t)
 
     x = sub.add_parser(
         "export",
