@@ -294,6 +294,32 @@ def test_rows_polled_as_a_ctrl_c_comes_are_kept(scenario, jobs):
     assert all(r["gbps_per_host"] > 0 for _, r in rows)
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_as_the_pool_starts_is_not_lost(scenario, monkeypatch, sig):
+    # The pool starts with the stop signals ignored (its workers inherit that): one that came
+    # meanwhile was dropped, and the scan ran to its end. Now it waits and stops the scan as
+    # the pool is up; the pool goes with it.
+    import concurrent.futures
+
+    import daqnet.scan.local as local
+    from daqnet.stops import Stops
+
+    started = []
+
+    class Signalled(concurrent.futures.ProcessPoolExecutor):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+            os.kill(os.getpid(), sig)  # Ctrl-C, or scancel, just then
+
+    monkeypatch.setattr(local, "ProcessPoolExecutor", Signalled)
+    plan = make_plan(str(scenario), ["simulate.message_bytes=1000,2000,3000"], [], "gbps_per_host")
+    with Stops(), pytest.raises(KeyboardInterrupt):
+        local.LocalRunner(plan.points, 2)
+    assert started and started[0]._shutdown_thread  # closed, not left running
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+
+
 def test_parse_vary_syntax():
     assert parse_vary("fabric.taper=1:1,2:1").values == ("1:1", "2:1")
     assert parse_vary('fabric.taper=["2:1", "1:1"],"3:1"').values == (["2:1", "1:1"], "3:1")

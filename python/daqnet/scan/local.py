@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import queue
 import signal
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -68,7 +70,9 @@ _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 def _worker_init(parent: int) -> None:
     for s in _STOP_SIGNALS:
-        signal.signal(s, signal.SIG_IGN)
+        signal.signal(s, signal.SIG_IGN)  # one pending since the start goes too
+    # Started with them blocked (_stops_blocked): ignored now, they may be unblocked.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     # Deaf to those, a worker must still not outlive a scan killed outright (kill -9, the
     # OOM killer): Linux kills it with its parent.
     try:
@@ -82,19 +86,27 @@ def _worker_init(parent: int) -> None:
 
 
 @contextmanager
-def _stops_ignored() -> Iterator[None]:
-    """Children started in here inherit Ctrl-C, SIGTERM and SIGHUP ignored, even before
-    they run any Python."""
-    try:
-        old = {s: signal.signal(s, signal.SIG_IGN) for s in _STOP_SIGNALS}
-    except ValueError:  # not the main thread: nothing to protect
-        yield
+def _stops_blocked() -> Iterator[None]:
+    """Children started in here start with Ctrl-C, SIGTERM and SIGHUP blocked, even before
+    they run any Python (their initializer then ignores and unblocks them). This process
+    keeps its handlers: a signal that comes meanwhile reaches them through another thread
+    (numpy's, the core's) or, held in this one, as the block ends. Ignoring the signals here
+    instead, as the children must, lost such a signal: a scan interrupted as its pool started
+    ran to its end."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread's handlers matter; it starts the pool
         return
+    # multiprocessing starts its resource tracker with the first pool, and unblocks SIGINT
+    # and SIGTERM after (no restore): started before the block, it leaves the block whole.
+    with contextlib.suppress(ImportError, AttributeError, OSError):
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
         yield
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 #: A point's row from the point and a thread count (1 in pool workers, 0 = every core here);
@@ -119,17 +131,21 @@ class LocalRunner:
         if jobs > 1 and len(points) > 1:
             # spawn: workers do not inherit MPI state, threads or locks of this process.
             ctx = multiprocessing.get_context("spawn")
-            with _stops_ignored():
-                self.pool = ProcessPoolExecutor(
-                    min(jobs, len(points)),
-                    mp_context=ctx,
-                    initializer=_worker_init,
-                    initargs=(os.getpid(),),
-                )
-                for p in points:
-                    f = self.pool.submit(self.run, p, 1)
-                    self.pending[f] = p
-                    f.add_done_callback(self.finished.put)
+            try:
+                with _stops_blocked():
+                    self.pool = ProcessPoolExecutor(
+                        min(jobs, len(points)),
+                        mp_context=ctx,
+                        initializer=_worker_init,
+                        initargs=(os.getpid(),),
+                    )
+                    for p in points:
+                        f = self.pool.submit(self.run, p, 1)
+                        self.pending[f] = p
+                        f.add_done_callback(self.finished.put)
+            except BaseException:  # a Ctrl-C held back while the pool started: no runner
+                self.close()
+                raise
             self.todo.clear()
 
     @property
