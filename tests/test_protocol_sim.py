@@ -387,6 +387,23 @@ def test_short_run_warns_and_latency_is_per_event():
     assert steady["latency_seconds"]["p99"] < 0.5 * steady["total_seconds"]
 
 
+def test_no_warm_up_is_named():
+    # 4 nodes, window from t = 0: each builder's own fragments of its first events arrive at
+    # once, and 133.54 Gb/s per node came out, above the 133.3 a node can build (100 Gb/s
+    # over the network, its own quarter locally), with no word of why.
+    bound = 100 * 4 / 3
+    sets = {"fabric": {"radix": 36, "hosts": 4}, "bench": {"fragment_bytes": 1048576}}
+    cold = simulate_protocol(scenario(simulate={"events": 40, "warmup_events": 0}, **sets))
+    warm = simulate_protocol(scenario(simulate={"events": 40, "warmup_events": 8}, **sets))
+    assert cold["gbps_per_host"] > bound > warm["gbps_per_host"]
+    assert [w for w in cold["warnings"] if w.startswith("no warm-up")], cold["warnings"]
+    assert "simulate.warmup_events (default one round: 8)" in cold["warnings"][0]
+    assert warm["warnings"] == []
+    data = {**sets, "bench": {**sets["bench"], "events": 40, "warmup_seconds": 0.0}}
+    bench = simulate_protocol(Scenario({**data, "simulate": {"mode": "protocol"}}, source="<b>"))
+    assert any(w.endswith("give bench.warmup_seconds") for w in bench["warnings"])
+
+
 def test_drift_warning_shows_the_digits_that_put_it_over_the_tolerance():
     from daqnet.simulate.protocol import STEADY_TOLERANCE, _above
 
