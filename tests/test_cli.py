@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import lhcb72_protocol, small_scenario
+from daqnet import DaqnetError
 from daqnet.cli import main
 from daqnet.scenario import Scenario, parse_set
 
@@ -466,6 +467,29 @@ def test_ctrl_c_while_tables_are_written(tmp_path):
     assert list(tmp_path.iterdir()) == [s]  # neither the file nor its temporary
 
 
+def test_ctrl_c_in_the_last_report_of_a_write_counts(scenario, tmp_path):
+    # A Ctrl-C seen only by the write's last progress report (its end, which a meter does not
+    # stop at) was dropped: the file was renamed into place and the command said it wrote it.
+    from daqnet import routing as routings
+
+    sc = Scenario.load(str(scenario))
+    routing = sc.build_routing(sc.build_fabric())
+    seen = []
+
+    def at_the_end(done: int, total: int) -> None:
+        seen.append(done)
+        if done == total:
+            raise KeyboardInterrupt
+
+    (tmp_path / "o").mkdir()
+    out = tmp_path / "o" / "lft.txt"
+    with pytest.raises(KeyboardInterrupt):
+        routing.write_table(out, at_the_end)
+    assert seen and seen[-1] > 0 and list(out.parent.iterdir()) == []  # nor a temporary
+    routing.write_table(out)  # and without one, whole
+    assert (routings.from_file(routing.fabric, out).table() == routing.table()).all()
+
+
 def test_threads_option(scenario):
     one = run_cli("conflicts", scenario, "--json", "--threads", "1")
     two = run_cli("conflicts", scenario, "--json", "--threads", "2")
@@ -484,6 +508,12 @@ def test_opensm_time_out_must_be_a_time(scenario, tmp_path, timeout):
     bad = run_cli("opensm", scenario, "--out", tmp_path / "o", "--timeout", timeout)
     assert bad.returncode == 2, bad.stderr
     assert "--timeout: must be a finite number of seconds > 0" in bad.stderr
+    assert not (tmp_path / "o").exists()
+    from daqnet.subnet_manager import run_opensm  # the API says so too, before any tool runs
+
+    sc = Scenario.load(str(scenario))
+    with pytest.raises(DaqnetError, match="must be a finite number of seconds > 0"):
+        run_opensm(sc.build_fabric(), "ftree", tmp_path / "o", timeout=float(timeout))
     assert not (tmp_path / "o").exists()
 
 

@@ -295,7 +295,7 @@ def test_rows_polled_as_a_ctrl_c_comes_are_kept(scenario, jobs):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_as_the_pool_starts_is_not_lost(scenario, monkeypatch, sig):
+def test_a_signal_as_the_pool_starts_is_not_lost(scenario, tmp_path, monkeypatch, sig):
     # The pool starts with the stop signals ignored (its workers inherit that): one that came
     # meanwhile was dropped, and the scan ran to its end. Now it waits and stops the scan as
     # the pool is up; the pool goes with it.
@@ -313,11 +313,17 @@ def test_a_signal_as_the_pool_starts_is_not_lost(scenario, monkeypatch, sig):
             os.kill(os.getpid(), sig)  # Ctrl-C, or scancel, just then
 
     monkeypatch.setattr(local, "ProcessPoolExecutor", Signalled)
-    plan = make_plan(str(scenario), ["simulate.message_bytes=1000,2000,3000"], [], "gbps_per_host")
+    vary = ["simulate.message_bytes=1000,2000,3000"]
+    plan = make_plan(str(scenario), vary, [], "gbps_per_host")
     with Stops(), pytest.raises(KeyboardInterrupt):
         local.LocalRunner(plan.points, 2)
     assert started and started[0]._shutdown_thread  # closed, not left running
-    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # A whole scan so interrupted writes its (empty) results as such.
+    with Stops():
+        doc = run_scan(str(scenario), vary, out=str(tmp_path / "o"), jobs=2)
+    assert doc["status"] == "interrupted" and doc["points_done"] == 0
+    assert json.loads((tmp_path / "o" / "scan.json").read_text())["status"] == "interrupted"
 
 
 def test_parse_vary_syntax():

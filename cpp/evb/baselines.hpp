@@ -37,7 +37,7 @@ std::size_t last_level_cache_bytes();
 // small. Cold (IMB's -off_cache): enough that between two uses of a set the `node_ranks`
 // ranks sharing this node's cache touch 4 × its size, so every repetition reads and writes
 // memory the cache no longer holds, as the event builder does with each event's fresh
-// fragments (one set when a set alone is that large).
+// fragments (one set when the node's ranks' sets together are that large).
 int all_to_all_buffer_sets(bool cold, std::size_t set_bytes, int node_ranks, std::size_t cache_bytes);
 
 // MPI_Alltoall of message_bytes per pair of ranks (self included, as the event builder's

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "fabric/xgft_shape.hpp"
@@ -128,11 +129,12 @@ public:
 
   /// InfiniBand nodes an importer left out (SHARP aggregation nodes): their base LID and port
   /// GUID, so that forwarding-table entries toward them are known for what they are.
-  void add_left_out(uint64_t port_guid, int32_t lid) { left_out_.push_back({port_guid, lid}); }
+  void add_left_out(uint64_t port_guid, int32_t lid) {
+    if (port_guid != 0) left_out_guids_.insert(port_guid);
+    if (lid != 0) left_out_lids_.insert(lid);
+  }
   bool left_out(uint64_t port_guid, int32_t lid) const {
-    for (const auto& [g, l] : left_out_)
-      if ((port_guid != 0 && g == port_guid) || (lid != 0 && l == lid)) return true;
-    return false;
+    return (port_guid != 0 && left_out_guids_.contains(port_guid)) || (lid != 0 && left_out_lids_.contains(lid));
   }
 
 private:
@@ -147,7 +149,8 @@ private:
   std::vector<int32_t> switch_groups_;
   int32_t num_groups_ = 0;
   std::string description_;
-  std::vector<std::pair<uint64_t, int32_t>> left_out_;
+  std::unordered_set<uint64_t> left_out_guids_;  // per LFT entry toward a LID the topology lacks
+  std::unordered_set<int32_t> left_out_lids_;
 };
 
 }  // namespace daqnet::fabric

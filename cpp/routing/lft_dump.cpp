@@ -91,9 +91,13 @@ std::unordered_map<int32_t, LidOwner> read_subnet_lst(const std::string& path, c
       const auto type = rec.substr(0, rec.find(' '));
       const bool is_switch = type.starts_with("SW");
       if (!is_switch && type != "CA") in.fail("node type", "'" + std::string(type) + "' (expected CA, SW or SW-SM)");
-      const auto field = [&](std::string_view key) {
+      // A record's "Key:value" (an error if missing, unless `optional`: then empty).
+      const auto field = [&](std::string_view key, bool optional = false) {
         const size_t at = rec.find(key);
-        if (at == std::string_view::npos) in.fail(std::string(key.substr(0, key.size() - 1)), "missing");
+        if (at == std::string_view::npos) {
+          if (optional) return std::string_view();
+          in.fail(std::string(key.substr(0, key.size() - 1)), "missing");
+        }
         const auto v = rec.substr(at + key.size());
         return v.substr(0, v.find(' '));
       };
@@ -104,10 +108,8 @@ std::unordered_map<int32_t, LidOwner> read_subnet_lst(const std::string& path, c
       const auto node = index.find(guid, desc, is_switch);
       // By its description, or by its ids when a node-name map renamed it.
       const auto id = [&](std::string_view key) -> uint64_t {
-        const size_t at = rec.find(key);
-        if (at == std::string_view::npos) return 0;
-        const auto v = rec.substr(at + key.size());
-        return in.hex(v.substr(0, v.find(' ')), std::string(key.substr(0, key.size() - 1)));
+        const auto v = field(key, true);
+        return v.empty() ? 0 : in.hex(v, std::string(key.substr(0, key.size() - 1)));
       };
       const bool aggregation = !is_switch && (fabric::is_aggregation_node(desc) ||
                                               fabric::is_aggregation_device(id("VenID:"), id("DevID:")));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "common/progress.hpp"
@@ -62,9 +63,31 @@ template <class F>
 auto interruptible(nb::object callback, F&& f) {
   PyProgress py{std::move(callback)};
   const Progress cb = [&](int64_t done, int64_t total) { return py(done, total); };
+  // After a phase that ran to its end: a Ctrl-C its last report took (a meter's finish()
+  // does not stop), or one still pending, ends it all the same (a table file was renamed
+  // into place and 'wrote' printed, exit 0, after a Ctrl-C in its last quarter second).
+  const auto stop_if_interrupted = [&py] {
+    py.finish();
+    if (py.keyboard_interrupt) {
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+      throw nb::python_error();
+    }
+  };
   try {
-    nb::gil_scoped_release nogil;
-    return f(cb);
+    if constexpr (std::is_void_v<decltype(f(cb))>) {
+      {
+        nb::gil_scoped_release nogil;
+        f(cb);
+      }
+      stop_if_interrupted();
+    } else {
+      auto result = [&] {
+        nb::gil_scoped_release nogil;
+        return f(cb);
+      }();
+      stop_if_interrupted();
+      return result;
+    }
   } catch (const Interrupted&) {
     py.rethrow();
     if (py.keyboard_interrupt) {

@@ -14,6 +14,7 @@ unless the engine asked for configured every switch.
 from __future__ import annotations
 
 import glob
+import math
 import os
 import shutil
 import subprocess
@@ -132,6 +133,8 @@ def run_opensm(fabric: Fabric, engine: str, out: str | Path, timeout: float = 60
     """
     if engine not in OPENSM_ENGINES:
         raise DaqnetError(f"OpenSM engine {engine!r}: expected one of {', '.join(OPENSM_ENGINES)}")
+    if not (math.isfinite(timeout) and timeout > 0):  # 0 failed every run, nan never ended one
+        raise DaqnetError(f"OpenSM timeout {timeout!r}: must be a finite number of seconds > 0")
     ibsim, opensm, lib = find_tools()
     outdir = ensure_dir(out, "OpenSM output directory")
     net = outdir / "fabric.net"

@@ -88,25 +88,31 @@ def _worker_init(parent: int) -> None:
 @contextmanager
 def _stops_blocked() -> Iterator[None]:
     """Children started in here start with Ctrl-C, SIGTERM and SIGHUP blocked, even before
-    they run any Python (their initializer then ignores and unblocks them). This process
-    keeps its handlers: a signal that comes meanwhile reaches them through another thread
-    (numpy's, the core's) or, held in this one, as the block ends. Ignoring the signals here
-    instead, as the children must, lost such a signal: a scan interrupted as its pool started
-    ran to its end."""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread's handlers matter; it starts the pool
-        return
+    they run any Python (their initializer then ignores and unblocks them). A signal that
+    comes meanwhile is noted and raised again once the block is over, so that it stops the
+    run at a point where the pool is whole. (Ignored here instead, as the children must, such
+    a signal was lost, and a scan interrupted as its pool started ran to its end; blocked
+    alone, it could still reach this process through another thread, numpy's or the core's,
+    and stop it mid-spawn, leaving a worker half started.)"""
     # multiprocessing starts its resource tracker with the first pool, and unblocks SIGINT
     # and SIGTERM after (no restore): started before the block, it leaves the block whole.
     with contextlib.suppress(ImportError, AttributeError, OSError):
         from multiprocessing import resource_tracker
 
         resource_tracker.ensure_running()
+    noted: list[int] = []
+    old: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():  # handlers are the main thread's
+        old = {s: signal.signal(s, lambda sig, _frame: noted.append(sig)) for s in _STOP_SIGNALS}
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # held ones reach the recorder now
+        for s, h in old.items():
+            signal.signal(s, h)
+        for s in dict.fromkeys(noted):  # each kind once, to the handlers of the run
+            signal.raise_signal(s)
 
 
 #: A point's row from the point and a thread count (1 in pool workers, 0 = every core here);
@@ -224,13 +230,13 @@ def run_local(
     """
     from .measure import BenchRunner
 
-    runner: LocalRunner | BenchRunner
-    runner = (
-        BenchRunner(plan, collector.out, live, collector.table_format)
-        if plan.measured
-        else LocalRunner(plan.points, jobs)
-    )
+    runner: LocalRunner | BenchRunner | None = None
     try:
+        runner = (
+            BenchRunner(plan, collector.out, live, collector.table_format)
+            if plan.measured
+            else LocalRunner(plan.points, jobs)
+        )
         while not runner.done:
             for index, metrics in runner.poll(0.5):
                 runs = runner.runs.pop(index) if isinstance(runner, BenchRunner) else None
@@ -239,12 +245,14 @@ def run_local(
         # The pool is gone before anything is written: a second Ctrl-C while the rows are
         # written must not leave it running.
         salvaged = runner.salvage() if isinstance(runner, LocalRunner) else []
-        runner.close()
+        if runner is not None:  # None: interrupted as its pool started (LocalRunner closed it)
+            runner.close()
         for index, metrics in salvaged:
             collector.add(index, metrics, None)
         return collector.flush("interrupted")
     except BaseException as err:
-        runner.close()
+        if runner is not None:
+            runner.close()
         collector.flush("failed", str(err) or type(err).__name__)
         raise
     runner.close(kill=False)

@@ -227,12 +227,17 @@ def _root(
     if verdict is not None:
         raise DaqnetError(str(verdict))
 
-    progress = make_progress()
-    collector = Collector(plan, out, jobs, size, progress, request.table_format)
-    runner = LocalRunner(plan.points[0::size], jobs)
+    try:
+        progress = make_progress()
+        collector = Collector(plan, out, jobs, size, progress, request.table_format)
+    except BaseException as err:  # the others are under way: stop them
+        _stop_all(comm, 130 if isinstance(err, KeyboardInterrupt) else 2)
+        raise
+    runner: LocalRunner | None = None
     heard: set[int] = set()  # ranks whose last message came
     batch: list[tuple[int, int, Any]] = []  # messages received, maybe not stored yet
     try:
+        runner = LocalRunner(plan.points[0::size], jobs)
         while len(collector.rows) < len(plan.points):
             if runner.done:
                 time.sleep(_POLL)
@@ -246,8 +251,11 @@ def _root(
             if heard and len(collector.rows) < len(plan.points):
                 raise _Interrupted  # a rank alone was interrupted (its last rows are in)
     except (KeyboardInterrupt, _Interrupted):
-        salvaged = runner.salvage()  # rows this rank's workers finished meanwhile
-        runner.close()
+        # Rows this rank's workers finished meanwhile (no runner: interrupted as its pool
+        # started, which LocalRunner closed).
+        salvaged = runner.salvage() if runner is not None else []
+        if runner is not None:
+            runner.close()
         for index, metrics in salvaged:
             collector.add(index, metrics)
         _store(collector, batch, heard)  # a batch a Ctrl-C cut short (storing twice is harmless)
@@ -262,11 +270,13 @@ def _root(
             )
         doc = collector.flush("interrupted")
     except BaseException as err:
-        runner.close()
+        if runner is not None:
+            runner.close()
         _stop_all(comm, 2, heard)
         collector.flush("failed", str(err) or type(err).__name__)
         raise
     else:
+        assert runner is not None
         runner.close(kill=False)
         doc = collector.flush("finished")
         _stop_all(comm, 0, heard)

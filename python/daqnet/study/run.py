@@ -100,7 +100,7 @@ def _run(
     jobs = jobs or available_cores()
     if jobs > 1 and len(points) > 1:
         check_main_guard(f"{study}_study")
-    runner = LocalRunner(points, jobs, partial(_row, key=key, labels=labels))
+    runner: LocalRunner | None = None
     done: dict[int, dict[str, Any]] = {}
     interrupted = False
 
@@ -112,22 +112,27 @@ def _run(
     try:
         if progress:
             progress(0, len(points))
+        runner = LocalRunner(points, jobs, partial(_row, key=key, labels=labels))
         while not runner.done:
             for index, row in runner.poll(0.5):
                 done[index] = completed(row)
                 if progress:
                     progress(len(done), len(points))
     except KeyboardInterrupt:
-        salvaged = runner.salvage()
-        runner.close()  # first: a second Ctrl-C below must not leave the pool running
+        # None: interrupted as its pool started (LocalRunner closed it)
+        salvaged = runner.salvage() if runner is not None else []
+        if runner is not None:
+            runner.close()  # first: a second Ctrl-C below must not leave the pool running
         for index, row in salvaged:
             if index not in done:  # a row stored as the Ctrl-C came is given again
                 done[index] = completed(row)
         interrupted = True
     except BaseException:
-        runner.close()
+        if runner is not None:
+            runner.close()
         raise
     else:
+        assert runner is not None
         runner.close(kill=False)
     rows = [done[i] for i in sorted(done)]
     columns: list[str] = []
