@@ -428,20 +428,26 @@ def _interrupt_once_shown(p: subprocess.Popen, marker: str) -> tuple[str, str, s
     return buf, stdout, stderr
 
 
-def test_ctrl_c_while_routes_are_built(tmp_path):
-    """Route building of the largest radix-48 tree (27,648 hosts, ~3 s) shows progress and
-    stops at Ctrl-C: exit 130, one line, before the routes are done and the analysis starts."""
+def _big_tree_interrupted(tmp_path: Path, hosts: int, command: list, marker: str):
+    """`daqnet COMMAND big.toml ... --progress` over a radix-48 3-level tree of `hosts`,
+    Ctrl-C once `marker` shows: exit status, stdout, all of stderr."""
     s = tmp_path / "big.toml"
-    s.write_text("[fabric]\nradix = 48\nhosts = 27648\nlevels = 3\n")
+    s.write_text(f"[fabric]\nradix = 48\nhosts = {hosts}\nlevels = 3\n")
     p = subprocess.Popen(
-        [sys.executable, "-m", "daqnet", "conflicts", str(s), "--progress"],
+        [sys.executable, "-m", "daqnet", command[0], str(s), *map(str, command[1:]), "--progress"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    buf, stdout, stderr = _interrupt_once_shown(p, "routes:")
-    stderr = buf + stderr
-    assert p.returncode == 130, stderr
+    buf, stdout, stderr = _interrupt_once_shown(p, marker)
+    return p.returncode, stdout, buf + stderr
+
+
+def test_ctrl_c_while_routes_are_built(tmp_path):
+    """Route building of the largest radix-48 tree (27,648 hosts, ~3 s) shows progress and
+    stops at Ctrl-C: exit 130, one line, before the routes are done and the analysis starts."""
+    code, stdout, stderr = _big_tree_interrupted(tmp_path, 27648, ["conflicts"], "routes:")
+    assert code == 130, stderr
     assert "daqnet: interrupted" in stderr and "Traceback" not in stderr
     assert "routes: 100%" not in stderr and "conflicts:" not in stderr, stderr
     assert stdout == ""
@@ -450,21 +456,12 @@ def test_ctrl_c_while_routes_are_built(tmp_path):
 def test_ctrl_c_while_tables_are_written(tmp_path):
     """daqnet tables wrote its file whole before a Ctrl-C was seen (1.7 GB, 7 s late at
     27,648 hosts): the write shows progress and stops at once, leaving no file."""
-    s = tmp_path / "big.toml"
-    s.write_text("[fabric]\nradix = 48\nhosts = 13824\nlevels = 3\n")  # 20 M entries, 0.4 GB
-    out = tmp_path / "lft.txt"
-    p = subprocess.Popen(
-        [sys.executable, "-m", "daqnet", "tables", str(s), "-o", str(out), "--progress"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    buf, stdout, stderr = _interrupt_once_shown(p, "writing:")
-    stderr = buf + stderr
-    assert p.returncode == 130, stderr
+    out = tmp_path / "lft.txt"  # 13,824 hosts: 20 M entries, 0.4 GB
+    code, stdout, stderr = _big_tree_interrupted(tmp_path, 13824, ["tables", "-o", out], "writing:")
+    assert code == 130, stderr
     assert "daqnet: interrupted" in stderr and "Traceback" not in stderr and stdout == ""
     assert "writing: 100%" not in stderr and "wrote" not in stderr, stderr
-    assert list(tmp_path.iterdir()) == [s]  # neither the file nor its temporary
+    assert [p.name for p in tmp_path.iterdir()] == ["big.toml"]  # no file, no temporary
 
 
 def test_ctrl_c_in_the_last_report_of_a_write_counts(scenario, tmp_path):

@@ -492,6 +492,21 @@ def _dump_with_aggregation_nodes(text: str) -> str:
     return "".join(out)
 
 
+def _subnet_with_aggregation_node(tmp_path: Path, description: str) -> Path:
+    """SUBNET with leaf6's aggregation node (LID 39) as OpenSM lists it, under `description`."""
+    return _edit(
+        tmp_path,
+        SUBNET,
+        lambda t: (
+            t + "{ SW Ports:09 SystemGUID:0000000000200006 NodeGUID:0000000000200006"
+            " PortGUID:0000000000200006 VenID:000000 DevID:0000 Rev:000000A1 {leaf6} LID:000A PN:09 }"
+            " { CA Ports:01 SystemGUID:0000000000200006 NodeGUID:000000000020000E"
+            " PortGUID:000000000020000E VenID:000002C9 DevID:CF09 Rev:000000A1"
+            f" {{{description}}} LID:0027 PN:01 }} PHY=4x LOG=ACT SPD=25\n"
+        ),
+    )
+
+
 @pytest.mark.parametrize("how", ["topology", "subnet-list", "names-in-dump"])
 def test_lft_dump_entries_for_aggregation_nodes_are_ignored(tmp_path, how):
     dump = _edit(tmp_path, DUMP, _dump_with_aggregation_nodes)
@@ -501,17 +516,7 @@ def test_lft_dump_entries_for_aggregation_nodes_are_ignored(tmp_path, how):
     else:
         f = daqnet.fat_tree(radix=8, hosts=27)
     if how == "subnet-list":
-        subnet = _edit(
-            tmp_path,
-            SUBNET,
-            lambda t: (
-                t + "{ SW Ports:09 SystemGUID:0000000000200006 NodeGUID:0000000000200006"
-                " PortGUID:0000000000200006 VenID:000000 DevID:0000 Rev:000000A1 {leaf6} LID:000A PN:09 }"
-                " { CA Ports:01 SystemGUID:0000000000200006 NodeGUID:000000000020000E"
-                " PortGUID:000000000020000E VenID:000002C9 DevID:CF09 Rev:000000A1"
-                f" {{{AN}}} LID:0027 PN:01 }} PHY=4x LOG=ACT SPD=25\n"
-            ),
-        )
+        subnet = _subnet_with_aggregation_node(tmp_path, AN)
     r = routing.from_lft_dump(f, dump, subnet)
     assert f.num_hosts == 27
     assert same_tables(r, routing.from_lft_dump(fabric.from_ibnetdiscover(TOPO), DUMP))
@@ -541,17 +546,7 @@ def test_aggregation_nodes_renamed_by_a_node_name_map(tmp_path):
     want = routing.from_lft_dump(fabric.from_ibnetdiscover(TOPO), DUMP)
     assert same_tables(r, want)
     # A built fabric and OpenSM's subnet list: the list gives the node's vendor and device ids.
-    subnet = _edit(
-        tmp_path,
-        SUBNET,
-        lambda t: (
-            t + "{ SW Ports:09 SystemGUID:0000000000200006 NodeGUID:0000000000200006"
-            " PortGUID:0000000000200006 VenID:000000 DevID:0000 Rev:000000A1 {leaf6} LID:000A PN:09 }"
-            " { CA Ports:01 SystemGUID:0000000000200006 NodeGUID:000000000020000E"
-            " PortGUID:000000000020000E VenID:000002C9 DevID:CF09 Rev:000000A1"
-            " {sharp-leaf6} LID:0027 PN:01 } PHY=4x LOG=ACT SPD=25\n"
-        ),
-    )
+    subnet = _subnet_with_aggregation_node(tmp_path, "sharp-leaf6")
     built = daqnet.fat_tree(radix=8, hosts=27)
     assert same_tables(routing.from_lft_dump(built, dump, subnet), want)
 
