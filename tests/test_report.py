@@ -259,12 +259,23 @@ def test_page_in_a_real_browser(outputs, tmp_path):
             )
             shot = tmp_path / "report.png"
             page.screenshot(path=str(shot), full_page=True)
+            # On a narrow window the page itself never scrolls sideways: a study's many
+            # columns made it (the table now scrolls in its own box).
+            page.set_viewport_size({"width": 640, "height": 900})
+            sideways = page.evaluate(
+                """() => [document.documentElement.scrollWidth, document.documentElement.clientWidth,
+                    Math.max(...Array.from(document.querySelectorAll('.wide'),
+                                           e => e.scrollWidth - e.clientWidth))]"""
+            )
         finally:
             browser.close()
     print(f"\nreport screenshot: {shot}\nreport page: {page_path}")
 
     # Loads without a console message, every figure drawn with a size.
     assert problems == []
+    page_width, window_width, widest_overflow = sideways
+    assert page_width <= window_width, sideways
+    assert widest_overflow > 0, "no table was wider than 640 px: the check checks nothing"
     assert sections == [
         "daqnet bench",
         "daqnet simulate (protocol mode)",

@@ -65,11 +65,11 @@ struct Config {
   std::string tcp_token;  // never written to results: whoever has it may join the run
   int tcp_socket_buffer_bytes{};
   bool tcp_control_connection{};
+  bool baseline_cold{};  // alltoall, isend: fresh buffers at every repetition (IMB's -off_cache)
   int tcp_control_dscp{};
   std::string libfabric_provider, libfabric_domain;
   std::string baseline;
   double baseline_seconds{};
-  bool baseline_cold{};                  // alltoall, isend: fresh buffers at every repetition (IMB's -off_cache)
   std::int64_t fault_corrupt_every{};    // test hook: RU 0 corrupts every N-th fragment
   std::int64_t fault_duplicate_every{};  // test hook: RU 0 sends every N-th fragment twice
   std::int64_t fault_drop_every{};       // test hook: RU 0 never sends every N-th fragment
