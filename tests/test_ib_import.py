@@ -444,6 +444,42 @@ def test_lmc_lid_naming_another_host_is_refused(tmp_path, topology):
     assert "\n" not in msg
 
 
+def _reversed_tables(text: str) -> str:
+    """Each switch's entries in descending LID order: a host's alias LIDs come before its
+    base LID, which only the end of the table tells when nothing else gives LIDs."""
+    out, entries = [], []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("0x"):
+            entries.append(line)
+            continue
+        out += entries[::-1]
+        entries = []
+        out.append(line)
+    return "".join(out + entries[::-1])
+
+
+def test_lmc_dump_in_descending_lid_order_onto_a_built_tree(tmp_path):
+    """With no LIDs but the dump's, entries are taken as read at each host's lowest LID so
+    far: a lower one coming later replaces them, at every switch, and a switch whose table
+    has only the alias LIDs is left with no route (not the alias's port)."""
+    tree = lmc_tree()
+    upside_down = _edit(tmp_path, LMC_DUMP, _reversed_tables)
+    r = routing.from_lft_dump(tree, upside_down)
+    assert same_tables(r, routing.from_lft_dump(tree, LMC_DUMP))
+    assert r.port("leaf1", "node0") == 5  # the base LID's up-port, not LID 7's (8)
+
+    # leaf0, the first table, without its entry for node0's base LID (4): the entries at LIDs
+    # 7, 6, 5 taken as read there must go when leaf1's table shows LID 4, not stand in.
+    def cut(text: str) -> str:
+        at = text.index("0x0004 001 # Channel Adapter portguid 0x0000000000100001: 'node0'")
+        return text[:at] + text[text.index("\n", at) + 1 :]
+
+    holed = _edit(tmp_path, LMC_DUMP, lambda t: _reversed_tables(cut(t)))
+    with pytest.raises(USER_ERRORS) as err:
+        routing.from_lft_dump(tree, holed)
+    assert "black hole: switch leaf0 has no route to node0" in str(err.value), str(err.value)
+
+
 AN = "Mellanox Technologies Aggregation Node"
 # (switch, its aggregation node, switch name, LIDs); the node GUID is the switch's + 8, as in
 # real Quantum output

@@ -217,15 +217,16 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
     in.fail("destination LID", "LID " + std::to_string(lid) + who + " is no host of the fabric, by " + how);
   };
 
-  // Host entries, applied once every host's base LID is known: the topology's, else the
-  // subnet list's, else the lowest LID the dump names the host at (OpenSM numbers a port's
-  // LMC LIDs up from its base). Entries for the other LIDs of a host are left out.
+  // Host entries go to each host's base LID: the topology's, else the subnet list's, else
+  // the lowest LID the dump names the host at (OpenSM numbers a port's LMC LIDs up from its
+  // base). Entries for the other LIDs of a host are left out. Each entry goes into the
+  // tables as it is read (no copy of a dump of millions of entries); where the base is
+  // not known beforehand, those at the lowest LID so far, undone if a lower one comes.
   struct Entry {
     NodeId sw, dst;
     int32_t lid, port;
     uint32_t line;
   };
-  std::vector<Entry> pending;
   std::vector<int32_t> base_lid(H, 0);
   for (NodeId h = 0; h < f.num_hosts(); ++h) base_lid[static_cast<size_t>(h)] = f.node(h).lid;
   for (const auto& [lid, owner] : subnet) {
@@ -233,7 +234,45 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
     auto& b = base_lid[static_cast<size_t>(owner.node)];
     b = b == 0 ? lid : std::min(b, lid);
   }
+  std::vector<char> known(H);  // the base LID was known before the dump
+  for (size_t h = 0; h < H; ++h) known[h] = base_lid[h] != 0;
   std::vector<std::map<int32_t, uint32_t>> host_lids(H);  // the LIDs naming each host, first line of each
+  std::vector<uint32_t> applied(H, 0);                    // entries in the tables for each host
+  // An entry at a host's base LID into the tables, checked against the fabric.
+  const auto apply = [&](const Entry& e) {
+    if (e.port == 0) return;
+    const auto& node = f.node(e.sw);
+    if (e.port < 0 || e.port >= static_cast<int32_t>(node.ports.size()))
+      in.fail_at(e.line, "output port",
+                 "switch " + node.name + " has no port " + std::to_string(e.port) + " (ports 1.." +
+                     std::to_string(node.ports.size() - 1) + ")");
+    if (node.ports[static_cast<size_t>(e.port)].peer < 0)
+      in.fail_at(e.line, "output port",
+                 "port " + std::to_string(e.port) + " of switch " + node.name + " is not cabled");
+    auto& seen = entry_line[static_cast<size_t>(e.sw - f.num_hosts()) * H + static_cast<size_t>(e.dst)];
+    if (seen != 0)
+      in.fail_at(e.line, "destination LID",
+                 "second entry of switch " + node.name + " for " + f.node(e.dst).name + " (first at line " +
+                     std::to_string(seen) + ")");
+    seen = e.line;
+    r->set_port(e.sw, e.dst, e.port);
+    ++entries;
+    ++applied[static_cast<size_t>(e.dst)];
+  };
+  // A host's entries at a LID that turned out not to be its lowest.
+  // (Dumps list LIDs in ascending order, so this happens within the first table naming the
+  // host, and the search ends there as its switch is usually among the first.)
+  const auto undo = [&](NodeId dst) {
+    auto& left = applied[static_cast<size_t>(dst)];
+    for (NodeId sw2 = f.num_hosts(); left > 0 && sw2 < f.num_nodes(); ++sw2) {
+      auto& seen = entry_line[static_cast<size_t>(sw2 - f.num_hosts()) * H + static_cast<size_t>(dst)];
+      if (seen == 0) continue;
+      seen = 0;
+      r->row(sw2)[static_cast<size_t>(dst)] = 0;
+      --entries;
+      --left;
+    }
+  };
 
   while (in.next(line)) {
     if (line.empty() || line[0] == '#') continue;
@@ -274,18 +313,22 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
     const NodeId dst = resolve(lid, note);
     if (dst < 0) continue;
     host_lids[static_cast<size_t>(dst)].emplace(lid, in.lineno());
-    pending.push_back(Entry{sw, dst, lid, port, in.lineno()});
+    const Entry e{sw, dst, lid, port, in.lineno()};
+    const auto d = static_cast<size_t>(dst);
+    if (!known[d] && (base_lid[d] == 0 || lid < base_lid[d])) {
+      if (base_lid[d] != 0) undo(dst);
+      base_lid[d] = lid;
+    }
+    if (lid == base_lid[d]) apply(e);
   }
   // A host's LIDs must be one LMC range: consecutive from its base, 2^LMC <= 128 of them.
   // Otherwise a line names the wrong host (an entry at another host's LID would be lost).
   for (size_t h = 0; h < H; ++h) {
     const auto& lids = host_lids[h];
     if (lids.empty()) continue;
-    const bool known = base_lid[h] != 0;
-    if (!known) base_lid[h] = lids.begin()->first;
-    const std::string base = known ? "whose base LID is " + std::to_string(base_lid[h])
-                                   : "whose lowest LID here is " + std::to_string(base_lid[h]) + " (line " +
-                                         std::to_string(lids.begin()->second) + ")";
+    const std::string base = known[h] ? "whose base LID is " + std::to_string(base_lid[h])
+                                      : "whose lowest LID here is " + std::to_string(base_lid[h]) + " (line " +
+                                            std::to_string(lids.begin()->second) + ")";
     int32_t next = base_lid[h];
     for (const auto& [lid, at] : lids) {
       const bool in_range = lid == next && lid - base_lid[h] < kMaxLidsPerPort;
@@ -295,27 +338,6 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
                    "LID " + std::to_string(lid) + " names host " + f.node(static_cast<NodeId>(h)).name + ", " + base +
                        ": a port's LIDs run on from its base LID (LMC > 0), at most 128");
     }
-  }
-  for (const Entry& e : pending) {
-    const auto d = static_cast<size_t>(e.dst);
-    if (e.lid != base_lid[d]) continue;  // another LID of the host's port (LMC > 0)
-    if (e.port == 0) continue;
-    const auto& node = f.node(e.sw);
-    if (e.port < 0 || e.port >= static_cast<int32_t>(node.ports.size()))
-      in.fail_at(e.line, "output port",
-                 "switch " + node.name + " has no port " + std::to_string(e.port) + " (ports 1.." +
-                     std::to_string(node.ports.size() - 1) + ")");
-    if (node.ports[static_cast<size_t>(e.port)].peer < 0)
-      in.fail_at(e.line, "output port",
-                 "port " + std::to_string(e.port) + " of switch " + node.name + " is not cabled");
-    auto& seen = entry_line[static_cast<size_t>(e.sw - f.num_hosts()) * H + d];
-    if (seen != 0)
-      in.fail_at(e.line, "destination LID",
-                 "second entry of switch " + node.name + " for " + f.node(e.dst).name + " (first at line " +
-                     std::to_string(seen) + ")");
-    seen = e.line;
-    r->set_port(e.sw, e.dst, e.port);
-    ++entries;
   }
   if (entries == 0)
     throw Error(path + ": no forwarding entries for the fabric's hosts: not an LFT dump of this fabric");
