@@ -96,8 +96,18 @@ def test_source_dependent_tables_get_fewer_conflicts():
     p = placement.hostname(f)
     w = workload.event_building(p.ranks)
     before = analysed(r, p.hosts, w)
-    found = repair_rank_order(r, p.hosts, w, judge(r), moves=20_000, seed=1)
-    assert found.conflicts == analysed(r, found.hosts, w) < before
+    j = judge(r)
+    found = repair_rank_order(r, p.hosts, w, j, moves=20_000, seed=1)
+    assert found.conflicts == analysed(r, found.hosts, w)
+    assert found.search is not None and found.search["conflicts"] < before
+    # Fewer conflicts, yet slower here (5.21 against 5.04 ms): the answer is never slower
+    # than the order it was given, by a simulation of its own.
+    assert simulated(r, found.hosts, w) <= simulated(r, p.hosts, w)
+
+
+def simulated(r, hosts, w) -> float:
+    """The order's time in a fresh judge (nothing remembered from the repair's)."""
+    return judge(r).seconds(np.asarray(hosts, np.int32), w)
 
 
 def test_rank_search_keeps_exact_totals_on_random_starts():
@@ -120,10 +130,17 @@ def test_lower_bound_holds_against_brute_force_on_a_tiny_tapered_tree():
     f = fabric.fat_tree(radix=6, hosts=8, levels=2, taper="2:1", hosts_per_leaf=4)
     r = routing.dmodk(f)
     w = workload.event_building(8)
-    found = repair_rank_order(r, np.arange(8, dtype=np.int32), w, judge(r), moves=5000)
+    given = np.arange(8, dtype=np.int32)
+    found = repair_rank_order(r, given, w, judge(r), moves=5000)
     best = min(analysed(r, order, w) for order in itertools.permutations(range(8)))
     assert found.lower_bound is not None and 0 < found.lower_bound <= best
-    assert found.conflicts == best
+    assert found.search is not None and found.search["conflicts"] == best
+    # The fewest conflicts (12) crowd a step's busiest up-link more than the given order's
+    # 16 (0.926 against 0.842 ms): the repair keeps the given order, and says why.
+    fewest = found.candidates[-1]
+    assert fewest["conflicts"] == best and fewest["seconds"] > simulated(r, given, w)
+    assert list(found.hosts) == list(given) and found.conflicts == analysed(r, given, w)
+    assert "fewer conflicts but is slower" in found.method
 
 
 def test_node_set_fills_leaves_when_n_cannot_be_conflict_free():

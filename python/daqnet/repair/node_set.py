@@ -90,7 +90,13 @@ def repair_node_set(
             # Table order only (no search): whole leaves are conflict-free by construction
             # when the tables allow it, and each candidate stays cheap.
             found = repair_rank_order(
-                routing, _take(blocks, n), workload_of(n), judge, 0, start_label="leaf-block"
+                routing,
+                _take(blocks, n),
+                workload_of(n),
+                judge,
+                0,
+                start_label="leaf-block",
+                by_time=False,  # only whether it has no conflicts matters here
             )
             tried.append({"ranks": n, "conflicts": found.conflicts})
             if found.conflicts == 0:

@@ -63,7 +63,8 @@ def repair_summary(r: Mapping[str, Any]) -> str:
         )
     for c in r.get("candidates") or []:
         label = candidate_label(c)
-        more = f", {c['steps']:,} steps, {c['seconds'] * 1e3:.3f} ms" if "seconds" in c else ""
+        more = f", {c['steps']:,} steps" if "steps" in c else ""
+        more += f", {c['seconds'] * 1e3:.3f} ms" if "seconds" in c else ""
         lines.append(f"    {label:<14} {c['conflicts']:,} conflicts{more}")
     if r.get("nearest"):
         n = r["nearest"]
