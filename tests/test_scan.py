@@ -553,8 +553,8 @@ def test_facets_over_a_third_key(scenario, tmp_path):
 # -- Ctrl-C ----------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("jobs", "stop"),
-    [(1, "ctrl-c"), (2, "ctrl-c"), (2, "scancel")],
-    ids=["one-job", "two-jobs", "sigterm-to-every-process"],
+    [(1, "ctrl-c"), (2, "ctrl-c"), (2, "ctrl-c-twice"), (2, "scancel")],
+    ids=["one-job", "two-jobs", "two-signals", "sigterm-to-every-process"],
 )
 def test_ctrl_c_writes_finished_rows(scenario, tmp_path, jobs, stop):
     out = tmp_path / "o"
@@ -576,6 +576,10 @@ def test_ctrl_c_writes_finished_rows(scenario, tmp_path, jobs, stop):
         if stop == "scancel":
             os.killpg(p.pid, signal.SIGTERM)
         else:
+            p.send_signal(signal.SIGINT)
+        if stop == "ctrl-c-twice":
+            # An impatient user, or `timeout -s INT`, which signals the command and then its
+            # process group: the second came as the rows were written and lost them.
             p.send_signal(signal.SIGINT)
         stdout, stderr = p.communicate(timeout=60)  # a worker left running holds the pipes
     finally:

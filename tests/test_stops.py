@@ -65,6 +65,37 @@ def test_signals_end_the_measurement_then_are_held(sig):
     ]
 
 
+_HOLD_FROM_FIRST = """
+import os, signal, sys
+from daqnet.stops import Stops, writing
+sig = getattr(signal, sys.argv[1])
+before = signal.getsignal(sig)
+with Stops() as stops:
+    stops.hold_from_first()  # as daqnet.cli.main runs every command
+    with writing():  # a finished run's results: noted, never raised
+        os.kill(os.getpid(), sig)
+        os.kill(os.getpid(), sig)
+        print("written")
+    try:
+        os.kill(os.getpid(), sig)  # the first while the run runs: ends it
+        print("not raised")
+    except KeyboardInterrupt:
+        print("raised")
+    os.kill(os.getpid(), sig)  # the second, as its rows are written: noted
+    print("held", stops.seen)
+print("restored", signal.getsignal(sig) is before)
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_the_first_signal_ends_the_run_the_next_are_held(sig):
+    done = subprocess.run(
+        [sys.executable, "-c", _HOLD_FROM_FIRST, sig], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["written", "raised", "held", "1", "restored", "True"]
+
+
 def test_off_the_main_thread_nothing_changes():
     import signal
     import threading

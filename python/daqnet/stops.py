@@ -5,9 +5,11 @@ once it is in, they are noted instead, so that gathering it, writing it and tear
 what the run built go to their end. The third signal noted ends that too: whoever sends
 it would rather leave what is left (daqnet emulate --cleanup removes a fabric) than wait.
 
-Every command runs inside one (daqnet.cli.main), unheld: there SIGTERM and SIGHUP end it
-as Ctrl-C does, so that a scan or simulation stopped by kill or scancel writes what it
-finished."""
+Every command runs inside one (daqnet.cli.main) that holds from the first signal on:
+SIGTERM and SIGHUP end a command as Ctrl-C does, so that a scan or simulation stopped by
+kill or scancel writes what it finished, and the signals that come while it does are
+noted, not raised (two Ctrl-C in a row, or `timeout -s INT`, which signals the command and
+then its process group, lost every finished row of a study or scan)."""
 
 from __future__ import annotations
 
@@ -15,9 +17,11 @@ import errno
 import os
 import signal
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["Stops"]
+__all__ = ["Stops", "writing"]
 
 
 class Stops:
@@ -64,6 +68,12 @@ class Stops:
         for s in self._old:
             signal.signal(s, self._note)
 
+    def hold_from_first(self) -> None:
+        """From now on the first signal ends the run as Ctrl-C does and holds: those after it
+        are noted (see hold()) while the run writes what it finished."""
+        for s in self._old:
+            signal.signal(s, self._first)
+
     def progress(self, _done: int, _total: int) -> None:
         """A progress callback for the core (a simulation after the measurement): it stops
         the core once a signal was noted."""
@@ -74,6 +84,10 @@ class Stops:
         if signum == signal.SIGHUP:
             _drop_output_to_a_hung_up_terminal()
         raise KeyboardInterrupt
+
+    def _first(self, signum: int, frame: object) -> None:
+        self.hold()
+        self._end(signum, frame)
 
     def _note(self, signum: int, _frame: object) -> None:
         if signum == signal.SIGHUP:
@@ -98,3 +112,32 @@ def _drop_output_to_a_hung_up_terminal() -> None:
                 null = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(null, fd)
                 os.close(null)
+
+
+@contextmanager
+def writing() -> Iterator[None]:
+    """Results of a finished run being gathered and written: the signals that come meanwhile
+    are noted, not raised (the third still ends it), so that a Ctrl-C as a study or scan
+    ends does not throw away every row it finished. Nothing is raised afterwards: the run
+    is whole, and ends in a moment anyway. Outside the main thread, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    seen = 0
+
+    def note(signum: int, _frame: object) -> None:
+        nonlocal seen
+        if signum == signal.SIGHUP:
+            _drop_output_to_a_hung_up_terminal()
+        if seen >= Stops.PATIENCE:
+            raise KeyboardInterrupt
+        seen += 1
+
+    old = {s: h for s in Stops.SIGNALS if (h := signal.getsignal(s)) is not signal.SIG_IGN}
+    for s in old:
+        signal.signal(s, note)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)

@@ -12,6 +12,7 @@ __all__ = ["run_study"]
 def run_study(args: argparse.Namespace) -> int:
     from ..io.scan_files import write_scan_files
     from ..report.study import plot_study, study_summary
+    from ..stops import writing
     from ..study import mapping_study, taper_study
     from ..study.run import out_dir
 
@@ -23,8 +24,9 @@ def run_study(args: argparse.Namespace) -> int:
             doc = taper_study(args.scenario, args.overrides, args.taper, progress, args.jobs)
     finally:
         progress.close()
-    out = out_dir(args.study, doc.name, args.out)
-    write_scan_files(doc, out, "study")
+    with writing():
+        out = out_dir(args.study, doc.name, args.out)
+        write_scan_files(doc, out, "study")
     files = [str(out / "study.csv"), str(out / "study.json")]
     drawn, stopped = draw_unless_stopped(lambda: plot_study(doc.to_dict(), out / "study.png"))
     if drawn:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import USER_ERRORS, DaqnetError
+from ..stops import writing
 from ..threads import available_cores
 from .collector import Collector, prepare_out
 from .metrics import METRICS
@@ -247,16 +248,18 @@ def run_local(
         salvaged = runner.salvage() if isinstance(runner, LocalRunner) else []
         if runner is not None:  # None: interrupted as its pool started (LocalRunner closed it)
             runner.close()
-        for index, metrics in salvaged:
-            collector.add(index, metrics, None)
-        return collector.flush("interrupted")
+        with writing():
+            for index, metrics in salvaged:
+                collector.add(index, metrics, None)
+            return collector.flush("interrupted")
     except BaseException as err:
         if runner is not None:
             runner.close()
         collector.flush("failed", str(err) or type(err).__name__)
         raise
-    runner.close(kill=False)
-    return collector.flush("finished")
+    with writing():  # a Ctrl-C as the scan ends must not cut its last write short
+        runner.close(kill=False)
+        return collector.flush("finished")
 
 
 def run_scan(

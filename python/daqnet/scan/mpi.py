@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import USER_ERRORS, DaqnetError
 from ..report.scan import check_plot
+from ..stops import writing
 from .collector import Collector, prepare_out
 from .local import LocalRunner, available_cores
 from .plan import ScanRequest, make_plan
@@ -277,9 +278,10 @@ def _root(
         raise
     else:
         assert runner is not None
-        runner.close(kill=False)
-        doc = collector.flush("finished")
-        _stop_all(comm, 0, heard)
+        with writing():  # a Ctrl-C as the scan ends must not cut its last write short
+            runner.close(kill=False)
+            doc = collector.flush("finished")
+            _stop_all(comm, 0, heard)
     finally:
         progress.close()
     return doc, out
