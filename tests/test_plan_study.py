@@ -99,6 +99,42 @@ SMALL_PERCS = (
 )
 
 
+def test_study_set_goes_over_the_patterns_keys_and_is_what_runs(tmp_path, capsys):
+    # --set workload.message_bytes was silently replaced by the pattern's, while study.json
+    # recorded the user's value as the one that ran.
+    sc = tmp_path / "p.toml"
+    sc.write_text(SMALL_PERCS)
+    times = []
+    for size in ("2097152", "1048576"):
+        args = ["study", "mapping", str(sc), "--json", "--out", str(tmp_path / size)]
+        assert main([*args, "--set", f"workload.message_bytes={size}"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["config"]["values"]["workload"]["message_bytes"] == int(size)
+        times.append(
+            {(r["pattern"], r["placement.order"]): r["total_seconds"] for r in doc["rows"]}
+        )
+    big, small = times
+    # Half the bytes over the same routes: about half the time, point by point (the route
+    # latencies do not halve); the same time twice when the pattern's size ran instead.
+    assert all(0.45 < small[k] / big[k] < 0.55 for k in big), [small[k] / big[k] for k in big]
+
+
+@pytest.mark.parametrize(
+    ("study", "item", "why"),
+    [
+        ("mapping", "workload.kind=bisection", "the mapping study runs each of its patterns"),
+        ("taper", "fabric.taper=2:1", "give them with --taper"),
+        ("taper", "fabric.hosts_per_leaf=4", "give them with --taper"),
+    ],
+)
+def test_study_refuses_a_set_of_what_it_sets_itself(tmp_path, capsys, study, item, why):
+    sc = tmp_path / "t.toml"
+    sc.write_text(SMALL_PERCS if study == "mapping" else "[fabric]\nradix = 12\nhosts = 48\n")
+    assert main(["study", study, str(sc), "--set", item]) == 2
+    err = capsys.readouterr().err
+    assert f"error: set {item}: " in err and why in err and "Traceback" not in err
+
+
 def test_study_rows_do_not_depend_on_the_jobs(tmp_path, capsys):
     # Points run in worker processes finish in any order; the rows keep the grid's.
     sc = tmp_path / "p.toml"
@@ -154,6 +190,29 @@ def test_study_taper_shows_the_bisection_halving(tmp_path, capsys):
     assert a2a_half["switches"] < a2a_full["switches"]
     # The load shifts onto the remaining up-links: more bytes per leaf->spine link.
     assert a2a_half["leaf->spine:mean_bytes"] > 1.5 * a2a_full["leaf->spine:mean_bytes"]
+
+
+def test_study_taper_costs_the_trees_it_simulates(tmp_path, capsys):
+    # 72 hosts of radix 12 fit 2 levels, which the planner picks: a 3-level scenario was
+    # costed as that 2-level tree (18 and 13 switches for 60 and 41 simulated).
+    from daqnet import Scenario
+
+    sc = tmp_path / "t.toml"
+    sc.write_text(
+        "[fabric]\nradix = 12\nhosts = 72\nlevels = 3\n[workload]\nmessage_bytes = 100000\n"
+    )
+    assert main(["study", "taper", str(sc), "--out", str(tmp_path / "o"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    for taper, per_leaf in (("1:1", 6), ("2:1", 8)):
+        sets = [f'fabric.taper=["{taper}","1:1"]', f"fabric.hosts_per_leaf={per_leaf}"]
+        f = Scenario.load(str(sc), sets).build()[0]
+        switches = len(f.node_names) - f.num_hosts
+        assert {r["switches"] for r in doc["rows"] if r["taper"] == taper} == {switches}
+    assert [switches_of(doc, t) for t in ("1:1", "2:1")] == [60, 41]
+
+
+def switches_of(doc: dict, taper: str) -> int:
+    return next(r["switches"] for r in doc["rows"] if r["taper"] == taper)
 
 
 def test_study_refuses_the_wrong_fabric(tmp_path, capsys):

@@ -83,12 +83,18 @@ def hosts_per_leaf(radix: int, taper: str) -> int:
 
 
 def candidate(
-    hosts: int, gbps: float, radix: int, taper: str, prices: dict[str, Any]
+    hosts: int,
+    gbps: float,
+    radix: int,
+    taper: str,
+    prices: dict[str, Any],
+    levels: int | None = None,
 ) -> dict[str, Any]:
-    """One planned fat tree (a row of Plan.candidates)."""
+    """One planned fat tree (a row of Plan.candidates): of `levels` levels, else of as few
+    as hold the hosts."""
     per_leaf = hosts_per_leaf(radix, taper)
     leaves = math.ceil(hosts / per_leaf)
-    levels = 2 if leaves <= radix else 3
+    levels = levels or (2 if leaves <= radix else 3)
     try:
         fab = fat_tree(
             radix=radix,

@@ -16,7 +16,9 @@ from ..provenance import provenance
 from ..scan.local import LocalRunner, check_main_guard, point_errors
 from ..scan.plan import Point, make_plan
 from ..scenario import Scenario
+from ..scenario.overrides import parse_set
 from ..simulate import simulate_steps
+from ..stops import writing
 from ..threads import available_cores
 from .result import StudyResult
 
@@ -46,12 +48,28 @@ TAPER_PATTERNS: dict[str, list[str]] = {
 Progress = Callable[[int, int], object] | None
 
 
+def _refuse_set(overrides: list[str], keys: dict[str, str]) -> None:
+    """A --set of a key the study sets itself (key → why) is refused: it was overridden
+    silently, and study.json recorded the user's value as the one that ran."""
+    for item in overrides:
+        section, key, _ = parse_set(item)
+        why = keys.get(f"{section}.{key}")
+        if why:
+            raise DaqnetError(f"set {item}: {why}")
+
+
 def _points(
     path: str, overrides: list[str], groups: dict[str, list[str]], vary: list[str]
 ) -> list[tuple[str, Point]]:
     out = []
     for label, sets in groups.items():
-        plan = make_plan(path, vary, [*overrides, *sets], "total_seconds")
+        # The pattern's keys first: the user's --set (a message size, the multicast's
+        # targets) goes over them, and is what runs.
+        try:
+            plan = make_plan(path, vary, [*sets, *overrides], "total_seconds")
+        except DaqnetError as err:
+            keys = ", ".join(s for s in sets if not s.startswith("workload.kind="))
+            raise DaqnetError(f"pattern {label} ({keys}; --set goes over these): {err}") from None
         out += [(label, p) for p in plan.points]
     return out
 
@@ -131,25 +149,27 @@ def _run(
         if runner is not None:
             runner.close()
         raise
-    else:
-        assert runner is not None
-        runner.close(kill=False)
-    rows = [done[i] for i in sorted(done)]
-    columns: list[str] = []
-    for row in rows:
-        columns += [c for c in row if c not in columns]
-    doc = StudyResult(
-        study=study,
-        scenario=path,
-        name=base.name,
-        config=base.effective(),
-        points_total=len(points),
-        points_done=len(rows),
-        interrupted=interrupted,
-        columns=columns,
-        rows=rows,
-        provenance=provenance(),
-    )
+    # A Ctrl-C from here on (the pool closing, provenance() running `uname -p`) lost the rows.
+    with writing():
+        if not interrupted:
+            assert runner is not None
+            runner.close(kill=False)
+        rows = [done[i] for i in sorted(done)]
+        columns: list[str] = []
+        for row in rows:
+            columns += [c for c in row if c not in columns]
+        doc = StudyResult(
+            study=study,
+            scenario=path,
+            name=base.name,
+            config=base.effective(),
+            points_total=len(points),
+            points_done=len(rows),
+            interrupted=interrupted,
+            columns=columns,
+            rows=rows,
+            provenance=provenance(),
+        )
     return doc, rows
 
 
@@ -167,6 +187,7 @@ def mapping_study(
         raise DaqnetError(
             f"{path}: study mapping needs a direct network (fabric.kind = percs or dragonfly), not {kind!r}"
         )
+    _refuse_set(overrides, {"workload.kind": "the mapping study runs each of its patterns"})
     points = _points(path, overrides, MAPPING_PATTERNS, MAPPING_VARY)
     doc, rows = _run("mapping", path, overrides, points, "pattern", progress, jobs)
     for pattern in MAPPING_PATTERNS:
@@ -212,6 +233,15 @@ def taper_study(
     f = base["fabric"]
     if f["kind"] != "fat-tree":
         raise DaqnetError(f"{path}: study taper needs fabric.kind = fat-tree, not {f['kind']!r}")
+    given = "the taper study sets it for each taper (give them with --taper)"
+    _refuse_set(
+        overrides,
+        {
+            "workload.kind": "the taper study runs each of its patterns",
+            "fabric.taper": given,
+            "fabric.hosts_per_leaf": given,
+        },
+    )
     tapers = tapers or ["1:1", "2:1"]
     radix, hosts = f["radix"], f["hosts"]
     groups: dict[str, list[str]] = {}
@@ -225,7 +255,12 @@ def taper_study(
                 f"fabric.hosts_per_leaf={per_leaf}",
             ]
     points = [(label, p) for label, sets in groups.items() for p in _single(path, overrides, sets)]
-    costs = {t: candidate(hosts, f["link_gbps"], radix, t, dict(DEFAULT_PRICES)) for t in tapers}
+    # The trees simulated: as many levels as the scenario's (a 3-level tree was costed as
+    # the 2-level one the planner would choose for as many hosts).
+    costs = {
+        t: candidate(hosts, f["link_gbps"], radix, t, dict(DEFAULT_PRICES), f["levels"])
+        for t in tapers
+    }
 
     def extra(row: dict[str, Any]) -> None:
         taper, _, pattern = row.pop("taper").partition("|")
@@ -271,10 +306,11 @@ def taper_study(
 
 
 def _single(path: str, overrides: list[str], sets: list[str]) -> list[Point]:
-    # A scan plan needs one --vary: vary the workload kind over its one value.
+    # A scan plan needs one --vary: vary the workload kind over its one value. The user's
+    # --set goes over the pattern's keys (see _points).
     kind = next(s for s in sets if s.startswith("workload.kind="))
     rest = [s for s in sets if s != kind]
-    return make_plan(path, [kind], [*overrides, *rest], "total_seconds").points
+    return make_plan(path, [kind], [*rest, *overrides], "total_seconds").points
 
 
 def out_dir(study: str, name: str, out: str | None) -> Path:
