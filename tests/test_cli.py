@@ -256,6 +256,24 @@ def test_set_items_with_line_breaks_stay_on_one_line(scenario, item, message):
     assert re.search(message, r.stderr), r.stderr
 
 
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ("fabric.hosts=", r"^daqnet: error: set fabric.hosts = '': expected a whole number$"),
+        ("fabric.hosts=true", r"^daqnet: error: set fabric.hosts = true: expected a whole number$"),
+        (
+            "fabric.link_gbps=-5",
+            r"^daqnet: error: set fabric.link_gbps=-5: fabric.link_gbps must be a finite number > 0$",
+        ),
+    ],
+)
+def test_a_bad_set_value_is_the_options_error_not_the_files(scenario, item, message):
+    # It read "small.toml: fabric.hosts = '': ..." (the file has no such line), with
+    # Python's True for TOML's true, and the builder's errors named the file, not the value.
+    r = run_cli("conflicts", scenario, "--set", item)
+    assert r.returncode == 2 and re.search(message, r.stderr.strip()), r.stderr
+
+
 def test_toml_nested_too_deeply_is_one_line(tmp_path):
     # tomllib recurses per level: 2,000 nested arrays were a RecursionError traceback, in a
     # scenario, a --set value and a prices file alike.

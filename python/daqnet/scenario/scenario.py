@@ -130,7 +130,11 @@ class Scenario:
         return out
 
     def _check(self, section: str, key: str, spec: Key, value: Any) -> Any:
-        where = f"{self.source}: {section}.{key} = {value!r}"
+        # A value typed with --set is that option's error, not the file's; shown as typed
+        # (TOML's true, not Python's True).
+        shown_value = ("true" if value else "false") if isinstance(value, bool) else repr(value)
+        by_set = any(".".join(parse_set(item)[:2]) == f"{section}.{key}" for item in self.overrides)
+        where = f"{'set' if by_set else self.source + ':'} {section}.{key} = {shown_value}"
         is_int = isinstance(value, int) and not isinstance(value, bool)
         ok = {
             "int": is_int,
@@ -215,9 +219,15 @@ class Scenario:
             yield
         except ValueError as err:
             msg = str(err)
-            raise DaqnetError(
-                msg if msg.startswith(self.source) else f"{self.source}: {msg}"
-            ) from None
+            if msg.startswith(self.source):
+                raise DaqnetError(msg) from None
+            # About a key given with --set ("fabric.link_gbps must be ..."): that option's
+            # error, with the value typed, not the file's.
+            for item in self.overrides:
+                section, key, _ = parse_set(item)
+                if msg.startswith(f"{section}.{key} "):
+                    raise DaqnetError(f"set {shown(item)}: {msg}") from None
+            raise DaqnetError(f"{self.source}: {msg}") from None
 
     def tasks_per_node(self) -> int:
         """workload.tasks_per_node, or its default: 32 on PERCS (a QCM's cores), else 1."""
