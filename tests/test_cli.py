@@ -761,3 +761,14 @@ def test_interrupted_simulation_without_out_says_where_results_are():
     assert code == 130
     assert "INTERRUPTED" in stdout
     assert "printed above" in stderr and "written to" not in stderr
+
+
+def test_an_earlier_runs_tables_left_in_out_are_named(scenario, tmp_path):
+    # simulate then conflicts into one --out: the directory mixed two runs' tables unsaid.
+    out = tmp_path / "o"
+    assert run_cli("simulate", scenario, "--out", out).returncode == 0
+    r = run_cli("conflicts", scenario, "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert f"{out} also holds link_loads.csv of an earlier run" in r.stderr, r.stderr
+    r = run_cli("conflicts", scenario, "--out", out)  # its own tables again: still that one
+    assert "also holds link_loads.csv" in r.stderr and "steps.csv" not in r.stderr

@@ -11,7 +11,16 @@ from typing import Any
 from ..result import Result
 from ..scenario import Scenario, unused
 
-__all__ = ["EXIT_INTERRUPTED", "Progress", "draw_unless_stopped", "emit", "load", "note", "warn"]
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "Progress",
+    "draw_unless_stopped",
+    "emit",
+    "load",
+    "note",
+    "warn",
+    "warn_earlier_tables",
+]
 
 #: Exit status of a run stopped by Ctrl-C (128 + SIGINT), after what was measured is written.
 EXIT_INTERRUPTED = 130
@@ -23,6 +32,16 @@ def note(text: str) -> None:
 
 def warn(text: str) -> None:
     note(f"warning: {text}")
+
+
+def warn_earlier_tables(out: str, written: list[Any]) -> None:
+    """A warning naming the tables of an earlier run left in --out (another mode or command
+    wrote them): the directory then mixes two runs."""
+    from ..io.files import earlier_tables
+
+    left = earlier_tables(out, written)
+    if left:
+        warn(f"{out} also holds {', '.join(left)} of an earlier run, which this run does not write")
 
 
 def draw_unless_stopped(draw: Callable[[], Any]) -> tuple[Any, bool]:

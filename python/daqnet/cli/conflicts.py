@@ -8,7 +8,7 @@ from ..analysis import conflicts
 from ..io.files import ensure_dir
 from ..io.table_files import check_format
 from ..provenance import provenance
-from .common import EXIT_INTERRUPTED, Progress, emit, load, note
+from .common import EXIT_INTERRUPTED, Progress, emit, load, note, warn_earlier_tables
 
 __all__ = ["run_conflicts", "run_tables"]
 
@@ -48,7 +48,10 @@ def run_conflicts(args: argparse.Namespace) -> int:
     if out:
         from ..io.conflicts_csv import write_conflict_files
 
-        write_conflict_files(doc, report, out, args.detail_steps, args.detail_flows, args.format)
+        written = write_conflict_files(
+            doc, report, out, args.detail_steps, args.detail_flows, args.format
+        )
+        warn_earlier_tables(out, written)
     if args.plot:
         from ..report.conflicts_plot import plot_conflicts
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import EXIT_INTERRUPTED, Progress, emit, load, note, warn
+from .common import EXIT_INTERRUPTED, Progress, emit, load, note, warn, warn_earlier_tables
 
 __all__ = ["run_simulate"]
 
@@ -40,7 +40,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     for warning in result.get("warnings", []):
         warn(warning)
     if args.out:
-        write_simulation(result, args.out, args.format)
+        warn_earlier_tables(args.out, write_simulation(result, args.out, args.format))
     if result["interrupted"]:
         where = (
             f"written to {args.out}" if args.out else "printed above (give --out DIR to keep files)"

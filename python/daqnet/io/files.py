@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "RESULT_TABLES",
     "atomic_open",
+    "earlier_tables",
     "ensure_dir",
     "read_text",
     "read_toml",
@@ -140,6 +142,31 @@ def save_figure(fig: Figure, path: str | Path, dpi: int) -> None:
     fmt = path.suffix.lstrip(".").lower() or None
     with atomic_open(path, binary=True) as fh:
         fig.savefig(fh, format=fmt, dpi=dpi)
+
+
+#: Tables that daqnet conflicts and simulate write beside result.json (CSV or Parquet).
+RESULT_TABLES = (
+    "steps",
+    "links",
+    "levels",
+    "conflicts",
+    "link_loads",
+    "units",
+    "timeseries",
+)
+
+
+def earlier_tables(directory: str | Path, written: list[Path]) -> list[str]:
+    """Result tables in `directory` that this run did not write: an earlier run's (another
+    mode or command), which a reader would take for this run's."""
+    d = Path(directory)
+    mine = {p.name for p in written}
+    return [
+        f"{name}.{ext}"
+        for name in RESULT_TABLES
+        for ext in ("csv", "parquet")
+        if f"{name}.{ext}" not in mine and (d / f"{name}.{ext}").is_file()
+    ]
 
 
 def _umask() -> int:
