@@ -232,3 +232,17 @@ def test_full_leaf_host_counts_are_conflict_free_under_dmodk(hosts, radix):
     wl = daqnet.workload.event_building(pl.ranks, "barrel")
     assert daqnet.conflicts(rt, pl, wl).total_conflicts == 0
     assert plan(hosts, 100, radix).candidates[0]["full_leaf_hosts"] == hosts
+
+
+def test_taper_study_errors_name_what_is_wrong(tmp_path, capsys):
+    # On 8-port leaves the default 2:1 cannot be: the error blamed "--taper 2:1", never
+    # given, and hid the scenario's own errors behind it.
+    sc = tmp_path / "t.toml"
+    sc.write_text("[fabric]\nradix = 8\nhosts = 32\n")
+    assert main(["study", "taper", str(sc)]) == 2
+    assert "2:1 is one of the study's default tapers" in capsys.readouterr().err
+    assert main(["study", "taper", str(sc), "--set", "fabric.hosts=-5"]) == 2
+    assert "error: set fabric.hosts=-5: fabric.hosts = -5" in capsys.readouterr().err
+    assert main(["study", "taper", str(sc), "--taper", "2:1"]) == 2
+    err = capsys.readouterr().err
+    assert "--taper 2:1: 8-port leaves cannot split 2:1" in err and "default" not in err

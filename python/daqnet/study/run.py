@@ -242,11 +242,22 @@ def taper_study(
             "fabric.hosts_per_leaf": given,
         },
     )
+    # The scenario's own errors first (fabric.hosts = -5 was reported as a taper's).
+    base.build_fabric()
+    defaults = not tapers
     tapers = tapers or ["1:1", "2:1"]
     radix, hosts = f["radix"], f["hosts"]
     groups: dict[str, list[str]] = {}
     for t in tapers:
-        per_leaf = hosts_per_leaf(radix, t)
+        try:
+            per_leaf = hosts_per_leaf(radix, t)
+        except DaqnetError as err:
+            if not defaults:
+                raise
+            raise DaqnetError(
+                f"{err}; {t} is one of the study's default tapers (1:1 and 2:1): "
+                "give the ratios to compare with --taper"
+            ) from None
         for pattern, sets in TAPER_PATTERNS.items():
             taper_list = f'["{t}"]' if f["levels"] == 2 else f'["{t}","1:1"]'
             groups[f"{t}|{pattern}"] = [
