@@ -630,19 +630,27 @@ def _repair(s: Section, d: Mapping[str, Any]) -> None:
         s.notes.append("interrupted: the best repair found so far")
     candidates = d.get("candidates") or []
     if candidates:
+        # Schedules all have steps and times; orders have times only where one was
+        # simulated (those with fewer conflicts than the given one).
+        steps = any("steps" in c for c in candidates)
+        timed = any("seconds" in c for c in candidates)
         head = [
             "candidate",
             "conflicts",
-            *(["steps", "time (ms)"] if "seconds" in candidates[0] else []),
+            *(["steps"] if steps else []),
+            *(["time (ms)"] if timed else []),
         ]
         rows: list[list[Cell]] = []
         for i, c in enumerate(candidates):
             row: list[Cell] = [candidate_label(c), _num(d, f"candidates.{i}.conflicts", digits=0)]
-            if "seconds" in c:
-                row += [
-                    _num(d, f"candidates.{i}.steps", digits=0),
-                    _num(d, f"candidates.{i}.seconds", digits=3, scale=1e3),
-                ]
+            if steps:
+                row.append(_num(d, f"candidates.{i}.steps", digits=0) if "steps" in c else "")
+            if timed:
+                row.append(
+                    _num(d, f"candidates.{i}.seconds", digits=3, scale=1e3)
+                    if "seconds" in c
+                    else ""
+                )
             rows.append(row)
         s.tables.append(Table("candidates", head, rows))
     if d.get("hosts"):
