@@ -133,6 +133,14 @@ Fabric build_fat_tree(const FatTreeSpec& spec) {
                   std::to_string(spec.hosts) + " hosts";
   for (int32_t l = 1; l <= L; ++l)
     d += ", " + std::to_string(s.switches_at(l)) + " " + plural(level_name(l, L), s.switches_at(l));
+  // A tapered tree says so (its switch counts alone read as a full tree's): down:up per level.
+  bool tapered = false;
+  std::string ratios;
+  for (size_t i = 0; i < spec.taper.size(); ++i) {
+    tapered = tapered || spec.taper[i].first != spec.taper[i].second;
+    ratios += (i ? "/" : "") + ratio(spec.taper[i]);
+  }
+  if (tapered) d += ", taper " + ratios;
   f.set_description(d);
   return f;
 }
