@@ -132,6 +132,12 @@ def test_jobs_do_not_change_rows(scenario, tmp_path):
     assert (tmp_path / "j1" / "scan.csv").read_text() == (tmp_path / "j2" / "scan.csv").read_text()
 
 
+def test_jobs_recorded_are_the_jobs_at_work(scenario, tmp_path):
+    # -j 3 over 2 points said "(3 jobs)": two workers ran.
+    doc = run_scan(scenario, ["simulate.message_bytes=1000,2000"], out=str(tmp_path), jobs=3)
+    assert doc["jobs"] == 2 and doc["points_done"] == 2
+
+
 def test_list_values_and_summary(scenario, tmp_path):
     p = daqnet(
         "scan",

@@ -98,7 +98,8 @@ def run_scan_command(args: argparse.Namespace) -> int:
         warn(warning)
     if plan.measured and args.jobs and args.jobs > 1:
         warn(f"--jobs {args.jobs}: measured points run one at a time; --jobs does not apply")
-    jobs = 1 if plan.measured else args.jobs or available_cores()
+    # Jobs at work, as scan.json records them: no more than the points.
+    jobs = 1 if plan.measured else min(args.jobs or available_cores(), max(1, len(plan.points)))
     out = prepare_out(args.out, plan)
     try:
         collector = Collector(plan, out, jobs, 1, progress, args.format)

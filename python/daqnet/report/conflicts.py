@@ -23,7 +23,9 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
         return f"{where} holds {p['hosts']}/{p['capacity']} hosts"
 
     if f.units:  # a direct network: its builder's description says it all
-        leaf_note = ", ".join(f"{n} hosts per {u}" for u, n in f.units.items())
+        leaf_note = ", ".join(
+            f"{n} host{'s' if n != 1 else ''} per {u}" for u, n in f.units.items()
+        )
     elif f.xgft is None:  # imported or hand-built: how the hosts spread over the leaves
         per_leaf = list(f.hosts_per_switch().values())
         lo, hi = min(per_leaf), max(per_leaf)

@@ -289,8 +289,8 @@ def run_scan(
     plan = make_plan(
         path, list(vary), list(overrides), metric, bench=bench, predict=predict, repeat=repeat
     )
-    jobs = 1 if plan.measured else jobs or available_cores()
-    if jobs > 1 and len(plan.points) > 1:
+    jobs = 1 if plan.measured else min(jobs or available_cores(), max(1, len(plan.points)))
+    if jobs > 1:
         check_main_guard("run_scan")
     collector = Collector(plan, prepare_out(out, plan), jobs, 1, progress, table_format)
     return run_local(plan, collector, jobs, live)
