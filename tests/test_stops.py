@@ -47,13 +47,18 @@ print("restored", signal.getsignal(sig) is before)
 """
 
 
-@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
-def test_signals_end_the_measurement_then_are_held(sig):
+def _printed(case: str, sig: str) -> list[str]:
+    """What `case` prints, run in a child process with signal `sig`."""
     done = subprocess.run(
-        [sys.executable, "-c", _CASE, sig], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", case, sig], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == [
+    return done.stdout.split()
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_signals_end_the_measurement_then_are_held(sig):
+    assert _printed(_CASE, sig) == [
         "raised",
         "held",
         "2",
@@ -89,11 +94,7 @@ print("restored", signal.getsignal(sig) is before)
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
 def test_the_first_signal_ends_the_run_the_next_are_held(sig):
-    done = subprocess.run(
-        [sys.executable, "-c", _HOLD_FROM_FIRST, sig], capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["written", "raised", "held", "1", "restored", "True"]
+    assert _printed(_HOLD_FROM_FIRST, sig) == ["written", "raised", "held", "1", "restored", "True"]
 
 
 def test_off_the_main_thread_nothing_changes():
