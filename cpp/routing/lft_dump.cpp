@@ -235,7 +235,7 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
     b = b == 0 ? lid : std::min(b, lid);
   }
   std::vector<char> known(H);  // the base LID was known before the dump
-  for (size_t h = 0; h < H; ++h) known[h] = base_lid[h] != 0;
+  for (size_t h = 0; h < H; ++h) known[h] = static_cast<char>(base_lid[h] != 0);
   std::vector<std::map<int32_t, uint32_t>> host_lids(H);  // the LIDs naming each host, first line of each
   std::vector<uint32_t> applied(H, 0);                    // entries in the tables for each host
   // An entry at a host's base LID into the tables, checked against the fabric.
