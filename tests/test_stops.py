@@ -72,29 +72,59 @@ def test_signals_end_the_measurement_then_are_held(sig):
 
 _HOLD_FROM_FIRST = """
 import os, signal, sys
-from daqnet.stops import Stops, writing
+from daqnet.stops import Stops, noted
 sig = getattr(signal, sys.argv[1])
 before = signal.getsignal(sig)
 with Stops() as stops:
     stops.hold_from_first()  # as daqnet.cli.main runs every command
-    with writing():  # a finished run's results: noted, never raised
-        os.kill(os.getpid(), sig)
-        os.kill(os.getpid(), sig)
-        print("written")
+    with Stops() as part:  # a part of the run with its own (daqnet bench under a scan)
+        try:
+            os.kill(os.getpid(), sig)  # the first while the run runs: ends it
+            print("not raised")
+        except KeyboardInterrupt:
+            print("raised")
+        part.hold()
+    # The part's end put back the handler it found: the run stays held.
+    os.kill(os.getpid(), sig)  # the second, as the rows are written: noted
+    os.kill(os.getpid(), sig)  # the third: noted
+    print("held", noted())
     try:
-        os.kill(os.getpid(), sig)  # the first while the run runs: ends it
+        os.kill(os.getpid(), sig)  # the fourth: whoever sends it will not wait
         print("not raised")
     except KeyboardInterrupt:
         print("raised")
-    os.kill(os.getpid(), sig)  # the second, as its rows are written: noted
-    print("held", stops.seen)
-print("restored", signal.getsignal(sig) is before)
+print("restored", signal.getsignal(sig) is before, noted())
+"""
+
+_WRITING = """
+import os, signal, sys
+from daqnet.stops import Stops, noted, writing
+sig = getattr(signal, sys.argv[1])
+with Stops() as stops:
+    stops.hold_from_first()
+    with writing():  # a finished run's results: a signal is noted, never raised
+        os.kill(os.getpid(), sig)
+        print("written", noted())  # and what comes after (a figure) knows
+    try:
+        os.kill(os.getpid(), sig)  # written: the next one ends the run again
+        print("not raised")
+    except KeyboardInterrupt:
+        print("raised")
 """
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
-def test_the_first_signal_ends_the_run_the_next_are_held(sig):
-    assert _printed(_HOLD_FROM_FIRST, sig) == ["written", "raised", "held", "1", "restored", "True"]
+def test_the_first_signal_ends_the_run_the_next_two_are_held(sig):
+    assert _printed(_HOLD_FROM_FIRST, sig) == [
+        "raised",
+        "held",
+        "2",
+        "raised",
+        "restored",
+        "True",
+        "0",
+    ]
+    assert _printed(_WRITING, sig) == ["written", "1", "raised"]
 
 
 def test_off_the_main_thread_nothing_changes():

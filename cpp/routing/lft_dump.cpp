@@ -260,8 +260,10 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
     ++applied[static_cast<size_t>(e.dst)];
   };
   // A host's entries at a LID that turned out not to be its lowest.
-  // (Dumps list LIDs in ascending order, so this happens within the first table naming the
-  // host, and the search ends there as its switch is usually among the first.)
+  // (Dumps list LIDs in ascending order, so this happens, if ever, before the host's base
+  // LID is read; the search stops once the host's entries are cleared.) Unlike entries
+  // held to the end, an entry at an alias LID taken as read is checked: a bad port there
+  // is an error even if a lower LID of the host comes later.
   const auto undo = [&](NodeId dst) {
     auto& left = applied[static_cast<size_t>(dst)];
     for (NodeId sw2 = f.num_hosts(); left > 0 && sw2 < f.num_nodes(); ++sw2) {

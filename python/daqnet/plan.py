@@ -89,9 +89,10 @@ def candidate(
     taper: str,
     prices: dict[str, Any],
     levels: int | None = None,
+    spine_radix: int | None = None,
 ) -> dict[str, Any]:
     """One planned fat tree (a row of Plan.candidates): of `levels` levels, else of as few
-    as hold the hosts."""
+    as hold the hosts; `spine_radix` as fat_tree() takes it."""
     per_leaf = hosts_per_leaf(radix, taper)
     leaves = math.ceil(hosts / per_leaf)
     levels = levels or (2 if leaves <= radix else 3)
@@ -103,6 +104,7 @@ def candidate(
             taper=[taper] if levels == 2 else [taper, "1:1"],
             hosts_per_leaf=per_leaf,
             link_gbps=gbps,
+            spine_radix=spine_radix,
         )
     except (DaqnetError, ValueError) as err:
         # The builder names scenario keys; here they are command-line options.

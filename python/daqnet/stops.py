@@ -7,9 +7,11 @@ it would rather leave what is left (daqnet emulate --cleanup removes a fabric) t
 
 Every command runs inside one (daqnet.cli.main) that holds from the first signal on:
 SIGTERM and SIGHUP end a command as Ctrl-C does, so that a scan or simulation stopped by
-kill or scancel writes what it finished, and the signals that come while it does are
-noted, not raised (two Ctrl-C in a row, or `timeout -s INT`, which signals the command and
-then its process group, lost every finished row of a study or scan)."""
+kill or scancel writes what it finished, and the next two signals are noted, not raised
+(two Ctrl-C in a row, or `timeout -s INT`, which signals the command and then its process
+group, lost every finished row of a study or scan); a fourth ends what is left. What is
+only worth waiting for, once a run is stopped (a figure, the wait for other MPI ranks'
+last rows, the timing of a repair's candidates), asks noted() and stops at the second."""
 
 from __future__ import annotations
 
@@ -19,9 +21,9 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, ClassVar
 
-__all__ = ["Stops", "writing"]
+__all__ = ["Stops", "noted", "optional", "writing"]
 
 
 class Stops:
@@ -36,10 +38,14 @@ class Stops:
     #: Signals noted before the next one ends the run even while held.
     PATIENCE = 2
 
+    #: The one that holds from the first signal (daqnet.cli.main's), while it is entered.
+    active: ClassVar[Stops | None] = None
+
     def __init__(self) -> None:
         self.seen = 0  #: signals noted while held
         self._old: dict[int, Any] = {}
         self._depth = 0
+        self._held = False
 
     def __enter__(self) -> Stops:
         # Re-entered by a part of the run (daqnet emulate's benchmark): one set of handlers,
@@ -62,15 +68,20 @@ class Stops:
             for s, h in self._old.items():
                 signal.signal(s, h)
             self._old = {}
+            if Stops.active is self:
+                Stops.active = None
 
     def hold(self) -> None:
         """From now on, note the signals rather than end the run."""
+        self._held = True
         for s in self._old:
             signal.signal(s, self._note)
 
     def hold_from_first(self) -> None:
         """From now on the first signal ends the run as Ctrl-C does and holds: those after it
         are noted (see hold()) while the run writes what it finished."""
+        if self._old:  # the main thread's
+            Stops.active = self
         for s in self._old:
             signal.signal(s, self._first)
 
@@ -83,9 +94,16 @@ class Stops:
     def _end(self, signum: int, _frame: object) -> None:
         if signum == signal.SIGHUP:
             _drop_output_to_a_hung_up_terminal()
+        if Stops.active is not None:  # the whole run is stopped, not only the part raising
+            Stops.active._held = True
         raise KeyboardInterrupt
 
     def _first(self, signum: int, frame: object) -> None:
+        # Held already: a part of the run with a Stops of its own (daqnet bench under a
+        # measured scan) put this handler back as it ended.
+        if self._held:
+            self._note(signum, frame)
+            return
         self.hold()
         self._end(signum, frame)
 
@@ -114,28 +132,54 @@ def _drop_output_to_a_hung_up_terminal() -> None:
                 os.close(null)
 
 
+def noted() -> int:
+    """Signals noted since the run's first one by the active Stops (daqnet.cli.main's), or
+    while a finished run was written: 0 outside a command."""
+    return Stops.active.seen if Stops.active is not None else 0
+
+
 @contextmanager
 def writing() -> Iterator[None]:
     """Results of a finished run being gathered and written: the signals that come meanwhile
     are noted, not raised (the third still ends it), so that a Ctrl-C as a study or scan
     ends does not throw away every row it finished. Nothing is raised afterwards: the run
-    is whole, and ends in a moment anyway. Outside the main thread, nothing changes."""
+    is whole, and ends in a moment anyway; noted() tells what comes after (a figure). Outside
+    the main thread, nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    seen = 0
+    counter = Stops.active if Stops.active is not None else Stops()
 
-    def note(signum: int, _frame: object) -> None:
-        nonlocal seen
-        if signum == signal.SIGHUP:
-            _drop_output_to_a_hung_up_terminal()
-        if seen >= Stops.PATIENCE:
-            raise KeyboardInterrupt
-        seen += 1
+    def note(signum: int, frame: object) -> None:
+        counter._note(signum, frame)
 
     old = {s: h for s in Stops.SIGNALS if (h := signal.getsignal(s)) is not signal.SIG_IGN}
     for s in old:
         signal.signal(s, note)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+@contextmanager
+def optional() -> Iterator[None]:
+    """What a run ends with once its results are written (a figure that loads matplotlib
+    for seconds): any signal raises KeyboardInterrupt meanwhile, held or not, since nothing
+    is left to lose. Outside the main thread, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def end(signum: int, _frame: object) -> None:
+        if signum == signal.SIGHUP:
+            _drop_output_to_a_hung_up_terminal()
+        raise KeyboardInterrupt
+
+    old = {s: h for s in Stops.SIGNALS if (h := signal.getsignal(s)) is not signal.SIG_IGN}
+    for s in old:
+        signal.signal(s, end)
     try:
         yield
     finally:

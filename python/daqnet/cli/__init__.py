@@ -49,25 +49,29 @@ def main(argv: list[str] | None = None) -> int:
         "report": run_report,
     }
     # SIGTERM and SIGHUP (kill, scancel, a closed terminal) end a command as Ctrl-C does:
-    # what it finished is written and its worker processes are stopped. The signals that
-    # come after the first are noted (the third ends the run), up to the exit status: a
-    # second one as the run ends (`timeout -s INT` signals the command, then its group)
-    # cut the writing short, or the last message, killing the process.
-    with Stops() as stops:
-        stops.hold_from_first()
-        try:
-            return handlers[args.command](args)
-        except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return 141
-        except USER_ERRORS as err:
-            msg = (
-                str(err)
-                if not isinstance(err, OSError) or not err.filename
-                else f"{err.filename}: {err.strerror}"
-            )
-            note(f"error: {msg}")
-            return 2
-        except KeyboardInterrupt:
-            note("interrupted")
-            return EXIT_INTERRUPTED
+    # what it finished is written and its worker processes are stopped. The next two
+    # signals are noted (daqnet.stops), up to the exit status: a second one as the run
+    # ends (`timeout -s INT` signals the command, then its group) cut the writing short,
+    # or the last message, killing the process. A fourth ends what is left.
+    try:
+        with Stops() as stops:
+            stops.hold_from_first()
+            try:
+                return handlers[args.command](args)
+            except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return 141
+            except USER_ERRORS as err:
+                msg = (
+                    str(err)
+                    if not isinstance(err, OSError) or not err.filename
+                    else f"{err.filename}: {err.strerror}"
+                )
+                note(f"error: {msg}")
+                return 2
+            except KeyboardInterrupt:
+                note("interrupted")
+                return EXIT_INTERRUPTED
+    except KeyboardInterrupt:  # the first signal, as a command's error was reported
+        note("interrupted")
+        return EXIT_INTERRUPTED

@@ -48,8 +48,13 @@ def draw_unless_stopped(draw: Callable[[], Any]) -> tuple[Any, bool]:
     """The figure a run ends with, drawn once its results are written, and whether a Ctrl-C
     came meanwhile: it skips the figure (loading matplotlib alone takes seconds), not the
     summary of what was written."""
+    from ..stops import noted, optional
+
     try:
-        return draw(), False
+        if noted():  # a second signal came as the results were written
+            raise KeyboardInterrupt
+        with optional():  # held or not, a signal now skips the figure
+            return draw(), False
     except KeyboardInterrupt:
         note("interrupted while the figure was drawn: no figure; the results are written")
         return None, True

@@ -4,6 +4,7 @@ rank order can beat."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -11,6 +12,7 @@ import numpy as np
 from .. import _core
 from ..errors import DaqnetError
 from ..routing import Routing
+from ..stops import noted
 from ..workload import Workload
 
 __all__ = ["Judge", "rank_order_lower_bound"]
@@ -28,10 +30,10 @@ class Judge:
     ):
         self.routing, self.model, self.message_bytes = routing, model, message_bytes
         self.progress = progress
-        # (workload, hosts, seconds) simulated already: a repair times its candidates and
-        # the command then the start and the answer again (the workload is held, so that
-        # `is` cannot match a new one at a freed address).
-        self._timed: list[tuple[Workload, bytes, float]] = []
+        # (workload, hosts, seconds) simulated already: a rank-order repair times its
+        # candidates, and the command the start and the answer again. Weak references: a
+        # schedule repair's losing workloads are freed, and a dead one matches nothing.
+        self._timed: list[tuple[weakref.ref[Workload], bytes, float]] = []
 
     def conflicts(self, hosts: np.ndarray, workload: Workload) -> _core.analysis.ConflictResult:
         result, stopped = _core.analysis.analyze_conflicts(
@@ -46,13 +48,15 @@ class Judge:
         """The schedule's time with max-min fair sharing (docs/simulate.md, steps mode)."""
         key = np.ascontiguousarray(hosts, dtype=np.int32).tobytes()
         for w, h, s in self._timed:
-            if w is workload and h == key:
+            if w() is workload and h == key:
                 return s
+
+        waited = noted()
 
         def report(done: int, total: int) -> bool:
             if self.progress is not None:
                 self.progress(done, total)
-            return True
+            return noted() == waited  # a signal noted meanwhile (a run stopped already) stops it
 
         try:
             r = _core.simulate.simulate_steps(
@@ -67,7 +71,8 @@ class Judge:
             raise DaqnetError(str(err)) from None
         if r.interrupted:
             raise KeyboardInterrupt
-        self._timed.append((workload, key, float(r.total_seconds)))
+        self._timed = [t for t in self._timed if t[0]() is not None]
+        self._timed.append((weakref.ref(workload), key, float(r.total_seconds)))
         return float(r.total_seconds)
 
 

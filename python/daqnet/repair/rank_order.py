@@ -97,20 +97,27 @@ def repair_rank_order(
         # more flows onto a step's busiest up-link: a repair came out slower than the order
         # it was given (16 -> 12 conflicts, 0.842 -> 0.926 ms). The simulated time decides,
         # fewer conflicts only between equal times; the start stays unless one is faster.
-        candidates[0]["seconds"] = fastest = judge.seconds(start, workload)
-        best, best_conflicts = start, int(current.total_conflicts)
         slower = method
-        method = f"{start_label} order (the {slower} has fewer conflicts but is slower)"
-        for cand, order, how in better:
-            cand["seconds"] = judge.seconds(order, workload)
-            same = abs(cand["seconds"] - fastest) <= 1e-9 * fastest  # rounding apart
-            if (cand["seconds"] < fastest and not same) or (
-                same and cand["conflicts"] < best_conflicts
-            ):
-                fastest, best, best_conflicts, method = (
-                    cand["seconds"],
-                    order,
-                    cand["conflicts"],
-                    how,
-                )
+        best, best_conflicts = start, int(current.total_conflicts)
+        try:
+            candidates[0]["seconds"] = fastest = judge.seconds(start, workload)
+            method = f"{start_label} order (the {slower} has fewer conflicts but is slower)"
+            for cand, order, how in better:
+                cand["seconds"] = judge.seconds(order, workload)
+                same = abs(cand["seconds"] - fastest) <= 1e-9 * fastest  # rounding apart
+                if (cand["seconds"] < fastest and not same) or (
+                    same and cand["conflicts"] < best_conflicts
+                ):
+                    fastest, best, best_conflicts, method = (
+                        cand["seconds"],
+                        order,
+                        cand["conflicts"],
+                        how,
+                    )
+        except KeyboardInterrupt:  # stopped as they were timed: none is known to be faster
+            best, best_conflicts = start, int(current.total_conflicts)
+            method = (
+                f"{start_label} order (stopped while the orders with fewer conflicts were timed)"
+            )
+            interrupted = True
     return OrderFound(best, best_conflicts, method, bound, candidates, search, interrupted)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import USER_ERRORS, DaqnetError
 from ..report.scan import check_plot
-from ..stops import writing
+from ..stops import noted, writing
 from .collector import Collector, prepare_out
 from .local import LocalRunner, available_cores
 from .plan import ScanRequest, make_plan
@@ -159,10 +159,13 @@ def _store(
 def _last_rows(comm: Any, MPI: Any, collector: Collector, heard: set[int]) -> list[int]:
     """After an interrupt, on rank 0: every row the other ranks finished, up to their last
     message (`heard`: ranks whose last message came already); the ranks that stayed silent.
-    A second Ctrl-C stops the wait."""
+    A second Ctrl-C stops the wait (noted, under daqnet.cli.main; raised, from the API)."""
     deadline = time.monotonic() + _LAST_WAIT
+    waited = noted()
     try:
-        while len(heard) < comm.Get_size() - 1 and time.monotonic() < deadline:
+        while (
+            len(heard) < comm.Get_size() - 1 and time.monotonic() < deadline and noted() == waited
+        ):
             _store(collector, _inbox(comm, MPI), heard)
             time.sleep(_POLL)
     except KeyboardInterrupt:

@@ -222,8 +222,8 @@ class Scenario:
             if msg.startswith(self.source):
                 raise DaqnetError(msg) from None
             # About a key given with --set ("fabric.link_gbps must be ..."): that option's
-            # error, with the value typed, not the file's.
-            for item in self.overrides:
+            # error, with the value typed (the last one given: it took effect), not the file's.
+            for item in reversed(self.overrides):
                 section, key, _ = parse_set(item)
                 if msg.startswith(f"{section}.{key} "):
                     raise DaqnetError(f"set {shown(item)}: {msg}") from None

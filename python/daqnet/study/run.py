@@ -187,7 +187,15 @@ def mapping_study(
         raise DaqnetError(
             f"{path}: study mapping needs a direct network (fabric.kind = percs or dragonfly), not {kind!r}"
         )
-    _refuse_set(overrides, {"workload.kind": "the mapping study runs each of its patterns"})
+    varied = "the mapping study varies it"
+    _refuse_set(
+        overrides,
+        {
+            "workload.kind": "the mapping study runs each of its patterns",
+            "placement.order": varied,
+            "routing.engine": varied,
+        },
+    )
     points = _points(path, overrides, MAPPING_PATTERNS, MAPPING_VARY)
     doc, rows = _run("mapping", path, overrides, points, "pattern", progress, jobs)
     for pattern in MAPPING_PATTERNS:
@@ -242,8 +250,6 @@ def taper_study(
             "fabric.hosts_per_leaf": given,
         },
     )
-    # The scenario's own errors first (fabric.hosts = -5 was reported as a taper's).
-    base.build_fabric()
     defaults = not tapers
     tapers = tapers or ["1:1", "2:1"]
     radix, hosts = f["radix"], f["hosts"]
@@ -258,18 +264,20 @@ def taper_study(
                 f"{err}; {t} is one of the study's default tapers (1:1 and 2:1): "
                 "give the ratios to compare with --taper"
             ) from None
+        taper_list = f'["{t}"]' if f["levels"] == 2 else f'["{t}","1:1"]'
+        tree = [f"fabric.taper={taper_list}", f"fabric.hosts_per_leaf={per_leaf}"]
+        # This taper's tree, built now: its errors and the scenario's (fabric.hosts = -5 was
+        # reported as the next taper's) before a taper the radix cannot split.
+        Scenario.load(path, [*tree, *overrides]).build_fabric()
         for pattern, sets in TAPER_PATTERNS.items():
-            taper_list = f'["{t}"]' if f["levels"] == 2 else f'["{t}","1:1"]'
-            groups[f"{t}|{pattern}"] = [
-                *sets,
-                f"fabric.taper={taper_list}",
-                f"fabric.hosts_per_leaf={per_leaf}",
-            ]
+            groups[f"{t}|{pattern}"] = [*sets, *tree]
     points = [(label, p) for label, sets in groups.items() for p in _single(path, overrides, sets)]
     # The trees simulated: as many levels as the scenario's (a 3-level tree was costed as
-    # the 2-level one the planner would choose for as many hosts).
+    # the 2-level one the planner would choose for as many hosts), and its spine radix.
     costs = {
-        t: candidate(hosts, f["link_gbps"], radix, t, dict(DEFAULT_PRICES), f["levels"])
+        t: candidate(
+            hosts, f["link_gbps"], radix, t, dict(DEFAULT_PRICES), f["levels"], f["spine_radix"]
+        )
         for t in tapers
     }
 
