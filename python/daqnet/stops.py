@@ -20,7 +20,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, ClassVar
 
 __all__ = ["Stops", "noted", "optional", "writing"]
@@ -139,49 +139,34 @@ def noted() -> int:
 
 
 @contextmanager
-def writing() -> Iterator[None]:
-    """Results of a finished run being gathered and written: the signals that come meanwhile
-    are noted, not raised (the third still ends it), so that a Ctrl-C as a study or scan
-    ends does not throw away every row it finished. Nothing is raised afterwards: the run
-    is whole, and ends in a moment anyway; noted() tells what comes after (a figure). Outside
-    the main thread, nothing changes."""
+def _handled_by(handler: Any) -> Iterator[None]:
+    """`handler` for every stop signal not ignored, the previous ones back afterwards; in
+    the main thread only (elsewhere nothing changes)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    old = {s: h for s in Stops.SIGNALS if (h := signal.getsignal(s)) is not signal.SIG_IGN}
+    for s in old:
+        signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def writing() -> AbstractContextManager[None]:
+    """Results of a finished run being gathered and written, as a context: the signals that
+    come meanwhile are noted, not raised (the third still ends it), so that a Ctrl-C as a
+    study or scan ends does not throw away every row it finished. Nothing is raised
+    afterwards: the run is whole, and ends in a moment anyway; noted() tells what comes
+    after (a figure)."""
     counter = Stops.active if Stops.active is not None else Stops()
-
-    def note(signum: int, frame: object) -> None:
-        counter._note(signum, frame)
-
-    old = {s: h for s in Stops.SIGNALS if (h := signal.getsignal(s)) is not signal.SIG_IGN}
-    for s in old:
-        signal.signal(s, note)
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+    return _handled_by(counter._note)
 
 
-@contextmanager
-def optional() -> Iterator[None]:
+def optional() -> AbstractContextManager[None]:
     """What a run ends with once its results are written (a figure that loads matplotlib
-    for seconds): any signal raises KeyboardInterrupt meanwhile, held or not, since nothing
-    is left to lose. Outside the main thread, nothing changes."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def end(signum: int, _frame: object) -> None:
-        if signum == signal.SIGHUP:
-            _drop_output_to_a_hung_up_terminal()
-        raise KeyboardInterrupt
-
-    old = {s: h for s in Stops.SIGNALS if (h := signal.getsignal(s)) is not signal.SIG_IGN}
-    for s in old:
-        signal.signal(s, end)
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+    for seconds), as a context: any signal raises KeyboardInterrupt meanwhile, held or not,
+    since nothing is left to lose."""
+    return _handled_by(Stops()._end)
