@@ -224,7 +224,7 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
   // not known beforehand, those at the lowest LID so far, undone if a lower one comes.
   struct Entry {
     NodeId sw, dst;
-    int32_t lid, port;
+    int32_t port;
     uint32_t line;
   };
   std::vector<int32_t> base_lid(H, 0);
@@ -255,7 +255,7 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
                  "second entry of switch " + node.name + " for " + f.node(e.dst).name + " (first at line " +
                      std::to_string(seen) + ")");
     seen = e.line;
-    r->set_port(e.sw, e.dst, e.port);
+    r->row(e.sw)[static_cast<size_t>(e.dst)] = static_cast<uint16_t>(e.port);  // checked above
     ++entries;
     ++applied[static_cast<size_t>(e.dst)];
   };
@@ -315,7 +315,7 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
     const NodeId dst = resolve(lid, note);
     if (dst < 0) continue;
     host_lids[static_cast<size_t>(dst)].emplace(lid, in.lineno());
-    const Entry e{sw, dst, lid, port, in.lineno()};
+    const Entry e{sw, dst, port, in.lineno()};
     const auto d = static_cast<size_t>(dst);
     if (!known[d] && (base_lid[d] == 0 || lid < base_lid[d])) {
       if (base_lid[d] != 0) undo(dst);

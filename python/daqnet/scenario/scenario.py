@@ -44,6 +44,9 @@ class Scenario:
         self.base_dir = Path(base_dir)
         #: The ``--set`` items applied, as typed.
         self.overrides = list(overrides)
+        #: "section.key" of every key set by ``--set`` (known before the values are checked,
+        #: so that a bad one is the option's error).
+        self.overridden = frozenset(".".join(parse_set(item)[:2]) for item in self.overrides)
         self.values = self._validate(data)
         #: "section.key" of every key given in the file or by ``--set`` (the rest are defaults).
         self.given = frozenset(
@@ -52,8 +55,6 @@ class Scenario:
             if isinstance(keys, dict)
             for key in keys
         )
-        #: "section.key" of every key set by ``--set``.
-        self.overridden = frozenset(".".join(parse_set(item)[:2]) for item in self.overrides)
 
     # -- loading -------------------------------------------------------------------------
     @classmethod
@@ -133,7 +134,7 @@ class Scenario:
         # A value typed with --set is that option's error, not the file's; shown as typed
         # (TOML's true, not Python's True).
         shown_value = ("true" if value else "false") if isinstance(value, bool) else repr(value)
-        by_set = any(".".join(parse_set(item)[:2]) == f"{section}.{key}" for item in self.overrides)
+        by_set = f"{section}.{key}" in self.overridden
         where = f"{'set' if by_set else self.source + ':'} {section}.{key} = {shown_value}"
         is_int = isinstance(value, int) and not isinstance(value, bool)
         ok = {

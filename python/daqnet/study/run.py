@@ -16,7 +16,7 @@ from ..provenance import provenance
 from ..scan.local import LocalRunner, check_main_guard, point_errors
 from ..scan.plan import Point, make_plan
 from ..scenario import Scenario
-from ..scenario.overrides import parse_set
+from ..scenario.overrides import parse_set, shown
 from ..simulate import simulate_steps
 from ..stops import writing
 from ..threads import available_cores
@@ -55,7 +55,7 @@ def _refuse_set(overrides: list[str], keys: dict[str, str]) -> None:
         section, key, _ = parse_set(item)
         why = keys.get(f"{section}.{key}")
         if why:
-            raise DaqnetError(f"set {item}: {why}")
+            raise DaqnetError(f"set {shown(item)}: {why}")
 
 
 def _points(
