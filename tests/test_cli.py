@@ -723,13 +723,25 @@ def test_outputs_are_replaced_whole(scenario, tmp_path, monkeypatch):
     ]
 
 
-def test_simulation_interrupted_in_its_warm_up_says_so_and_shows_no_rate():
+def test_simulation_interrupted_in_its_warm_up_says_so_and_shows_no_rate(tmp_path):
     # 540 nodes over a barrel: no event is built for many seconds, but progress shows at once.
-    code, stdout, stderr = _protocol_interrupted_once_shown("fabric.hosts=540")
+    code, stdout, stderr = _protocol_interrupted_once_shown("fabric.hosts=540", out=tmp_path / "o")
     assert code == 130, stderr
     assert "INTERRUPTED: during the warm-up" in stdout
     assert "0 events built: nothing measured" in stdout
     assert "throughput" not in stdout
+    # Nor in result.json: a rate of 0 there read as one measured.
+    doc = json.loads((tmp_path / "o" / "result.json").read_text())
+    assert doc["status"] == "interrupted" and doc["window_seconds"] == 0
+    for key in (
+        "throughput_gbps",
+        "bytes_per_second",
+        "gbps_per_host",
+        "network_gbps_per_host",
+        "events_per_second",
+        "warmup_seconds",
+    ):
+        assert doc[key] is None, key
 
 
 def test_finished_simulation_leaves_its_progress_bar_full():
@@ -743,11 +755,11 @@ def test_finished_simulation_leaves_its_progress_bar_full():
     assert "100%" in last and "864/864" in last, last
 
 
-def _protocol_interrupted_once_shown(*sets: str) -> tuple[int, str, str]:
+def _protocol_interrupted_once_shown(*sets: str, out: Path | None = None) -> tuple[int, str, str]:
     """A protocol simulation (72 nodes, then `sets`) with --progress, Ctrl-C once its bar
     shows: its exit status, stdout and stderr after the bar."""
     p = subprocess.Popen(
-        [*lhcb72_protocol(*sets), "--progress"],
+        [*lhcb72_protocol(*sets), "--progress", *(["--out", str(out)] if out else [])],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -279,17 +279,18 @@ def _protocol_document(
     first, count = int(r["first_in_window"]), int(r["window_events"])
     in_window = slice(first, first + count)
     payload = float(r["window_payload_bytes"])
-    bps = payload / window if window > 0 else 0.0
     mean_event = float(r["bytes"][in_window].mean()) if count else 0.0
     end = float(r["end_seconds"])
     names = placement.host_names()
 
     # As daqnet bench's units.csv: counters over the whole run, rates and latency over the
     # measurement window (warm-up excluded, as in the totals).
-    # Stopped in the warm-up: no rate was measured (null in JSON, empty in CSV; NaN made
-    # result.json invalid JSON).
+    # Stopped in the warm-up: no rate was measured, in the totals as per unit (null in JSON,
+    # empty in CSV; 0 would read as a measured rate, and NaN made result.json invalid JSON).
     def rate(x: float) -> float | None:
         return float(x) / window if window > 0 else None
+
+    bps = rate(payload)
 
     built_in_window = np.zeros(len(r["builder"]), dtype=bool)
     built_in_window[in_window] = True
@@ -342,20 +343,20 @@ def _protocol_document(
         # Under way when the window closed (the simulation stops there): for conservation.
         "partial_fragments": int(r["partial_fragments"]),
         "partial_bytes": float(r["partial_bytes"]),
-        "warmup_seconds": max(t0, 0.0),
+        "warmup_seconds": t0 if t0 >= 0 else None,  # null: the window never opened
         "window_seconds": window,
         "measured_seconds": window,
         "total_seconds": end,
-        "throughput_gbps": bps * 8 / 1e9,
+        "throughput_gbps": None if bps is None else bps * 8 / 1e9,
         "bytes_per_second": bps,
         "window_payload_bytes": payload,
-        "gbps_per_host": bps * 8 / 1e9 / nodes,
+        "gbps_per_host": None if bps is None else bps * 8 / 1e9 / nodes,
         # The part that crossed the fabric: each node's own fragment stays in its host, so
         # gbps_per_host can exceed the link rate by a factor nodes / (nodes - 1).
-        "network_gbps_per_host": float(r["window_network_payload_bytes"]) / window * 8 / 1e9 / nodes
-        if window > 0
-        else 0.0,
-        "events_per_second": bps / mean_event if mean_event > 0 else 0.0,
+        "network_gbps_per_host": None
+        if (net := rate(r["window_network_payload_bytes"])) is None
+        else net * 8 / 1e9 / nodes,
+        "events_per_second": None if bps is None else (bps / mean_event if mean_event > 0 else 0.0),
         "latency_seconds": _percentiles(r["latency"][in_window]),
         "halves_difference": _steadiness(r),
         "lost_fragments": 0,

@@ -105,16 +105,18 @@ class ProtocolResult(Result):
     events_total: int  #: warm-up and window
     partial_fragments: int  #: received for events under way when the window closed
     partial_bytes: float
-    warmup_seconds: float  #: simulated time before the window
+    # The rates below and warmup_seconds are None (null) when the run was stopped before
+    # its window opened: nothing was measured.
+    warmup_seconds: float | None  #: simulated time before the window
     window_seconds: float
     measured_seconds: float  #: = window_seconds, as daqnet bench names it
     total_seconds: float
-    throughput_gbps: float  #: payload delivered to builders over the window, in all
-    bytes_per_second: float
+    throughput_gbps: float | None  #: payload delivered to builders over the window, in all
+    bytes_per_second: float | None
     window_payload_bytes: float
-    gbps_per_host: float
-    network_gbps_per_host: float  #: the part that crossed the fabric
-    events_per_second: float
+    gbps_per_host: float | None
+    network_gbps_per_host: float | None  #: the part that crossed the fabric
+    events_per_second: float | None
     latency_seconds: dict[str, float | None]  #: p50, p99, max of the events built in the window
     halves_difference: float | None  #: relative payload-rate difference of the window's halves
     lost_fragments: int
