@@ -450,6 +450,66 @@ def test_interrupt_keeps_what_was_measured(tmp_path, sig, sets):
         assert json.loads((out / f"rank-{rank}.json").read_text())["status"] == "interrupted"
 
 
+def _run_pids(out: Path) -> list[int]:
+    """Every process of this run: the launcher and the ranks (their command lines name it)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if f"{out}/run.cfg" in (proc / "cmdline").read_text():
+                pids.append(int(proc.name))
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.01, 0.03, 0.1])
+def test_interrupt_as_the_ranks_start_leaves_nothing_running(tmp_path, delay):
+    # Ctrl-C within milliseconds of the launch: raised inside subprocess.Popen it left mpiexec
+    # and the 4 ranks running for the whole run (5 of 10 tries); one that reached the ranks
+    # before they caught signals ended them, read as "daqnet-evb produced no results" (exit 2).
+    proc = _start(tmp_path)
+    out = tmp_path / "out"
+    end = time.monotonic() + 30
+    while not (out / "command.txt").exists() and time.monotonic() < end:
+        time.sleep(0.0005)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "produced no results" not in stderr, stderr
+    assert "interrupted" in stderr
+    assert not _run_pids(out), (out / "launcher.log").read_text(errors="replace")
+
+
+def test_interrupted_baseline_ends_within_a_chunk_with_what_it_timed(tmp_path):
+    # Ranks inside MPI_Alltoall never saw Ctrl-C: they were killed 10 s later, and the
+    # result had no baseline and no word why.
+    args = [sys.executable, "-m", "daqnet", "bench", str(EXAMPLE), "--out", str(tmp_path / "b")]
+    args += ["--baseline", "alltoall"]
+    for s in [*QUICK, "bench.baseline_seconds=60"]:
+        args += ["--set", s]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = tmp_path / "b"
+    end = time.monotonic() + 60
+    while time.monotonic() < end:  # every rank done with the event builder: the baseline runs
+        time.sleep(0.05)
+        try:
+            docs = [json.loads(p.read_text()) for p in out.glob("rank-*.json")]
+        except ValueError:  # being written
+            continue
+        if len(docs) == 4 and all(d.get("status") == "finished" for d in docs):
+            break
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    b = json.loads((out / "result.json").read_text())["baseline"]
+    assert b["interrupted"] is True and b["name"] == "alltoall"
+    assert 0 < b["seconds"] < 30 and b["throughput_gbps"] > 0
+    assert re.search(r"baseline +alltoall .*: [0-9.]+ Gb/s \(interrupted after [0-9.]+ s\)", stdout)
+    assert not _run_pids(out)
+
+
 def test_repeated_interrupts_never_crash_a_rank(tmp_path):
     # A rank freed its buffers with receives still posted, and MPI wrote into them in the
     # barrier after the run: about one interrupt in twelve crashed a rank ("malloc():

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import libfabric_build
@@ -78,6 +80,32 @@ def test_bench_launched_with_srun(slurm, tmp_path):
     units = {(u["unit"], u["index"]) for u in doc["units"]}
     assert len([u for u in units if u[0] == "bu"]) == 4
     assert "--mpi=pmi2" in (out / "command.txt").read_text()
+
+
+def test_interrupted_bench_under_srun_keeps_every_ranks_last_results(slurm, tmp_path):
+    # srun's first SIGINT only prints the step's state and its SIGTERM kills the step: Ctrl-C
+    # waited 10 s, then every rank was "stopped without finishing". SIGUSR2 goes through.
+    out = tmp_path / "out"
+    args = [*DAQNET, "bench", EXAMPLE, *SETS, "--set", "bench.launcher=srun",
+            "--set", "bench.seconds=60", "--json", "--out", out]  # fmt: skip
+    p = subprocess.Popen([str(a) for a in args], env=slurm.env, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    end = time.monotonic() + 120
+    while time.monotonic() < end:
+        time.sleep(0.1)
+        try:
+            if any(json.loads(f.read_text())["period"] >= 3 for f in out.glob("rank-*.json")):
+                break
+        except (OSError, ValueError, KeyError):
+            continue
+    p.send_signal(signal.SIGINT)
+    stdout, stderr = p.communicate(timeout=60)
+    assert p.returncode == 130, stderr
+    doc = json.loads(stdout)
+    assert doc["interrupted"] and doc["events_built"] > 0
+    assert doc["errors"] == [], doc["errors"]
+    for rank in range(4):
+        assert json.loads((out / f"rank-{rank}.json").read_text())["status"] == "interrupted"
 
 
 def test_bench_srun_with_mpi_none_never_succeeds(slurm, tmp_path):

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "evb/buffer.hpp"
+#include "evb/interrupt.hpp"
 #include "evb/stats.hpp"
 
 namespace daqnet::evb {
@@ -22,10 +23,33 @@ double max_over(MPI_Comm comm, double v) {
   return out;
 }
 
-// Repetitions that take about `seconds`, from the time of a first try.
-long repetitions(double seconds, double first, long done_in_first) {
-  double per = std::max(first, 1e-7) / static_cast<double>(done_in_first);
-  return std::clamp(static_cast<long>(seconds / per), 3L, 100000000L);
+// Rounds of a chunk lasting about a twentieth of `seconds`, from `done` rounds that took `took`.
+long chunk_rounds(double seconds, double took, long done) {
+  const double per = std::max(took, 1e-7) / static_cast<double>(done);
+  return std::clamp(static_cast<long>(seconds / 20 / per), 1L, 100000000L);
+}
+
+// Runs chunk(rounds) until `seconds` have passed on the slowest rank, or a signal came to
+// any: every rank agrees after each chunk (one small allreduce), so all run as many rounds
+// and a Ctrl-C ends the baseline within a chunk, a twentieth of its length (ranks inside a
+// collective do not see a signal, and were killed 10 s later), with what it timed.
+template <class Chunk>
+void timed_chunks(MPI_Comm comm, double seconds, long rounds, BaselineResult& r, long& timed, Chunk chunk) {
+  MPI_Barrier(comm);
+  const double t = MPI_Wtime();
+  timed = 0;
+  for (;;) {
+    chunk(rounds);  // by every rank alike: one that left a collective early would hang the rest
+    timed += rounds;
+    double mine[2] = {MPI_Wtime() - t, interrupted() ? 1.0 : 0.0}, all[2] = {0, 0};
+    MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, comm);
+    r.seconds = all[0];
+    if (all[1] > 0) {
+      r.interrupted = true;
+      break;
+    }
+    if (all[0] >= seconds) break;
+  }
 }
 
 }  // namespace
@@ -37,7 +61,8 @@ std::string BaselineResult::json() const {
       .add("seconds", seconds)
       .add("bytes", static_cast<std::uint64_t>(bytes))  // a whole number, exactly
       .add("message_bytes", static_cast<std::uint64_t>(message_bytes))
-      .add("pairs", pairs);
+      .add("pairs", pairs)
+      .add("interrupted", interrupted);
   if (!cache.empty())
     o.add("cache", cache).add("buffer_sets", buffer_sets).add("cache_bytes", static_cast<std::uint64_t>(cache_bytes));
   return o.str();
@@ -87,11 +112,14 @@ int all_to_all_buffer_sets(bool cold, std::size_t set_bytes, int node_ranks, std
 // Times `once(i)` (the i-th all-to-all of message_bytes per pair of the n ranks) repeated for
 // about `seconds`, every rank doing as many rounds. The first round warms up the connections;
 // then rounds are timed in doubling batches until a batch lasts a twentieth of `seconds`,
-// which sets the count (the first round alone, with its connection set-up, made a 2 s baseline
-// last 0.2 s).
+// which sets the chunk the timed part repeats (the first round alone, with its connection
+// set-up, made a 2 s baseline last 0.2 s).
 template <class Once>
 BaselineResult timed_all_to_all(MPI_Comm comm, const char* name, int n, std::size_t message_bytes, double seconds,
                                 Once once) {
+  BaselineResult r;
+  r.name = name;
+  r.message_bytes = message_bytes;
   MPI_Barrier(comm);
   long next = 0;
   once(next++);
@@ -101,20 +129,15 @@ BaselineResult timed_all_to_all(MPI_Comm comm, const char* name, int n, std::siz
     double t = MPI_Wtime();
     for (long i = 0; i < batch; ++i) once(next++);
     took = max_over(comm, MPI_Wtime() - t);  // every rank gets the same, so all decide alike
-    if (took >= seconds / 20 || batch >= (1L << 24)) break;
+    if (took >= seconds / 20 || batch >= (1L << 24) || max_over(comm, interrupted() ? 1 : 0) > 0) break;
     batch *= 2;
   }
-  long reps = repetitions(seconds, took, batch);
-  MPI_Bcast(&reps, 1, MPI_LONG, 0, comm);
-  MPI_Barrier(comm);
-  double t = MPI_Wtime();
-  for (long i = 0; i < reps; ++i) once(next++);
-  BaselineResult r;
-  r.name = name;
-  r.seconds = max_over(comm, MPI_Wtime() - t);
-  r.message_bytes = message_bytes;
+  long reps = 0;
+  timed_chunks(comm, seconds, chunk_rounds(seconds, took, batch), r, reps, [&](long rounds) {
+    for (long i = 0; i < rounds; ++i) once(next++);
+  });
   r.bytes = static_cast<double>(reps) * n * n * static_cast<double>(message_bytes);
-  r.gbps = r.bytes * 8 / r.seconds / 1e9;
+  r.gbps = r.seconds > 0 ? r.bytes * 8 / r.seconds / 1e9 : 0;
   return r;
 }
 
@@ -227,22 +250,18 @@ BaselineResult p2p_baseline(MPI_Comm comm, Transport& transport, const Layout& l
       }
     }
   };
+  BaselineResult r;
+  r.name = "p2p";
+  r.message_bytes = message_bytes;
+  r.pairs = pairs;
   MPI_Barrier(comm);
   double t = MPI_Wtime();
   long first = 4L * window;
   stream(first);
-  long reps = repetitions(seconds, max_over(comm, MPI_Wtime() - t), first);
-  MPI_Bcast(&reps, 1, MPI_LONG, 0, comm);
-  MPI_Barrier(comm);
-  t = MPI_Wtime();
-  stream(reps);
-  BaselineResult r;
-  r.name = "p2p";
-  r.seconds = max_over(comm, MPI_Wtime() - t);
-  r.message_bytes = message_bytes;
-  r.pairs = pairs;
-  r.bytes = static_cast<double>(reps) * pairs * static_cast<double>(message_bytes);
-  r.gbps = r.bytes * 8 / r.seconds / 1e9;
+  long messages = 0;
+  timed_chunks(comm, seconds, chunk_rounds(seconds, max_over(comm, MPI_Wtime() - t), first), r, messages, stream);
+  r.bytes = static_cast<double>(messages) * pairs * static_cast<double>(message_bytes);
+  r.gbps = r.seconds > 0 ? r.bytes * 8 / r.seconds / 1e9 : 0;
   return r;
 }
 

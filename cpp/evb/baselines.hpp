@@ -19,7 +19,8 @@ struct BaselineResult {
   double seconds = 0;  // timed part
   double bytes = 0;    // moved in the timed part
   std::size_t message_bytes = 0;
-  int pairs = 0;  // p2p only
+  int pairs = 0;             // p2p only
+  bool interrupted = false;  // a signal ended it early: the figures are of what was timed
   // alltoall, isend: "warm" or "cold" (see all_to_all_buffer_sets), the send + receive
   // buffer sets cycled through, and the last-level cache they were sized against.
   std::string cache;

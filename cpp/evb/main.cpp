@@ -21,6 +21,7 @@
 #include "evb/config.hpp"
 #include "evb/flow_control.hpp"
 #include "evb/fragments.hpp"
+#include "evb/interrupt.hpp"
 #include "evb/layout.hpp"
 #include "evb/memory.hpp"
 #include "evb/messages.hpp"
@@ -101,6 +102,7 @@ int main(int argc, char** argv) {
   // (memory::allocations; docs/bench.md "Memory").
   static std::pmr::unsynchronized_pool_resource container_pool;
   std::pmr::set_default_resource(&container_pool);
+  catch_interrupts();  // before MPI starts, which can take seconds (see interrupt.hpp)
   MPI_Init(&argc, &argv);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -283,5 +285,5 @@ int main(int argc, char** argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   transport.reset();
   MPI_Finalize();
-  return 0;
+  return interrupted() ? 130 : 0;
 }

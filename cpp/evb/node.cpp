@@ -3,7 +3,6 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -11,15 +10,13 @@
 
 #include "evb/builder_unit.hpp"
 #include "evb/event_manager.hpp"
+#include "evb/interrupt.hpp"
 #include "evb/memory.hpp"
 #include "evb/readout_unit.hpp"
 #include "evb/wait_mode.hpp"
 
 namespace daqnet::evb {
 namespace {
-
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_signal(int) { g_interrupted = 1; }
 
 const char* unit_name(UnitKind k) {
   switch (k) {
@@ -69,8 +66,6 @@ Node::Node(const Config& config, const Layout& layout, Transport& transport, con
   std::ofstream(csv_path_, std::ios::trunc)
       << "rank,unit,index,period,final,time_seconds,bytes_in,bytes_out,messages_in,messages_out,fragments_in,fragments_"
          "out,events_built,built_bytes,cpu_seconds\n";
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
 }
 
 Node::~Node() = default;
@@ -326,7 +321,7 @@ int Node::run() {
   int exit_code = 0;
   try {
     while (true) {
-      if (g_interrupted) {
+      if (interrupted()) {
         status = "interrupted";
         error = "interrupted by a signal";
         exit_code = 130;

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, ClassVar
 
-__all__ = ["Stops", "noted", "optional", "writing"]
+__all__ = ["Stops", "noted", "optional", "postponed", "writing"]
 
 
 class Stops:
@@ -170,3 +170,14 @@ def optional() -> AbstractContextManager[None]:
     for seconds), as a context: any signal raises KeyboardInterrupt meanwhile, held or not,
     since nothing is left to lose."""
     return _handled_by(Stops()._end)
+
+
+@contextmanager
+def postponed() -> Iterator[list[int]]:
+    """A step that must not be cut in two, as a context: the signals that come meanwhile are
+    kept, in the list it gives, for `signal.raise_signal()` once the step is done. Starting
+    the launcher is one: a KeyboardInterrupt raised inside subprocess.Popen, after its fork,
+    left mpiexec (in a session of its own) and every rank running for the whole run."""
+    got: list[int] = []
+    with _handled_by(lambda signum, _frame: got.append(signum)):
+        yield got

@@ -27,7 +27,7 @@ from ..errors import DaqnetError
 from ..io.bench_tables import write_tables
 from ..io.files import write_text_atomic
 from ..scenario import Scenario
-from ..stops import Stops
+from ..stops import Stops, postponed
 from .collect import PMI_HINT, collect, read_json
 from .config import bench_ranks, run_config, write_run_config, write_scenario
 from .result import BenchResult
@@ -247,16 +247,19 @@ def run(
     # is gathered and written whatever comes (Stops).
     with stops if stops is not None else Stops() as stops:
         with open(out / "launcher.log", "w") as log:
-            proc = subprocess.Popen(
-                cmd,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            with postponed() as pending:
+                proc = subprocess.Popen(
+                    cmd,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             last_change = time.monotonic()
             last_seen = 0.0
             done_at: float | None = None
             try:
+                if pending:  # now that the launcher is known, and stopped below
+                    signal.raise_signal(pending[0])
                 while proc.poll() is None:
                     time.sleep(0.2)
                     segments.look()
@@ -280,7 +283,8 @@ def run(
             except KeyboardInterrupt:
                 interrupted = True
                 stops.hold()
-                _stop(proc, signal.SIGINT, stops)  # another signal in it: SIGKILL at once
+                # Another signal in it: SIGKILL at once.
+                _stop(proc, *_polite(cmd), stops)
             stops.hold()
         segments.release()
         _append_rank_logs(out)
@@ -291,7 +295,9 @@ def run(
                 f"launcher exited with status {proc.returncode}" + (f": {cause}" if cause else "")
             )
         # A run killed for its silence is not one that keeps going without its dead.
-        result = _finish(out, ranks, notes, scenario, table_format, keep_going and not why)
+        result = _finish(
+            out, ranks, notes, scenario, table_format, keep_going and not why, interrupted
+        )
         # A signal while the results were gathered: the run counts as stopped, unless it failed.
         if interrupted or (stops.seen and result.status == "finished"):
             result.status, result.interrupted = "interrupted", True
@@ -306,7 +312,7 @@ def run(
 # (whose default action would end them). It outlives Ctrl-C and SIGTERM too (the trap runs
 # once the rank, which has them at their defaults, is done) so that no signal death reaches
 # hydra while the ranks write their last results.
-_SUPERVISOR = 'trap "" USR1; trap : INT TERM; "$@"; exit $?'
+_SUPERVISOR = 'trap "" USR1; trap : INT TERM USR2; "$@"; exit $?'
 
 
 def _supervised(argv: list[str]) -> list[str]:
@@ -353,11 +359,33 @@ def _rank_number(stem: str) -> int:
         return -1
 
 
+#: While the ranks stop politely, the signal goes to the launcher again this often: one sent
+#: while it still starts them (hydra's proxies, each rank in a session of its own) reached
+#: none of them, and the run waited out the 10 s before SIGKILL, which left MPICH's shared
+#: memory behind.
+AGAIN_SECONDS = 1.0
+
+
+def _polite(cmd: list[str]) -> tuple[int, int]:
+    """The signal that makes the launcher pass Ctrl-C on to the ranks, and the one to send
+    again. mpiexec (hydra): SIGINT, then SIGTERM, since it takes a second SIGINT as "kill
+    everything now". srun: SIGUSR2 both times, which it passes on as it is (the ranks take it
+    as Ctrl-C): its first SIGINT only prints the step's state, and its SIGTERM kills the step
+    before the ranks write their last results."""
+    if Path(cmd[0]).name == "srun":
+        return signal.SIGUSR2, signal.SIGUSR2
+    return signal.SIGINT, signal.SIGTERM
+
+
 def _stop(
-    proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM, stops: Stops | None = None
+    proc: subprocess.Popen[bytes],
+    sig: int = signal.SIGTERM,
+    again_sig: int = signal.SIGTERM,
+    stops: Stops | None = None,
 ) -> None:
-    """Signal the launcher's process group; escalate to SIGKILL if it lingers, or at once at
-    another signal (raised, or noted by `stops`): stop waiting politely."""
+    """Signal the launcher's process group (`again_sig` every AGAIN_SECONDS after `sig`);
+    escalate to SIGKILL if it lingers, or at once at another signal (raised, or noted by
+    `stops`): stop waiting politely."""
     before = stops.seen if stops else 0
     for s, wait in ((sig, 10.0), (signal.SIGKILL, 5.0)):
         try:
@@ -365,11 +393,16 @@ def _stop(
         except ProcessLookupError:
             return
         end = time.monotonic() + wait
+        again = time.monotonic() + AGAIN_SECONDS
         try:
             while time.monotonic() < end and not (stops and stops.seen > before):
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=0.1)
                     return
+                if s != signal.SIGKILL and time.monotonic() > again:
+                    again += AGAIN_SECONDS
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, again_sig)
         except KeyboardInterrupt:
             continue
         before = stops.seen if stops else 0
@@ -411,10 +444,15 @@ def _finish(
     scenario: Scenario,
     table_format: str = "csv",
     keep_going: bool = False,
+    interrupted: bool = False,
 ) -> BenchResult:
     try:
         result = collect(out, ranks)
     except DaqnetError as err:
+        if interrupted:  # a signal as the ranks started: it ended them before they could catch it
+            raise KeyboardInterrupt(
+                f"before any rank reported, nothing was measured (see {out}/launcher.log)"
+            ) from None
         # Nothing measured at all (e.g. the launcher failed): say why, keep the log.
         cause = first_error(out / "launcher.log") or str(err)
         raise DaqnetError(

@@ -69,8 +69,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 note(f"error: {msg}")
                 return 2
-            except KeyboardInterrupt:
-                note("interrupted")
+            except KeyboardInterrupt as stop:  # with what it left, if it says so
+                note(f"interrupted {stop}" if stop.args else "interrupted")
                 return EXIT_INTERRUPTED
     except KeyboardInterrupt:  # the first signal, as a command's error was reported
         note("interrupted")

@@ -29,8 +29,13 @@ def summary(result: Mapping[str, Any], name: str = "") -> str:
     ]
     if "baseline" in result:
         b = result["baseline"]
+        cut = (
+            f" (interrupted after {quantity(b.get('seconds'), ' s')})"
+            if b.get("interrupted")
+            else ""
+        )
         lines.append(
-            f"  baseline     {baseline_name(b)}: {quantity(b['throughput_gbps'], ' Gb/s')}; event builder / baseline = {quantity(b['ratio'], '×')}"
+            f"  baseline     {baseline_name(b)}: {quantity(b['throughput_gbps'], ' Gb/s')}{cut}; event builder / baseline = {quantity(b['ratio'], '×')}"
         )
     lines += _failure_lines(result)
     lines += _memory_lines(result.get("memory") or [])
