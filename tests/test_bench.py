@@ -510,6 +510,21 @@ def test_interrupted_baseline_ends_within_a_chunk_with_what_it_timed(tmp_path):
     assert not _run_pids(out)
 
 
+def test_interrupted_in_the_warm_up_measured_no_rate(tmp_path):
+    # It warned of "no event built in the nan s measurement window, so its throughput of 0
+    # says nothing".
+    proc = _start(tmp_path, "bench.warmup_seconds=30")
+    _wait_for_measurements(tmp_path / "out")
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    r = json.loads(stdout)
+    assert r["interrupted"] and r["events_built"] == 0
+    for key in ("throughput_gbps", "events_per_second", "measured_seconds", "warmup_seconds"):
+        assert r.get(key) is None, key
+    assert "nan" not in stderr and "warning" not in stderr, stderr
+
+
 def test_repeated_interrupts_never_crash_a_rank(tmp_path):
     # A rank freed its buffers with receives still posted, and MPI wrote into them in the
     # barrier after the run: about one interrupt in twelve crashed a rank ("malloc():

@@ -623,3 +623,21 @@ def test_cleanup_after_the_driver_was_killed(tmp_path):
     assert not (set(_ours()) & made)
     # The ranks' MPI segments (RAM in /dev/shm) went with them.
     assert not [p for p in segments if Path(p).exists()]
+
+
+@pytest.mark.parametrize(
+    ("item", "says"),
+    [
+        ("bench.transport=mpi", "over TCP"),
+        ("bench.seconds=3", "emulate.seconds"),
+        ("bench.warmup_seconds=1", "emulate.warmup_seconds"),
+    ],
+)
+def test_bench_keys_emulate_sets_itself_are_refused(tmp_path, item, says):
+    # They were silently replaced: --set bench.transport=mpi ran over TCP without a word.
+    proc = _emulate(tmp_path, "--set", item)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and f"set {item.split('=')[0]}: daqnet emulate" in lines[0], stderr
+    assert says in lines[0]

@@ -503,13 +503,15 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
     )
     if em is not None:
         seconds = em["window_end_seconds"] - em["window_start_seconds"]
-        seconds = seconds if seconds > 0 else math.nan
-        result.throughput_gbps = em["window_bytes"] * 8 / seconds / 1e9
-        result.bytes_per_second = em["window_bytes"] / seconds
         result.events_built = em["window_events"]
-        result.events_per_second = em["window_events"] / seconds
-        result.measured_seconds = seconds
-        result.warmup_seconds = em["window_start_seconds"]
+        # Stopped in the warm-up: the window never opened, and no rate was measured (null,
+        # not a rate of 0 over a window of NaN seconds).
+        if seconds > 0 and em["window_start_seconds"] >= 0:
+            result.throughput_gbps = em["window_bytes"] * 8 / seconds / 1e9
+            result.bytes_per_second = em["window_bytes"] / seconds
+            result.events_per_second = em["window_events"] / seconds
+            result.measured_seconds = seconds
+            result.warmup_seconds = em["window_start_seconds"]
         result.latency_seconds = latency_percentiles([em["latency_histogram"]])
         result.events_assigned = em["events_assigned"]
     base = read_json(out_dir / "baseline.json")

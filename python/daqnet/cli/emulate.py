@@ -58,9 +58,24 @@ def run_emulate(args: argparse.Namespace) -> int:
     return 0 if m["status"] == "finished" and not bad else 1
 
 
+# [bench] keys daqnet emulate sets itself: a --set of one was silently replaced.
+_FIXED = {
+    "bench.transport": "runs the event builder over TCP, each rank on its host's eth0",
+    "bench.tcp_interface": "runs each rank on its host's eth0",
+    "bench.launcher": "starts the ranks with mpiexec, each in its host's namespace",
+    "bench.events": "runs for emulate.seconds: set that",
+    "bench.seconds": "runs for emulate.seconds: set that",
+    "bench.warmup_seconds": "warms up for emulate.warmup_seconds: set that",
+}
+
+
 def _event_builder_scenario(args: argparse.Namespace) -> Scenario:
     """The event builder runs over TCP, each rank on its host's eth0, for [emulate]'s time
     (transport=tcp first: the user's TCP keys are not ignored keys of an MPI run)."""
+    for item in args.overrides:
+        key = item.split("=", 1)[0].strip()
+        if why := _FIXED.get(key):
+            raise DaqnetError(f"set {key}: daqnet emulate {why} (docs/emulate.md)")
     base = load(args.scenario, ["bench.transport=tcp", *args.overrides], "emulate")
     e = base["emulate"]
     extra = [
@@ -96,8 +111,7 @@ def _summary(doc: Mapping[str, Any]) -> str:
         "latencies long (the throughput counts events built in it)",
         f"  integrity    lost {m['lost_fragments']}, duplicate {m['duplicate_fragments']}, "
         f"corrupt {m['corrupt_fragments']}",
-        f"  links        {'traffic took the predicted links' if doc['paths_match'] else 'traffic did NOT take the predicted links'}"
-        f" ({len(doc['links'])} directed links compared)",
+        f"  links        {_bench_links(doc)}",
     ]
     lines += [f"  error        {err}" for err in m["errors"]]
     return "\n".join(lines)
@@ -128,6 +142,13 @@ def _steps_summary(doc: Mapping[str, Any]) -> str:
         f" ({len(doc['links'])} directed links; "
         f"{doc['retransmitted_segments']:,} segments retransmitted)",
     ])  # fmt: skip
+
+
+def _bench_links(doc: Mapping[str, Any]) -> str:
+    if doc["paths_match"] is None:
+        return "not compared (interrupted, and ranks stopped before their last counters)"
+    took = "took" if doc["paths_match"] else "did NOT take"
+    return f"traffic {took} the predicted links ({len(doc['links'])} directed links compared)"
 
 
 def _steps_links(match: bool | None) -> str:

@@ -27,11 +27,12 @@ _SIMULATE_PROTOCOL = {
     "timeseries_bins",
 }
 # [bench] keys that shape the event builder's traffic, which the protocol simulation mirrors.
-# The rest (transport, launcher, checksums, waiting, time-outs, baselines) only matter to
-# real processes.
+# The rest (the transport's own settings, launcher, checksums, waiting, time-outs,
+# baselines) only matter to real processes.
 _BENCH_PROTOCOL = {
     "mode",
     "protocol",
+    "transport",  # TCP's eager sends against MPI's rendezvous for large messages
     "ranks",
     "processes_per_node",
     "credits",
