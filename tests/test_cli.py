@@ -784,3 +784,18 @@ def test_an_earlier_runs_tables_left_in_out_are_named(scenario, tmp_path):
     assert f"{out} also holds link_loads.csv of an earlier run" in r.stderr, r.stderr
     r = run_cli("conflicts", scenario, "--out", out)  # its own tables again: still that one
     assert "also holds link_loads.csv" in r.stderr and "steps.csv" not in r.stderr
+
+
+def test_ctrl_c_while_the_command_loads_its_modules_is_no_traceback():
+    # numpy and the core take 0.2-0.9 s to import, before main() handles signals: a Ctrl-C
+    # then printed the traceback of the import it cut, and the process died of SIGINT.
+    code = (
+        "import sys; sys.argv[0] = '/usr/bin/daqnet'; import daqnet, os, signal, time; "
+        "os.kill(os.getpid(), signal.SIGINT); time.sleep(30)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 130 and r.stderr == "daqnet: interrupted\n", r.stderr
+    # Imported as a library, daqnet changes no handler.
+    code = "import signal, daqnet; assert signal.getsignal(signal.SIGINT) is signal.default_int_handler"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr

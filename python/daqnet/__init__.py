@@ -14,6 +14,8 @@ Each stage is a value that can be built, inspected and saved on its own::
 
 from __future__ import annotations
 
+from . import _quiet_start  # noqa: F401  (first: it handles Ctrl-C during the imports below)
+
 try:
     from . import _core  # noqa: F401
 except ImportError as err:  # pragma: no cover - only without a build
