@@ -82,6 +82,17 @@ def test_parse_set_values():
     assert parse_set("fabric.link_gbps=200.5") == ("fabric", "link_gbps", 200.5)
 
 
+def test_plot_into_the_out_directory_it_makes(scenario, tmp_path, capsys):
+    # README's `--out out/ --plot out/conflicts.png` on a fresh directory: the figure's
+    # directory was checked before --out made it, and the command refused to run.
+    out = tmp_path / "out"
+    assert main(["conflicts", str(scenario), "--out", str(out), "--plot", str(out / "c.png")]) == 0
+    assert (out / "c.png").stat().st_size > 0 and (out / "steps.csv").exists()
+    # A directory neither there nor made: still refused, before the analysis.
+    assert main(["conflicts", str(scenario), "--plot", str(tmp_path / "nowhere" / "c.png")]) == 2
+    assert "directory" in capsys.readouterr().err
+
+
 def test_summary_and_csv_and_plot(scenario, tmp_path, capsys):
     out_dir = tmp_path / "csv"
     fig = tmp_path / "c.png"

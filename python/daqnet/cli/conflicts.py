@@ -22,7 +22,7 @@ def run_conflicts(args: argparse.Namespace) -> int:
     check_format(args.format)
     out, out_option = (args.out, "--out") if args.out is not None else (args.csv, "--csv")
     if args.plot is not None:
-        check_plot_path(args.plot)
+        check_plot_path(args.plot, made=out)  # README: --out out/ --plot out/conflicts.png
     scenario = load(args.scenario, args.overrides, "conflicts")
     building = Progress("routes", args.progress, unit="route", scale=True)
     try:

@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 __all__ = ["check_plot_path", "conflicts_figure", "plot_conflicts"]
 
 
-def check_plot_path(path: str | Path) -> None:
-    """A writable file name with an extension matplotlib can write, or DaqnetError."""
+def check_plot_path(path: str | Path, made: str | Path | None = None) -> None:
+    """A writable file name with an extension matplotlib can write, or DaqnetError; its
+    directory may be `made`, which the command creates first (its --out)."""
     from matplotlib.figure import Figure
 
     p = Path(path)
@@ -31,7 +32,9 @@ def check_plot_path(path: str | Path) -> None:
         raise DaqnetError(
             f"figure {path!s}: unknown figure format '{ext}' (use one of {', '.join(sorted(formats))})"
         )
-    if not p.parent.is_dir():
+    if not p.parent.is_dir() and not (
+        made is not None and p.parent.resolve() == Path(made).resolve()
+    ):
         raise DaqnetError(f"figure {path!s}: directory {p.parent} does not exist")
 
 
