@@ -187,3 +187,15 @@ def test_placement_from_a_hostlist():
         placement.build(f, "file", hosts="node[01,99]")
     with pytest.raises(USER_ERRORS, match="choose one"):
         placement.build(f, "file", file="x", hosts="node[01-02]")
+
+
+def test_subnet_manager_tables_over_a_topology_conf_are_refused(tmp_path):
+    # topology.conf has no port numbers: an LFT dump over it failed on ports that do not
+    # exist or on misdelivery, blaming the user's (right) tables, or held by luck.
+    (tmp_path / "topology.conf").write_text(CONF)
+    (tmp_path / "s.toml").write_text(
+        '[fabric]\nkind = "slurm-topology"\nfile = "topology.conf"\n'
+        '[routing]\nengine = "lft-dump"\nfile = "dump_lfts.out"\n'
+    )
+    with pytest.raises(daqnet.DaqnetError, match="topology.conf .* has none: import"):
+        daqnet.Scenario.load(tmp_path / "s.toml")

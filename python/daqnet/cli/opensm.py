@@ -4,6 +4,7 @@ that uses them."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,10 @@ __all__ = ["run_opensm_command"]
 def run_opensm_command(args: argparse.Namespace) -> int:
     scenario = load(args.scenario, args.overrides, "opensm")
     fabric = scenario.build_fabric()
+    # An earlier run's scenario in the same --out would outlive this run's interruption,
+    # pointing at the new, partial tables.
+    with contextlib.suppress(OSError):  # an --out that is no directory: run_opensm says so
+        (Path(args.out) / "scenario.toml").unlink(missing_ok=True)
     try:
         run = run_opensm(fabric, args.engine, args.out, timeout=args.timeout)
     except KeyboardInterrupt:

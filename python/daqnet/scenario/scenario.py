@@ -128,6 +128,16 @@ class Scenario:
             raise DaqnetError(
                 f"{self.source}: fabric.kind = {fab['kind']!r} needs fabric.file (the topology to import)"
             )
+        # A topology.conf has no port numbers (daqnet numbers them in the file's order): a
+        # subnet manager's tables over it failed on ports that do not exist, or misdelivered,
+        # or held by luck.
+        if fab["kind"] == "slurm-topology" and out["routing"]["engine"] == "lft-dump":
+            raise DaqnetError(
+                f"{self.source}: routing.engine = 'lft-dump' reads the subnet's port numbers, "
+                "and a Slurm topology.conf (fabric.kind = 'slurm-topology') has none: import "
+                "the same subnet's ibnetdiscover output (fabric.kind = 'ibnetdiscover'), or "
+                "route this fabric with engine 'minhop'"
+            )
         return out
 
     def _check(self, section: str, key: str, spec: Key, value: Any) -> Any:
