@@ -14,8 +14,10 @@ __all__ = ["plot_uplinks", "uplinks_summary"]
 
 
 def _pattern(row: np.ndarray, n: int = 16) -> str:
-    seq = row[row >= 0][:n]
-    return " ".join(str(int(x)) for x in seq) + (" ..." if (row >= 0).sum() > n else "")
+    """The first n ranks' up-port indexes, "." for a rank on the leaf: column k is rank k on
+    every leaf (dropping the leaf's own ranks shifted the columns by leaf)."""
+    seq = ("." if x < 0 else str(int(x)) for x in row[:n])
+    return " ".join(seq) + (" ..." if len(row) > n else "")
 
 
 def uplinks_summary(u: UplinkUsage, source: str = "") -> str:
@@ -31,7 +33,15 @@ def uplinks_summary(u: UplinkUsage, source: str = "") -> str:
         "  (its up-link conflicts per step; a tapered leaf has some whatever the order)",
         "",
     ]
-    head = ["leaf", "hosts", "up", "dest/port", "clashes", "same as", "up-port per rank (first 16)"]
+    head = [
+        "leaf",
+        "hosts",
+        "up",
+        "dest/port",
+        "clashes",
+        "same as",
+        "up-port of ranks 0-15 (. on the leaf)",
+    ]
     rows = []
     for i, r in enumerate(u.leaves):
         per = r.destinations_per_port
