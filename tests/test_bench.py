@@ -609,6 +609,23 @@ def test_bad_values_are_rejected_before_launch(tmp_path, sets, message):
     assert not (tmp_path / "out" / "run.cfg").exists()
 
 
+def _memory_bytes() -> int:
+    with open("/proc/meminfo") as f:
+        return int(next(ln for ln in f if ln.startswith("MemTotal:")).split()[1]) * 1024
+
+
+def test_builders_that_share_this_machine_are_counted_together(tmp_path):
+    # Each of the 4 builders fitted in half the memory, so the run went ahead; together,
+    # all on this machine under mpiexec, they asked for ~1.8 times all of it.
+    fragment = int(_memory_bytes() / 2 / (2 * 4) * 0.9) // 64 * 64  # credits 2 x 4 RUs
+    if fragment >= 2**31:
+        pytest.skip("this machine's memory holds 4 builders of the largest fragments")
+    p, _ = bench(tmp_path, f"bench.fragment_bytes={fragment}", "bench.credits=2")
+    assert p.returncode == 2
+    assert "the 4 builders, all on this machine (mpiexec without hosts)" in p.stderr, p.stderr
+    assert not (tmp_path / "out" / "run.cfg").exists()
+
+
 def test_baselines_give_a_ratio(tmp_path):
     p, r = bench(tmp_path, "bench.baseline_seconds=0.3", extra=("--baseline", "alltoall"))
     assert p.returncode == 0, p.stderr

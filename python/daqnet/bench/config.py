@@ -10,7 +10,9 @@ import json
 import os
 import secrets
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from .. import _core
 from ..errors import CoreError, DaqnetError
@@ -120,6 +122,14 @@ def run_config(
             "credits",
             f"each builder would need {builder_bytes / 2**30:.1f} GiB of buffers (credits × readout units × largest fragment), more than half of this machine's {memory / 2**30:.0f} GiB",
         )
+    # mpiexec with no hosts given runs every rank here: their builders share this machine (4
+    # builders of 1 GiB fragments passed the check above and asked for 32 GiB of 24).
+    builders = b["receivers"] if b["mode"] == "time-frames" else rus
+    if memory and _all_ranks_here(b) and builders > 1 and builders * builder_bytes > memory / 2:
+        raise bad(
+            "credits",
+            f"the {builders} builders, all on this machine (mpiexec without hosts), would need {builders * builder_bytes / 2**30:.1f} GiB of buffers (credits × readout units × largest fragment each), more than half of its {memory / 2**30:.0f} GiB",
+        )
 
     if (baseline or b["baseline"]) == "p2p" and b["baseline_cache"] == "cold":
         raise bad("baseline_cache", "applies to the alltoall and isend baselines, not to p2p")
@@ -210,6 +220,24 @@ def _not_carried(value: str) -> str:
     if value != value.strip(" \t"):
         return "blanks at the start or end"
     return ""
+
+
+_HOST_OPTIONS = ("-host", "-hosts", "--host", "-f", "-hostfile", "--hostfile", "-machinefile")
+
+
+def _all_ranks_here(b: Mapping[str, Any]) -> bool:
+    """Whether every rank runs on this machine: mpiexec (chosen, or by default outside a
+    Slurm job) with no host list among its arguments."""
+    launcher = b["launcher"]
+    if launcher == "auto":
+        launcher = "srun" if os.environ.get("SLURM_JOB_ID") else "mpiexec"
+    if launcher != "mpiexec":
+        return False
+    try:
+        args = shlex.split(b["launcher_args"])
+    except ValueError:
+        return False
+    return not any(a.split("=", 1)[0] in _HOST_OPTIONS for a in args)
 
 
 def _physical_memory() -> int:
