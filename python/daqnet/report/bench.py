@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .format import quantity
+from .format import count, quantity
 
 __all__ = ["summary"]
 
@@ -13,7 +13,7 @@ __all__ = ["summary"]
 def summary(result: Mapping[str, Any], name: str = "") -> str:
     lat = result["latency_seconds"]
     lines = [
-        f"{name}: {result['status']}, {result['ranks']} ranks, transport {result['transport']}"
+        f"{name}: {result['status']}, {count(result['ranks'], 'rank')}, transport {result['transport']}"
         + (f" ({result['fabric_endpoint']})" if result.get("fabric_endpoint") else ""),
         f"  throughput   {quantity(result.get('throughput_gbps'), ' Gb/s')} "
         f"({quantity(result.get('bytes_per_second'), ' GB/s', 1e-9)}) built-event payload, all builders",

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis import ConflictReport
-from .format import table
+from .format import count, table
 
 __all__ = ["conflict_summary"]
 
@@ -43,7 +43,7 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
     ]
     done = report.steps_done
     lines.append(
-        f"  {report.total_flows:,} flows, {report.total_conflicts:,} conflicts in "
+        f"  {count(report.total_flows, 'flow')}, {count(report.total_conflicts, 'conflict')} in "
         f"{report.steps_with_conflicts:,} of {done:,} steps, max link load {report.max_link_load}"
     )
     busy = int(np.count_nonzero(report.steps()["flows"]))

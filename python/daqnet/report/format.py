@@ -6,7 +6,12 @@ import json
 import math
 from typing import Any
 
-__all__ = ["cell", "duration", "quantity", "size", "table"]
+__all__ = ["cell", "count", "duration", "quantity", "size", "table"]
+
+
+def count(n: int, noun: str) -> str:
+    """``1 conflict``, ``2,016 conflicts``: a count with its noun in the right number."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def duration(seconds: float) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .format import count
+
 __all__ = ["bound_phrase", "candidate_label", "repair_summary"]
 
 
@@ -58,14 +60,14 @@ def repair_summary(r: Mapping[str, Any]) -> str:
         s = r["search"]
         lines.append(
             f"  search     {s['moves']:,} swaps tried, {s['accepted']:,} kept: "
-            f"{s['conflicts_start']:,} -> {s['conflicts']:,} conflicts"
+            f"{s['conflicts_start']:,} -> {count(s['conflicts'], 'conflict')}"
             + (" (interrupted)" if s["interrupted"] else "")
         )
     for c in r.get("candidates") or []:
         label = candidate_label(c)
         more = f", {c['steps']:,} steps" if "steps" in c else ""
         more += f", {c['seconds'] * 1e3:.3f} ms" if "seconds" in c else ""
-        lines.append(f"    {label:<14} {c['conflicts']:,} conflicts{more}")
+        lines.append(f"    {label:<14} {count(c['conflicts'], 'conflict')}{more}")
     if r.get("nearest"):
         n = r["nearest"]
         lines.append(

@@ -326,6 +326,14 @@ def _protocol_document(
         )
     doc = {
         **context(scenario, fabric, routing, placement),
+        # bench.ranks may run the event builder on fewer hosts than are placed: say which.
+        **(
+            {
+                "placement": f"{placement.describe()}; the event builder's {nodes} nodes on the first {nodes}"
+            }
+            if nodes < placement.ranks
+            else {}
+        ),
         "mode": "protocol",
         "protocol": b["protocol"],
         "schedule": scenario["workload"]["schedule"],
