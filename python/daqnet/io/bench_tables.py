@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..errors import DaqnetError
 from ..result import Result
 from .files import atomic_open, write_text_atomic
 from .table_files import columns_of, write_parquet
@@ -27,8 +28,18 @@ def clean(value: Any) -> Any:
 
 
 def write_tables(result: Mapping[str, Any], out_dir: str | Path, table_format: str = "csv") -> None:
-    """result.json plus units.csv, timeseries.csv and memory.csv (or the same as .parquet)."""
-    out_dir = Path(out_dir)
+    """result.json plus units.csv, timeseries.csv and memory.csv (or the same as .parquet).
+    A write that fails (a full disk) is an error naming the directory: OSError alone said
+    "[Errno 28] No space left on device", and not where."""
+    try:
+        _write_tables(result, Path(out_dir), table_format)
+    except OSError as err:
+        if err.filename:  # it names its file already
+            raise
+        raise DaqnetError(f"writing the results into {out_dir}: {err.strerror or err}") from None
+
+
+def _write_tables(result: Mapping[str, Any], out_dir: Path, table_format: str) -> None:
     doc = clean(result.to_dict() if isinstance(result, Result) else dict(result))
     write_text_atomic(out_dir / "result.json", json.dumps(doc, indent=1) + "\n")
     tables = [("units", doc["units"]), ("timeseries", doc["timeseries"])]
