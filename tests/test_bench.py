@@ -790,6 +790,7 @@ def test_evb_refuses_another_rank_count(tmp_path):
     assert run.returncode != 0
     assert "prepared for 4 ranks but MPI started this process as rank" in run.stderr
     assert "of 2" in run.stderr and "mpiexec -n 4" in run.stderr
+    assert run.stderr.count("prepared for 4 ranks") == 1  # once, not once per rank
     assert not list(out.glob("rank-*"))
     c = daqnet("collect", str(out))
     assert c.returncode == 2 and "no rank results" in c.stderr

@@ -134,7 +134,9 @@ int main(int argc, char** argv) {
     if (config.ranks > 0 && size != config.ranks) {
       // Typically srun without PMI: every task starts as rank 0 of 1. Say so before
       // any rank writes a file that would look like a (smaller) run.
-      const char* task = std::getenv("SLURM_PROCID");  // one line per job step, not per task
+      // One line per job step, not per task: srun and hydra say which task this is.
+      const char* task = std::getenv("SLURM_PROCID");
+      if (!task) task = std::getenv("PMI_RANK");
       if (!task || std::string(task) == "0")
         std::fprintf(stderr, "daqnet-evb: %s\n", rank_mismatch(config.ranks, rank, size).c_str());
       MPI_Finalize();
