@@ -135,7 +135,8 @@ def from_steps(ranks: int, steps: Sequence[np.ndarray], what: str = "") -> Workl
     """A workload of explicit steps, each an (n, 2) array of (source rank, destination rank)."""
     arrays = [np.ascontiguousarray(s, dtype=np.int32).reshape(-1, 2) for s in steps]
     flows = sum(len(a) for a in arrays)
-    what = what or f"{len(arrays)} given steps of {flows} flows over {ranks} ranks"
+    # describe() adds the step count.
+    what = what or f"given steps of {flows:,} flows over {ranks:,} ranks"
     try:
         core = _core.workload.explicit_steps(ranks, arrays, what)
     except ValueError as err:
@@ -148,7 +149,7 @@ def from_steps_file(ranks: int, path: str | Path) -> Workload:
 
     _, steps = read_steps(path, ranks)
     flows = sum(len(s) for s in steps)
-    return from_steps(ranks, steps, f"{len(steps)} steps of {flows} flows from {path}")
+    return from_steps(ranks, steps, f"{flows:,} flows from {path}")
 
 
 def build(
