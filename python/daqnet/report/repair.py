@@ -50,7 +50,7 @@ def repair_summary(r: Mapping[str, Any]) -> str:
         f"  method     {r['method']}",
         "",
         f"  conflicts  {r['conflicts_before']:,} -> {r['conflicts_after']:,}{_bound(r)}",
-        f"  time       {r['seconds_before'] * 1e3:.3f} ms -> {r['seconds_after'] * 1e3:.3f} ms "
+        f"  time       {r['seconds_before'] * 1e3:,.3f} ms -> {r['seconds_after'] * 1e3:,.3f} ms "
         f"(max-min step simulation): x{r['speedup']:.3f}",
     ]
     if "steps_after" in r:
@@ -66,13 +66,13 @@ def repair_summary(r: Mapping[str, Any]) -> str:
     for c in r.get("candidates") or []:
         label = candidate_label(c)
         more = f", {c['steps']:,} steps" if "steps" in c else ""
-        more += f", {c['seconds'] * 1e3:.3f} ms" if "seconds" in c else ""
+        more += f", {c['seconds'] * 1e3:,.3f} ms" if "seconds" in c else ""
         lines.append(f"    {label:<14} {count(c['conflicts'], 'conflict')}{more}")
     if r.get("nearest"):
         n = r["nearest"]
         lines.append(
             f"  nearest    {n['ranks']} hosts (whole leaves) run without conflicts: "
-            f"{n['seconds'] * 1e3:.3f} ms; {_hosts(n['hosts'])}"
+            f"{n['seconds'] * 1e3:,.3f} ms; {_hosts(n['hosts'])}"
         )
     if r.get("hosts"):
         lines.append(f"  rank order {_hosts(r['hosts'])}")
