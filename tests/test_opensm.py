@@ -124,6 +124,24 @@ def test_opensm_command_writes_a_scenario_that_uses_the_tables(tmp_path, capsys)
     assert routed["total_conflicts"] == ours["total_conflicts"] > 0  # hostname order conflicts
 
 
+def test_opensm_over_a_topology_conf_writes_a_scenario_that_loads(tmp_path, capsys):
+    # Tables over a topology.conf are refused (it has no port numbers): the scenario
+    # daqnet opensm writes takes the ibsim net OpenSM routed, whose ports its tables use.
+    (tmp_path / "topology.conf").write_text(
+        "SwitchName=leaf1 Nodes=node[01-04]\nSwitchName=leaf2 Nodes=node[05-08]\n"
+        "SwitchName=spine1 Switches=leaf[1-2]\nSwitchName=spine2 Switches=leaf[1-2]\n"
+    )
+    sc = tmp_path / "s.toml"
+    sc.write_text('[fabric]\nkind = "slurm-topology"\nfile = "topology.conf"\n'
+                  '[routing]\nengine = "minhop"\n[placement]\norder = "hostname"\n')  # fmt: skip
+    out = tmp_path / "osm"
+    assert main(["opensm", str(sc), "--engine", "minhop", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["conflicts", str(out / "scenario.toml"), "--json"]) == 0
+    routed = json.loads(capsys.readouterr().out)
+    assert routed["hosts"] == 8 and routed["total_flows"] == 8 * 7
+
+
 def test_missing_tools_are_named(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.setenv("DAQNET_UMAD2SIM", "")

@@ -29,12 +29,13 @@ long chunk_rounds(double seconds, double took, long done) {
   return std::clamp(static_cast<long>(seconds / 20 / per), 1L, 100000000L);
 }
 
-// Runs chunk(rounds) until `seconds` have passed on the slowest rank, or a signal came to
-// any: every rank agrees after each chunk (one small allreduce), so all run as many rounds
+// Runs chunk(rounds) until `seconds` have passed on the slowest rank and `least` rounds are
+// done (a cold baseline's every buffer set used), or a signal came to any: every rank agrees
+// after each chunk (one small allreduce), so all run as many rounds
 // and a Ctrl-C ends the baseline within a chunk, a twentieth of its length (ranks inside a
 // collective do not see a signal, and were killed 10 s later), with what it timed.
 template <class Chunk>
-void timed_chunks(MPI_Comm comm, double seconds, long rounds, BaselineResult& r, long& timed, Chunk chunk) {
+void timed_chunks(MPI_Comm comm, double seconds, long least, long rounds, BaselineResult& r, long& timed, Chunk chunk) {
   MPI_Barrier(comm);
   const double t = MPI_Wtime();
   timed = 0;
@@ -48,7 +49,7 @@ void timed_chunks(MPI_Comm comm, double seconds, long rounds, BaselineResult& r,
       r.interrupted = true;
       break;
     }
-    if (all[0] >= seconds) break;
+    if (all[0] >= seconds && timed >= least) break;
   }
 }
 
@@ -110,13 +111,14 @@ int all_to_all_buffer_sets(bool cold, std::size_t set_bytes, int node_ranks, std
 }
 
 // Times `once(i)` (the i-th all-to-all of message_bytes per pair of the n ranks) repeated for
-// about `seconds`, every rank doing as many rounds. The first round warms up the connections;
+// about `seconds`, and at least `least` rounds, every rank doing as many. The first round warms
+// up the connections;
 // then rounds are timed in doubling batches until a batch lasts a twentieth of `seconds`,
 // which sets the chunk the timed part repeats (the first round alone, with its connection
 // set-up, made a 2 s baseline last 0.2 s).
 template <class Once>
 BaselineResult timed_all_to_all(MPI_Comm comm, const char* name, int n, std::size_t message_bytes, double seconds,
-                                Once once) {
+                                long least, Once once) {
   BaselineResult r;
   r.name = name;
   r.message_bytes = message_bytes;
@@ -133,7 +135,7 @@ BaselineResult timed_all_to_all(MPI_Comm comm, const char* name, int n, std::siz
     batch *= 2;
   }
   long reps = 0;
-  timed_chunks(comm, seconds, chunk_rounds(seconds, took, batch), r, reps, [&](long rounds) {
+  timed_chunks(comm, seconds, least, chunk_rounds(seconds, took, batch), r, reps, [&](long rounds) {
     for (long i = 0; i < rounds; ++i) once(next++);
   });
   r.bytes = static_cast<double>(reps) * n * n * static_cast<double>(message_bytes);
@@ -181,7 +183,7 @@ BaselineResult alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, doubl
   MPI_Comm_size(comm, &n);
   AllToAllBuffers b(comm, n, message_bytes, cold);
   auto count = static_cast<int>(message_bytes);
-  BaselineResult r = timed_all_to_all(comm, "alltoall", n, message_bytes, seconds, [&](long i) {
+  BaselineResult r = timed_all_to_all(comm, "alltoall", n, message_bytes, seconds, b.sets, [&](long i) {
     MPI_Alltoall(b.send_set(i), count, MPI_BYTE, b.recv_set(i), count, MPI_BYTE, comm);
   });
   b.describe(r, cold);
@@ -196,7 +198,7 @@ BaselineResult isend_alltoall_baseline(MPI_Comm comm, std::size_t message_bytes,
   std::vector<MPI_Request> requests(2 * static_cast<std::size_t>(n));
   auto count = static_cast<int>(message_bytes);
   constexpr int kTag = 3 * 8192 + 1;
-  BaselineResult r = timed_all_to_all(comm, "isend", n, message_bytes, seconds, [&](long i) {
+  BaselineResult r = timed_all_to_all(comm, "isend", n, message_bytes, seconds, b.sets, [&](long i) {
     unsigned char* send = b.send_set(i);
     unsigned char* recv = b.recv_set(i);
     for (int k = 0; k < n; ++k) {
@@ -259,7 +261,7 @@ BaselineResult p2p_baseline(MPI_Comm comm, Transport& transport, const Layout& l
   long first = 4L * window;
   stream(first);
   long messages = 0;
-  timed_chunks(comm, seconds, chunk_rounds(seconds, max_over(comm, MPI_Wtime() - t), first), r, messages, stream);
+  timed_chunks(comm, seconds, 0, chunk_rounds(seconds, max_over(comm, MPI_Wtime() - t), first), r, messages, stream);
   r.bytes = static_cast<double>(messages) * pairs * static_cast<double>(message_bytes);
   r.gbps = r.seconds > 0 ? r.bytes * 8 / r.seconds / 1e9 : 0;
   return r;

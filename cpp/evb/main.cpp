@@ -136,7 +136,8 @@ int main(int argc, char** argv) {
       // any rank writes a file that would look like a (smaller) run.
       // One line per job step, not per task: srun and hydra say which task this is.
       const char* task = std::getenv("SLURM_PROCID");
-      if (!task) task = std::getenv("PMI_RANK");
+      for (const char* var : {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"})
+        if (!task) task = std::getenv(var);
       if (!task || std::string(task) == "0")
         std::fprintf(stderr, "daqnet-evb: %s\n", rank_mismatch(config.ranks, rank, size).c_str());
       MPI_Finalize();
@@ -260,9 +261,13 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, status);
   }
   // Interrupted (Ctrl-C reaches every rank): no MPI_Abort, which would kill the others before
-  // they write their own last results; everyone meets here and leaves with 130.
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (status == 130) {
+  // they write their own last results; everyone meets here and leaves with 130. All alike: a
+  // signal as the run ended found some ranks finished and others not, and the finished ones
+  // went on to the baseline's collectives, waiting for ranks that had left.
+  int stop = status == 130 || interrupted() ? 1 : 0;
+  int any_stop = 0;
+  MPI_Allreduce(&stop, &any_stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any_stop) {
     transport.reset();
     MPI_Finalize();
     node.reset();  // only now: see above

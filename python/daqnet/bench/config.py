@@ -222,16 +222,16 @@ def _not_carried(value: str) -> str:
     return ""
 
 
-_HOST_OPTIONS = ("-host", "-hosts", "--host", "-f", "-hostfile", "--hostfile", "-machinefile")
+_HOST_OPTIONS = ("-host", "-hosts", "--host", "-H", "-f", "-hostfile", "--hostfile",
+                 "-machinefile", "--machinefile")  # fmt: skip
 
 
 def _all_ranks_here(b: Mapping[str, Any]) -> bool:
-    """Whether every rank runs on this machine: mpiexec (chosen, or by default outside a
-    Slurm job) with no host list among its arguments."""
-    launcher = b["launcher"]
-    if launcher == "auto":
-        launcher = "srun" if os.environ.get("SLURM_JOB_ID") else "mpiexec"
-    if launcher != "mpiexec":
+    """Whether every rank runs on this machine: mpiexec with no host list among its
+    arguments, outside a batch allocation (whose hosts mpiexec takes without being told)."""
+    if b["launcher"] not in ("auto", "mpiexec"):
+        return False
+    if any(os.environ.get(v) for v in ("SLURM_JOB_ID", "PBS_JOBID", "HYDRA_HOST_FILE")):
         return False
     try:
         args = shlex.split(b["launcher_args"])

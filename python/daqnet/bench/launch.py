@@ -247,17 +247,18 @@ def run(
     # is gathered and written whatever comes (Stops).
     with stops if stops is not None else Stops() as stops:
         with open(out / "launcher.log", "w") as log:
-            with postponed() as pending:
-                proc = subprocess.Popen(
-                    cmd,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
             last_change = time.monotonic()
             last_seen = 0.0
             done_at: float | None = None
-            try:
+            proc: subprocess.Popen[bytes] | None = None
+            try:  # entered first: a signal as postponed() hands back the handlers is caught
+                with postponed() as pending:
+                    proc = subprocess.Popen(
+                        cmd,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                    )
                 if pending:  # now that the launcher is known, and stopped below
                     signal.raise_signal(pending[0])
                 while proc.poll() is None:
@@ -284,16 +285,16 @@ def run(
                 interrupted = True
                 stops.hold()
                 # Another signal in it: SIGKILL at once.
-                _stop(proc, *_polite(cmd), stops)
+                if proc is not None:
+                    _stop(proc, *_polite(cmd), stops)
             stops.hold()
         segments.release()
         _append_rank_logs(out)
         notes = [why] if why else []
-        if proc.returncode not in (0, None) and not interrupted and not why:
+        status = proc.returncode if proc is not None else None
+        if status not in (0, None) and not interrupted and not why:
             cause = first_error(out / "launcher.log")
-            notes.append(
-                f"launcher exited with status {proc.returncode}" + (f": {cause}" if cause else "")
-            )
+            notes.append(f"launcher exited with status {status}" + (f": {cause}" if cause else ""))
         # A run killed for its silence is not one that keeps going without its dead.
         result = _finish(
             out, ranks, notes, scenario, table_format, keep_going and not why, interrupted

@@ -38,21 +38,21 @@ def run_opensm_command(args: argparse.Namespace) -> int:
     tables = _routing.from_lft_dump(fabric, run.lft_dump, run.subnet_list)
     out = Path(args.out)
     scenario_path = out / "scenario.toml"
+    changes: dict[str, dict[str, Any]] = {
+        "routing": {
+            "engine": "lft-dump",
+            "file": "opensm-lfts.dump",
+            "subnet_file": "opensm-subnet.lst",
+        }
+    }
+    if scenario["fabric"]["kind"] == "slurm-topology":
+        # A topology.conf has no port numbers, so tables over it are refused: the fabric
+        # becomes the ibsim net OpenSM routed, with the port numbers its tables use.
+        fab = {k: v for k, v in scenario.values["fabric"].items() if v is not None}
+        changes["fabric"] = {**fab, "kind": "ibnetdiscover", "file": "fabric.net"}
     write_text_atomic(
         scenario_path,
-        tomli_w.dumps(
-            derived(
-                scenario,
-                f"{scenario.name} (OpenSM {args.engine})",
-                {
-                    "routing": {
-                        "engine": "lft-dump",
-                        "file": "opensm-lfts.dump",
-                        "subnet_file": "opensm-subnet.lst",
-                    }
-                },
-            )
-        ),
+        tomli_w.dumps(derived(scenario, f"{scenario.name} (OpenSM {args.engine})", changes)),
     )
     doc: dict[str, Any] = {
         "scenario": args.scenario,
