@@ -23,6 +23,18 @@ double max_over(MPI_Comm comm, double v) {
   return out;
 }
 
+// What every rank decides on after a timed part, in one allreduce: the slowest rank's time,
+// and whether a signal came to any.
+struct Agreed {
+  double seconds = 0;
+  bool interrupted = false;
+};
+Agreed agree(MPI_Comm comm, double seconds) {
+  double mine[2] = {seconds, interrupted() ? 1.0 : 0.0}, all[2] = {0, 0};
+  MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, comm);
+  return {all[0], all[1] > 0};
+}
+
 // Rounds of a chunk lasting about a twentieth of `seconds`, from `done` rounds that took `took`.
 long chunk_rounds(double seconds, double took, long done) {
   const double per = std::max(took, 1e-7) / static_cast<double>(done);
@@ -30,10 +42,10 @@ long chunk_rounds(double seconds, double took, long done) {
 }
 
 // Runs chunk(rounds) until `seconds` have passed on the slowest rank and `least` rounds are
-// done (a cold baseline's every buffer set used), or a signal came to any: every rank agrees
-// after each chunk (one small allreduce), so all run as many rounds
-// and a Ctrl-C ends the baseline within a chunk, a twentieth of its length (ranks inside a
-// collective do not see a signal, and were killed 10 s later), with what it timed.
+// done (a cold baseline's every buffer set used), or a signal came to any. Every rank agrees
+// after each chunk, so all run as many rounds, and a Ctrl-C ends the baseline within a chunk,
+// a twentieth of its length (ranks inside a collective do not see a signal, and were killed
+// 10 s later), with what it timed.
 template <class Chunk>
 void timed_chunks(MPI_Comm comm, double seconds, long least, long rounds, BaselineResult& r, long& timed, Chunk chunk) {
   MPI_Barrier(comm);
@@ -42,14 +54,10 @@ void timed_chunks(MPI_Comm comm, double seconds, long least, long rounds, Baseli
   for (;;) {
     chunk(rounds);  // by every rank alike: one that left a collective early would hang the rest
     timed += rounds;
-    double mine[2] = {MPI_Wtime() - t, interrupted() ? 1.0 : 0.0}, all[2] = {0, 0};
-    MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, comm);
-    r.seconds = all[0];
-    if (all[1] > 0) {
-      r.interrupted = true;
-      break;
-    }
-    if (all[0] >= seconds && timed >= least) break;
+    const Agreed a = agree(comm, MPI_Wtime() - t);
+    r.seconds = a.seconds;
+    r.interrupted = a.interrupted;
+    if (a.interrupted || (a.seconds >= seconds && timed >= least)) break;
   }
 }
 
@@ -111,11 +119,10 @@ int all_to_all_buffer_sets(bool cold, std::size_t set_bytes, int node_ranks, std
 }
 
 // Times `once(i)` (the i-th all-to-all of message_bytes per pair of the n ranks) repeated for
-// about `seconds`, and at least `least` rounds, every rank doing as many. The first round warms
-// up the connections;
-// then rounds are timed in doubling batches until a batch lasts a twentieth of `seconds`,
-// which sets the chunk the timed part repeats (the first round alone, with its connection
-// set-up, made a 2 s baseline last 0.2 s).
+// about `seconds`, and at least `least` rounds, every rank doing as many. The first round
+// warms up the connections; then rounds are timed in doubling batches until a batch lasts a
+// twentieth of `seconds`, which sets the chunk the timed part repeats (the first round
+// alone, with its connection set-up, made a 2 s baseline last 0.2 s).
 template <class Once>
 BaselineResult timed_all_to_all(MPI_Comm comm, const char* name, int n, std::size_t message_bytes, double seconds,
                                 long least, Once once) {
@@ -130,8 +137,9 @@ BaselineResult timed_all_to_all(MPI_Comm comm, const char* name, int n, std::siz
   for (;;) {
     double t = MPI_Wtime();
     for (long i = 0; i < batch; ++i) once(next++);
-    took = max_over(comm, MPI_Wtime() - t);  // every rank gets the same, so all decide alike
-    if (took >= seconds / 20 || batch >= (1L << 24) || max_over(comm, interrupted() ? 1 : 0) > 0) break;
+    const Agreed a = agree(comm, MPI_Wtime() - t);  // every rank gets the same, so all decide alike
+    took = a.seconds;
+    if (took >= seconds / 20 || batch >= (1L << 24) || a.interrupted) break;
     batch *= 2;
   }
   long reps = 0;

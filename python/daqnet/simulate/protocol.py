@@ -290,6 +290,9 @@ def _protocol_document(
     def rate(x: float) -> float | None:
         return float(x) / window if window > 0 else None
 
+    def gbps(x: float, per: int = 1) -> float | None:
+        return float(x) / window * 8 / 1e9 / per if window > 0 else None
+
     bps = rate(payload)
 
     built_in_window = np.zeros(len(r["builder"]), dtype=bool)
@@ -324,16 +327,11 @@ def _protocol_document(
                 "latency_p50_seconds": _percentiles(r["latency"][measured])["p50"],
             }
         )
+    where = context(scenario, fabric, routing, placement)
+    if nodes < placement.ranks:  # bench.ranks runs the event builder on fewer hosts: say which
+        where["placement"] += f"; the event builder's {nodes} nodes on the first {nodes}"
     doc = {
-        **context(scenario, fabric, routing, placement),
-        # bench.ranks may run the event builder on fewer hosts than are placed: say which.
-        **(
-            {
-                "placement": f"{placement.describe()}; the event builder's {nodes} nodes on the first {nodes}"
-            }
-            if nodes < placement.ranks
-            else {}
-        ),
+        **where,
         "mode": "protocol",
         "protocol": b["protocol"],
         "schedule": scenario["workload"]["schedule"],
@@ -355,15 +353,13 @@ def _protocol_document(
         "window_seconds": window,
         "measured_seconds": window,
         "total_seconds": end,
-        "throughput_gbps": None if bps is None else bps * 8 / 1e9,
+        "throughput_gbps": gbps(payload),
         "bytes_per_second": bps,
         "window_payload_bytes": payload,
-        "gbps_per_host": None if bps is None else bps * 8 / 1e9 / nodes,
+        "gbps_per_host": gbps(payload, nodes),
         # The part that crossed the fabric: each node's own fragment stays in its host, so
         # gbps_per_host can exceed the link rate by a factor nodes / (nodes - 1).
-        "network_gbps_per_host": None
-        if (net := rate(r["window_network_payload_bytes"])) is None
-        else net * 8 / 1e9 / nodes,
+        "network_gbps_per_host": gbps(r["window_network_payload_bytes"], nodes),
         "events_per_second": None if bps is None else (bps / mean_event if mean_event > 0 else 0.0),
         "latency_seconds": _percentiles(r["latency"][in_window]),
         "halves_difference": _steadiness(r),
