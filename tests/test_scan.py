@@ -295,7 +295,8 @@ def test_rows_polled_as_a_ctrl_c_comes_are_kept(scenario, jobs):
         rows = runner.salvage()  # the Ctrl-C came before any was stored
     finally:
         runner.close()
-    assert [i for i, _ in polled] == ([0, 1] if jobs == 2 else [0])
+    # Two workers finish in either order; one worker has one point in flight.
+    assert sorted(i for i, _ in polled) == ([0, 1] if jobs == 2 else [0])
     assert sorted(i for i, _ in rows) == sorted(i for i, _ in polled)
     assert all(r["gbps_per_host"] > 0 for _, r in rows)
 
