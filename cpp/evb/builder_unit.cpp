@@ -237,7 +237,8 @@ void BuilderUnit::peer_lost(int rank) {
 void BuilderUnit::event_built(std::uint32_t slot) {
   const auto& c = node_.config();
   Slot& s = slots_[slot];
-  double latency = node_.now() - s.started;
+  const double now = node_.now();
+  double latency = now - s.started;
   if (node_.measuring()) latency_.add(latency);
   ++counters.events_built;
   counters.built_bytes += s.bytes;
@@ -254,6 +255,7 @@ void BuilderUnit::event_built(std::uint32_t slot) {
                s.bytes,
                static_cast<std::int64_t>(latency * 1e9)};
   done.flags = s.incomplete ? kDoneIncomplete : 0;
+  done.built_at = now;
   node_.send_command(node_.layout().em_rank, done, counters);
   if (c.mode == Mode::time_frames && !fin_em_) grant(slot, s.event + slots_.size() * node_.layout().builder_units());
   maybe_finish();

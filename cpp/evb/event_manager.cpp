@@ -76,7 +76,10 @@ void EventManager::on_command(const Command& cmd, int) {
       if (f.recovery < 0) f.recovery = now - f.detected + f.silent;
     if (outstanding_) --outstanding_;
     last_done_ = now;
-    if (!stopped_ && now >= window_start_) {
+    // In the window by the builder's clock: with large fragments this process may read a
+    // DONE long after the event was built (seen: none of 7 events of a 2.3 s window of
+    // 64 MiB fragments counted), and those built before the stop still come in afterwards.
+    if (cmd.built_at >= window_start_ && (!stopped_ || cmd.built_at <= window_end_)) {
       ++window_events_;
       window_bytes_ += cmd.bytes;
       latency_.add(static_cast<double>(cmd.latency_ns) * 1e-9);

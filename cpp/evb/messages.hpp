@@ -44,8 +44,12 @@ struct Command {
   // even when the transport reports completions in another order (MPI_Testsome does).
   std::uint32_t seq = 0;
   std::uint32_t flags = 0;  // kDoneIncomplete on a DONE
+  // DONE: when the builder built the event, on the common clock (Node::now()). The EM counts
+  // the events of its window by it: it may read the DONE much later, its process busy with
+  // large fragments of its own.
+  double built_at = 0;
 };
-static_assert(sizeof(Command) == 48);
+static_assert(sizeof(Command) == 56);
 // DONE of an event built without the fragments of a readout unit that died (bench.recover).
 inline constexpr std::uint32_t kDoneIncomplete = 1;
 

@@ -7,6 +7,7 @@ run still gives its partial result.
 
 from __future__ import annotations
 
+import bisect
 import csv
 import json
 import math
@@ -239,12 +240,17 @@ def _memory_row(rank: int, doc: dict[str, Any]) -> dict[str, Any] | None:
 def _timeseries(out_dir: Path) -> list[dict[str, Any]]:
     """Built-event Gb/s and events/s per report period, from the builders' counters.
 
-    Rows of all ranks with the same period number cover the same interval of the common
-    clock. The last row of each rank (written at its end) forms a shorter, `partial` period.
+    Every rank reports at its own times: period n is due n report_seconds after the common
+    start, but a process busy with large fragments writes it late (seen: 0.5 s late with
+    64 MiB fragments), and the last row of each rank comes at its own end. Period n of the
+    table therefore ends when the last rank reported it (the ends kept increasing), and each
+    rank's row counts in the first period that ends at or after it was written: the periods
+    tile the run, their seconds add up to it and every built event counts once. A period
+    that holds a rank's last row is `partial`.
     """
-    periods: dict[int, dict[str, Any]] = {}
+    rows: list[tuple[int, float, int, int, bool]] = []  # (period, time, Δbytes, Δevents, final)
     for path in sorted(out_dir.glob("rank-*.csv")):
-        last: dict[str, tuple[float, int, int]] = {}
+        last: dict[str, tuple[int, int]] = {}
         try:
             table = list(csv.DictReader(path.read_text(errors="replace").splitlines()))
         except (OSError, csv.Error):  # unreadable, or no CSV: no time series from it
@@ -259,44 +265,44 @@ def _timeseries(out_dir: Path) -> list[dict[str, Any]]:
                 unit, final = row["index"], row["final"] == "1"
             except (KeyError, ValueError, TypeError):
                 continue  # a line cut short by a crash
-            if not math.isfinite(t):
+            if not math.isfinite(t) or t < 0:
                 continue
-            t0, b0, e0 = last.get(unit, (0.0, 0, 0))
-            last[unit] = (t, b, e)
-            if t <= t0:
-                continue
-            slot = periods.setdefault(
-                n,
-                {
-                    "period": n,
-                    "time_seconds": t,
-                    "bytes": 0,
-                    "events": 0,
-                    "seconds": 0.0,
-                    "partial": False,
-                },
-            )
-            slot["time_seconds"] = max(slot["time_seconds"], t)
-            slot["bytes"] += b - b0
-            slot["events"] += e - e0
-            slot["seconds"] = max(slot["seconds"], t - t0)
-            slot["partial"] |= final
-    rows = []
-    for n in sorted(periods):
-        s = periods[n]
-        rows.append(
+            b0, e0 = last.get(unit, (0, 0))
+            last[unit] = (b, e)
+            rows.append((n, t, b - b0, e - e0, final))
+    if not rows:
+        return []
+    ends: dict[int, float] = {}
+    for n, t, *_ in rows:
+        ends[n] = max(ends.get(n, t), t)
+    edges: list[tuple[int, float]] = []
+    for n in sorted(ends):
+        end = max(ends[n], edges[-1][1]) if edges else ends[n]
+        if not edges or end > edges[-1][1]:
+            edges.append((n, end))
+    times = [end for _, end in edges]
+    slots = [{"bytes": 0, "events": 0, "partial": False} for _ in edges]
+    for _, t, db, de, final in rows:
+        slot = slots[bisect.bisect_left(times, t)]  # t <= times[-1]: the largest time is an end
+        slot["bytes"] += db
+        slot["events"] += de
+        slot["partial"] |= final
+    out = []
+    for i, ((n, end), s) in enumerate(zip(edges, slots, strict=True)):
+        seconds = end - (times[i - 1] if i else 0.0)
+        out.append(
             {
-                "period": s["period"],
-                "time_seconds": round(s["time_seconds"], 6),
-                "seconds": round(s["seconds"], 6),
-                "throughput_gbps": s["bytes"] * 8 / s["seconds"] / 1e9,
-                "events_per_second": s["events"] / s["seconds"],
+                "period": n,
+                "time_seconds": round(end, 6),
+                "seconds": round(seconds, 6),
+                "throughput_gbps": s["bytes"] * 8 / seconds / 1e9 if seconds > 0 else 0.0,
+                "events_per_second": s["events"] / seconds if seconds > 0 else 0.0,
                 "built_bytes": s["bytes"],
                 "events": s["events"],
                 "partial": s["partial"],
             }
         )
-    return rows
+    return out
 
 
 def read_run_config(path: Path) -> dict[str, str]:

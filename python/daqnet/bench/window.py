@@ -11,11 +11,27 @@ the prediction depending on the warm-up alone, 17 latencies 0.979 and 1.008, 34 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-__all__ = ["WINDOW_LATENCIES", "short_window"]
+import numpy as np
+
+__all__ = [
+    "STEADY_TOLERANCE",
+    "WINDOW_LATENCIES",
+    "halves_difference",
+    "short_window",
+    "unsteady_window",
+]
 
 #: Below this many event latencies a window gets a warning.
 WINDOW_LATENCIES = 15
+
+#: Above this relative difference between the window's halves a run gets a warning. Wider
+#: than the simulation's 10 %: a measurement shares its cores, and the halves are read
+#: from reports a period apart. Runs of examples/bench-local.toml over 6 s on a loaded
+#: 2-core machine read 1-12 %; 64 MiB fragments after a 0.5 s warm-up read 90 %.
+STEADY_TOLERANCE = 0.20
 
 
 def short_window(latencies: float | None, latency_seconds: float, key: str) -> str | None:
@@ -29,4 +45,40 @@ def short_window(latencies: float | None, latency_seconds: float, key: str) -> s
         f"({latency_seconds:.2g} s each): the throughput counts the events built in it, so it "
         f"can be several % off either way; give {key} >= "
         f"{math.ceil(WINDOW_LATENCIES * latency_seconds)}"
+    )
+
+
+def halves_difference(
+    series: Sequence[Mapping[str, Any]], start: float, seconds: float
+) -> float | None:
+    """Relative difference of the built-event throughput between the window's two halves.
+
+    The builders' counters are known at the ends of the time series' periods only, so the
+    bytes built by a time between two ends are interpolated; None when a half holds fewer
+    than two period ends (too coarse to tell), or nothing was built.
+    """
+    if not series or not seconds > 0 or not start >= 0:
+        return None
+    ends = [0.0] + [float(row["time_seconds"]) for row in series]
+    built = [0.0]
+    for row in series:
+        built.append(built[-1] + float(row["built_bytes"]))
+    t0, t1 = start, start + seconds
+    mid = 0.5 * (t0 + t1)
+    if t1 > ends[-1] or min(sum(t0 < t <= mid for t in ends), sum(mid < t <= t1 for t in ends)) < 2:
+        return None
+    c0, c1, c2 = (float(np.interp(t, ends, built)) for t in (t0, mid, t1))
+    a, b = (c1 - c0) / (mid - t0), (c2 - c1) / (t1 - mid)
+    return abs(a - b) / max(a, b) if max(a, b) > 0 else None
+
+
+def unsteady_window(difference: float | None, key: str) -> str | None:
+    """Why a window whose halves differ by `difference` does not read a steady state, naming
+    the warm-up `key` to raise; None when they agree."""
+    if difference is None or difference <= STEADY_TOLERANCE:
+        return None
+    return (
+        f"the built-event throughput of the window's two halves differs by {difference:.0%} "
+        f"(over {STEADY_TOLERANCE:.0%}): the run was not in a steady state (still starting, "
+        f"or the machine's load changed); give a longer {key} and read timeseries.csv"
     )

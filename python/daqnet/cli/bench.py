@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..bench.window import short_window
+from ..bench.window import halves_difference, short_window, unsteady_window
 from ..io.bench_tables import clean, write_tables
 from ..io.files import ensure_dir
 from ..io.table_files import check_format
@@ -35,8 +35,18 @@ def _finish(result: Mapping[str, Any], as_json: bool, label: str, ext: str = "cs
             f"no event was built in the {seconds:.2g} s measurement window, so its throughput "
             "of 0 says nothing: give a longer bench.seconds (or bench.events)"
         )
-    elif latency and seconds and (why := short_window(seconds / latency, latency, "bench.seconds")):
-        warn(why)
+    elif seconds:
+        # A window of few latencies first: its halves would differ by its edges alone.
+        why = (
+            short_window(seconds / latency, latency, "bench.seconds") if latency else None
+        ) or unsteady_window(
+            halves_difference(
+                result.get("timeseries") or [], result.get("warmup_seconds") or 0, seconds
+            ),
+            "bench.warmup_seconds",
+        )
+        if why:
+            warn(why)
     if result["interrupted"]:
         note("interrupted; what was measured is written")
         return EXIT_INTERRUPTED
