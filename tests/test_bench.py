@@ -181,9 +181,9 @@ def test_event_count_stop_and_files(tmp_path):
     assert 300 <= r["events_built"] <= 300 + 4 * 2
     out = tmp_path / "out"
     on_disk = json.loads((out / "result.json").read_text())
-    assert on_disk["events_built"] == r["events_built"] and on_disk["throughput_gbps"] == pytest.approx(
-        r["throughput_gbps"]
-    )
+    assert on_disk["events_built"] == r["events_built"] and on_disk[
+        "throughput_gbps"
+    ] == pytest.approx(r["throughput_gbps"])
     with (out / "units.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert {row["unit"] for row in rows} == {"em", "ru", "bu"}

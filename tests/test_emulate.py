@@ -181,6 +181,10 @@ def test_a_short_window_is_flagged():
     assert why is not None and "4.2 event latencies" in why and "emulate.seconds >= 18" in why
     assert short_window({**doc, "window_latencies": 20 / 1.19}) is None
     assert short_window({**doc, "window_latencies": None}) is None  # nothing predicted
+    # A long window whose halves differ: the run was still starting.
+    why = short_window({**doc, "window_latencies": 20 / 1.19, "halves_difference": 0.5})
+    assert why is not None and "differs by 50%" in why and "emulate.warmup_seconds" in why
+    assert short_window({**doc, "window_latencies": 20 / 1.19, "halves_difference": 0.1}) is None
 
 
 def test_paths_match_notices_a_link_off_its_share():

@@ -242,6 +242,9 @@ def _document(
     latency = (predicted_doc or {}).get("latency_seconds", {}).get("p50")
     seconds = m.get("measured_seconds")
     window_latencies = seconds / (latency * scale) if latency and seconds else None
+    halves = window.halves_difference(
+        m.get("timeseries") or [], m.get("warmup_seconds") or 0, seconds or 0
+    )
     return {
         **_settings(scenario, scale),
         "hosts": [topo.node_names[h] for h in hosts],
@@ -249,6 +252,7 @@ def _document(
         "predicted": predicted_doc,
         "ratio": ratio,
         "window_latencies": window_latencies,
+        "halves_difference": halves,
         "links": links,
         # A run stopped with ranks killed before their last counters (a second and third
         # Ctrl-C) compares their earlier counters with the interfaces' final ones: no finding.
@@ -258,14 +262,16 @@ def _document(
 
 
 def short_window(doc: dict[str, Any]) -> str | None:
-    """Why the measured throughput of this run is uncertain, when its window held fewer
-    than WINDOW_LATENCIES predicted event latencies (None otherwise; bench/window.py)."""
+    """Why the measured throughput of this run is uncertain: its window held fewer than
+    WINDOW_LATENCIES predicted event latencies, or its halves differ (bench/window.py);
+    None otherwise."""
     n = doc.get("window_latencies")
     if n is None:
         return None
     latency = doc["predicted"]["latency_seconds"]["p50"] * doc["scale"]  # emulated seconds
-    why = window.short_window(n, latency, "emulate.seconds")
-    return f"{why} (emulated time)" if why else None
+    if why := window.short_window(n, latency, "emulate.seconds"):
+        return f"{why} (emulated time)"
+    return window.unsteady_window(doc.get("halves_difference"), "emulate.warmup_seconds")
 
 
 def _pair_bytes(
