@@ -278,6 +278,13 @@ def test_duplicate_guid_names_both_lines(tmp_path):
             "delivered to host node03",
         ),
         (lambda t: t.replace("0x000e 005", "0x000e 009", 1), "output port", "has no port 9"),
+        # port 0 is the switch itself: once dropped, and reported at the table's header as
+        # "no entry"
+        (
+            lambda t: t.replace("0x000e 005", "0x000e 000", 1),
+            "output port",
+            "port 0 is switch leaf0 itself (its management port), not a way to host node04",
+        ),
         # found by tests/test_fuzz_importers.py: a negative port was read out of bounds
         (lambda t: t.replace("0x000e 005", "0x000e -1003", 1), "output port", "has no port -1003"),
         # leaf6 holds 3 hosts: its port 4 has no cable
@@ -336,6 +343,7 @@ def test_duplicate_guid_names_both_lines(tmp_path):
         "misdelivery",
         "port-beyond",
         "port-negative",
+        "port-zero",
         "uncabled",
         "duplicate",
         "unknown-switch",

@@ -240,8 +240,12 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
   std::vector<uint32_t> applied(H, 0);                    // entries in the tables for each host
   // An entry at a host's base LID into the tables, checked against the fabric.
   const auto apply = [&](const Entry& e) {
-    if (e.port == 0) return;
     const auto& node = f.node(e.sw);
+    // dump_lfts prints port 0 for the switch's own LIDs (resolved to no host, so not here).
+    if (e.port == 0)
+      in.fail_at(e.line, "output port",
+                 "port 0 is switch " + node.name + " itself (its management port), not a way to host " +
+                     f.node(e.dst).name);
     if (e.port < 0 || e.port >= static_cast<int32_t>(node.ports.size()))
       in.fail_at(e.line, "output port",
                  "switch " + node.name + " has no port " + std::to_string(e.port) + " (ports 1.." +
