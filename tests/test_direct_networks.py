@@ -116,6 +116,23 @@ NETWORKS = {
 }
 
 
+@pytest.mark.parametrize(
+    ("make", "groups"),
+    [(lambda: dragonfly(2, 4, 2, 2), "2 groups"), (lambda: percs(1, 2, 2), "1 group")],
+)
+def test_indirect_needs_a_third_group(make, groups):
+    # With 2 groups there is no intermediate one: indirect routed as direct, without a word.
+    f = make()
+    assert len(group(f, "direct").path(0, f.num_hosts - 1)) > 0
+    with pytest.raises(DaqnetError) as err:
+        group(f, "indirect")
+    assert str(err.value) == (
+        "routing.engine = indirect: Valiant routing goes through a group other than the "
+        f"source's and the destination's, and this network has {groups}: use "
+        'routing.engine = "direct"'
+    )
+
+
 @pytest.mark.parametrize("name", NETWORKS)
 def test_direct_paths_are_minimal_and_valiant_at_most_twice(name):
     f = NETWORKS[name]()

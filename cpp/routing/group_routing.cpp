@@ -25,6 +25,10 @@ public:
       throw Error("routing.engine = " + engine_ +
                   ": needs a two-level direct network (fabric.kind = \"percs\" or \"dragonfly\")");
     const int32_t H = f.num_hosts(), G = f.num_groups();
+    if (how_ == GroupRoute::indirect && G < 3)
+      throw Error("routing.engine = indirect: Valiant routing goes through a group other than the source's and "
+                  "the destination's, and this network has " +
+                  std::to_string(G) + (G == 1 ? " group" : " groups") + ": use routing.engine = \"direct\"");
     // Position of every switch in its group, and each group's first entry in local_.
     pos_.resize(static_cast<size_t>(f.num_switches()));
     std::vector<int32_t> size(static_cast<size_t>(G), 0);
@@ -76,7 +80,7 @@ public:
     const bool cliques = std::any_of(size.begin(), size.end(), [](int32_t n) { return n > 1; });
     const int32_t local_hops = cliques ? 1 : 0;
     max_hops_ = 2 + (G > 1 ? 1 + 2 * local_hops : local_hops);
-    if (how_ == GroupRoute::indirect && G > 2) max_hops_ = 2 + 2 + 3 * local_hops;
+    if (how_ == GroupRoute::indirect) max_hops_ = 2 + 2 + 3 * local_hops;
   }
 
   void paths(NodeId src, NodeId dst, uint64_t flow, PathSet& out) const override {
@@ -89,7 +93,7 @@ public:
       emit(src, dst, std::span<const LinkId>(hops, 0), 1.0, out);
       return;
     }
-    if (how_ == GroupRoute::direct || G <= 2) {
+    if (how_ == GroupRoute::direct) {
       auto first = globals(ga, gb);
       if (spread_) {
         for (LinkId l : first)
