@@ -65,7 +65,7 @@ TEST(EventManager, CountsEventsByWhenTheBuilderBuiltThem) {
   em.on_command(done_at(0.051, 1), 1);
   em.on_command(done_at(0.052, 2), 1);  // the second: the window closes as this is read
   EXPECT_EQ(window_events(em), "\"window_events\":2");
-  EXPECT_EQ(t.sends, 1);  // FIN to the builder
+  EXPECT_EQ(t.sends, 1);                // FIN to the builder
   em.on_command(done_at(0.053, 3), 1);  // built before the close, read after it
   EXPECT_EQ(window_events(em), "\"window_events\":3");
   em.on_command(done_at(1e9, 4), 1);  // built after the close

@@ -26,9 +26,10 @@ public:
                   ": needs a two-level direct network (fabric.kind = \"percs\" or \"dragonfly\")");
     const int32_t H = f.num_hosts(), G = f.num_groups();
     if (how_ == GroupRoute::indirect && G < 3)
-      throw Error("routing.engine = indirect: Valiant routing goes through a group other than the source's and "
-                  "the destination's, and this network has " +
-                  std::to_string(G) + (G == 1 ? " group" : " groups") + ": use routing.engine = \"direct\"");
+      throw Error(
+          "routing.engine = indirect: Valiant routing goes through a group other than the source's and "
+          "the destination's, and this network has " +
+          std::to_string(G) + (G == 1 ? " group" : " groups") + ": use routing.engine = \"direct\"");
     // Position of every switch in its group, and each group's first entry in local_.
     pos_.resize(static_cast<size_t>(f.num_switches()));
     std::vector<int32_t> size(static_cast<size_t>(G), 0);

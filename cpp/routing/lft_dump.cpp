@@ -243,9 +243,9 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
     const auto& node = f.node(e.sw);
     // dump_lfts prints port 0 for the switch's own LIDs (resolved to no host, so not here).
     if (e.port == 0)
-      in.fail_at(e.line, "output port",
-                 "port 0 is switch " + node.name + " itself (its management port), not a way to host " +
-                     f.node(e.dst).name);
+      in.fail_at(
+          e.line, "output port",
+          "port 0 is switch " + node.name + " itself (its management port), not a way to host " + f.node(e.dst).name);
     if (e.port < 0 || e.port >= static_cast<int32_t>(node.ports.size()))
       in.fail_at(e.line, "output port",
                  "switch " + node.name + " has no port " + std::to_string(e.port) + " (ports 1.." +
