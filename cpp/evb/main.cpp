@@ -220,7 +220,6 @@ int main(int argc, char** argv) {
                                                    .str());
   }
 
-  MPI_Barrier(MPI_COMM_WORLD);  // a common start for every rank's clock
   int status = 0;
   // An interrupted run leaves receives posted into the units' buffers, and MPI goes on
   // moving data into them until MPI_Finalize: the buffers (the node) must outlive it. Freed
@@ -231,12 +230,14 @@ int main(int argc, char** argv) {
   try {
     node = std::make_unique<Node>(config, layout, *transport, out_dir, hosts[rank]);
     if (config.transport == "tcp") node->set_nic(memory::interface_for(config.tcp_interface, config.tcp_address));
-    if (config.recover) {
-      // Every rank's buffers are made (which may take long): from here a silent peer is dead,
-      // even one that died before it was ever heard of.
-      MPI_Barrier(MPI_COMM_WORLD);
-      transport->start_timing();
-    }
+    // Every rank's buffers are made, which takes long for large fragments and longer on some
+    // ranks (rank 0 holds the EM, an RU and a BU): the common start of every rank's clock
+    // (Node::run) comes after, so that the builders' times, which the EM counts its window by,
+    // and the periods of the time series agree across ranks. A rank that failed to make its
+    // buffers ends them all with MPI_Abort below instead of reaching the barrier.
+    MPI_Barrier(MPI_COMM_WORLD);
+    // Recovery: from here a silent peer is dead, even one that died before it was heard of.
+    if (config.recover) transport->start_timing();
     status = node->run();
   } catch (const std::exception& e) {  // e.g. buffers that do not fit in memory
     std::fprintf(stderr, "daqnet-evb rank %d: %s\n", rank, e.what());
