@@ -277,9 +277,8 @@ def _timeseries(out_dir: Path) -> list[dict[str, Any]]:
         ends[n] = max(ends.get(n, t), t)
     edges: list[tuple[int, float]] = []
     for n in sorted(ends):
-        end = max(ends[n], edges[-1][1]) if edges else ends[n]
-        if not edges or end > edges[-1][1]:
-            edges.append((n, end))
+        if not edges or ends[n] > edges[-1][1]:  # an earlier period's end covers this one's
+            edges.append((n, ends[n]))
     times = [end for _, end in edges]
     slots = [{"bytes": 0, "events": 0, "partial": False} for _ in edges]
     for _, t, db, de, final in rows:

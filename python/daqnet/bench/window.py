@@ -20,6 +20,7 @@ __all__ = [
     "STEADY_TOLERANCE",
     "WINDOW_LATENCIES",
     "halves_difference",
+    "rate_halves",
     "short_window",
     "unsteady_window",
 ]
@@ -67,7 +68,14 @@ def halves_difference(
     mid = 0.5 * (t0 + t1)
     if t1 > ends[-1] or min(sum(t0 < t <= mid for t in ends), sum(mid < t <= t1 for t in ends)) < 2:
         return None
-    c0, c1, c2 = (float(np.interp(t, ends, built)) for t in (t0, mid, t1))
+    return rate_halves(ends, built, t0, t1)
+
+
+def rate_halves(times: Any, done: Any, t0: float, t1: float) -> float | None:
+    """Relative difference of the rate of `done` (a running total at increasing `times`,
+    linear in between) over [t0, mid] and over [mid, t1]; None when nothing was done."""
+    mid = 0.5 * (t0 + t1)
+    c0, c1, c2 = (float(c) for c in np.interp([t0, mid, t1], times, done))
     a, b = (c1 - c0) / (mid - t0), (c2 - c1) / (t1 - mid)
     return abs(a - b) / max(a, b) if max(a, b) > 0 else None
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _core
 from ..bench.config import run_config, run_config_text
+from ..bench.window import rate_halves
 from ..errors import DaqnetError
 from ..fabric import Fabric
 from ..placement import Placement
@@ -214,10 +215,7 @@ def _steadiness(r: dict[str, Any]) -> float | None:
     known = payload >= 0  # not known for events built at the instant a window edge was taken
     times = np.concatenate(([t0], at[known], [t1]))
     done = np.concatenate(([0.0], payload[known], [r["window_payload_bytes"]]))
-    mid = 0.5 * (t0 + t1)
-    half = float(np.interp(mid, times, done))
-    a, b = half / (mid - t0), (float(done[-1]) - half) / (t1 - mid)
-    return abs(a - b) / max(a, b) if max(a, b) > 0 else None
+    return rate_halves(times, done, t0, t1)
 
 
 def _above(value: float, limit: float) -> str:
