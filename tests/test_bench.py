@@ -617,15 +617,34 @@ def _memory_bytes() -> int:
 
 
 def test_builders_that_share_this_machine_are_counted_together(tmp_path):
-    # Each of the 4 builders fitted in half the memory, so the run went ahead; together,
-    # all on this machine under mpiexec, they asked for ~1.8 times all of it.
-    fragment = int(_memory_bytes() / 2 / (2 * 4) * 0.9) // 64 * 64  # credits 2 x 4 RUs
+    # Each of the 4 nodes fitted in half the memory, so the run went ahead; together, all on
+    # this machine under mpiexec, they asked for ~1.8 times all of it. A node holds a builder
+    # (credits 2 x 4 RUs) and a readout unit's premade fragments (credits 2 x 4 builders).
+    fragment = int(_memory_bytes() / 2 / (2 * 2 * 4) * 0.9) // 64 * 64
     if fragment >= 2**31:
-        pytest.skip("this machine's memory holds 4 builders of the largest fragments")
+        pytest.skip("this machine's memory holds 4 nodes of the largest fragments")
     p, _ = bench(tmp_path, f"bench.fragment_bytes={fragment}", "bench.credits=2")
     assert p.returncode == 2
-    assert "the 4 builders, all on this machine (mpiexec without hosts)" in p.stderr, p.stderr
+    assert "the 4 ranks, all on this machine (mpiexec without hosts)" in p.stderr, p.stderr
     assert not (tmp_path / "out" / "run.cfg").exists()
+
+
+def test_a_readout_unit_s_premade_fragments_count_in_a_node_s_memory(tmp_path):
+    # The builder alone fits in half the memory; with the fragments its readout unit makes
+    # up front (as many as every builder's credits keep under way) the node does not. On
+    # other hosts than this one, so only the per-node check applies.
+    fragment = int(_memory_bytes() / 2 / (2 * 4) * 0.75) // 64 * 64
+    if fragment >= 2**31:
+        pytest.skip("this machine's memory holds a node of the largest fragments")
+    hosts = "bench.launcher_args='-hosts a,b'"
+    p, _ = bench(tmp_path, f"bench.fragment_bytes={fragment}", "bench.credits=2", hosts)
+    assert p.returncode == 2
+    assert "each node would need" in p.stderr and "8 fragments made up front" in p.stderr, p.stderr
+    # A cap on transfers per process caps the premade fragments too: the node fits.
+    sets = (f"bench.fragment_bytes={fragment}", "bench.credits=2", "bench.max_in_flight=1", hosts)
+    args = [a for s in sets for a in ("--set", s)]
+    p = daqnet("bench", str(EXAMPLE), "--prepare", "--out", str(tmp_path / "out"), *args)
+    assert p.returncode == 0, p.stderr
 
 
 def test_baselines_give_a_ratio(tmp_path):

@@ -24,6 +24,12 @@ ReadoutUnit::ReadoutUnit(Node& node, int index)
   send_free_.reserve(most);
   data_.reserve(most);
   meta_.reserve(most);
+  // Made now, before the ranks' clocks start: the fragments a steady state keeps under way.
+  // Made on first use, each would be zeroed (huge-page faults: 64 MiB fragments took seconds
+  // to reach full speed) and filled with the pattern inside the measurement window.
+  for (std::size_t k = 0, n = premade_fragments(c, node.layout().builder_units()); k < n; ++k)
+    pattern_.copy_to(data_.at(data_.take().index));
+  for (std::size_t k = data_.size(); k-- > 0;) data_.give(k);  // index 0 is taken first
   bu_dead_.assign(static_cast<std::size_t>(node.layout().builder_units()), 0);
   bu_fin_ = bu_dead_;
   if (c.mode == Mode::event_manager)

@@ -111,24 +111,40 @@ def run_config(
         shlex.split(b["launcher_args"])
     except ValueError as err:
         raise bad("launcher_args", f"cannot be split like a shell command line: {err}") from None
-    # A builder keeps `credits` slots of one largest fragment per RU: refuse what cannot fit.
-    rus = b["senders"] if b["mode"] == "time-frames" else ranks // b["processes_per_node"]
+    # A builder keeps `credits` slots of one largest fragment per RU, and a readout unit makes
+    # the fragments it can have under way before the run starts (daqnet-evb's
+    # premade_fragments, cpp/evb/flow_control.hpp): refuse what cannot fit.
+    time_frames = b["mode"] == "time-frames"
+    rus = b["senders"] if time_frames else ranks // b["processes_per_node"]
+    builders = b["receivers"] if time_frames else rus
     cycles, rest = divmod(rus, len(means))  # RU i has means[i % len(means)]: no list per RU
     fragments = (cycles * sum(means) + sum(means[:rest])) * spread
     builder_bytes = b["credits"] * (fragments + rus * b["meta_bytes"])
+    premade = b["credits"] * builders
+    if b["max_in_flight"] > 0:
+        premade = min(premade, b["max_in_flight"] + 1)
+    readout_bytes = premade * max(means[: min(rus, len(means))]) * spread
+    # One process holds an RU and a BU (or, in time-frames mode, one of them).
+    process_bytes = (
+        max(builder_bytes, readout_bytes) if time_frames else builder_bytes + readout_bytes
+    )
     memory = _physical_memory() if check_memory else 0
-    if memory and builder_bytes > memory / 2:
+    what = (
+        "credits × readout units × largest fragment for a builder, "
+        f"{premade:,} fragments made up front for a readout unit"
+    )
+    if memory and process_bytes > memory / 2:
         raise bad(
             "credits",
-            f"each builder would need {builder_bytes / 2**30:.1f} GiB of buffers (credits × readout units × largest fragment), more than half of this machine's {memory / 2**30:.0f} GiB",
+            f"each node would need {process_bytes / 2**30:.1f} GiB of buffers ({what}), more than half of this machine's {memory / 2**30:.0f} GiB",
         )
-    # mpiexec with no hosts given runs every rank here: their builders share this machine (4
+    # mpiexec with no hosts given runs every rank here: their units share this machine (4
     # builders of 1 GiB fragments passed the check above and asked for 32 GiB of 24).
-    builders = b["receivers"] if b["mode"] == "time-frames" else rus
-    if memory and _all_ranks_here(b) and builders > 1 and builders * builder_bytes > memory / 2:
+    total = builders * builder_bytes + rus * readout_bytes
+    if memory and _all_ranks_here(b) and total > memory / 2:
         raise bad(
             "credits",
-            f"the {builders} builders, all on this machine (mpiexec without hosts), would need {builders * builder_bytes / 2**30:.1f} GiB of buffers (credits × readout units × largest fragment each), more than half of its {memory / 2**30:.0f} GiB",
+            f"the {ranks} ranks, all on this machine (mpiexec without hosts), would need {total / 2**30:.1f} GiB of buffers ({what}), more than half of its {memory / 2**30:.0f} GiB",
         )
 
     if (baseline or b["baseline"]) == "p2p" and b["baseline_cache"] == "cold":
