@@ -351,6 +351,37 @@ def lhcb72(*sets):
     )
 
 
+IN_STEP = "every event of the window took the same time"
+
+
+def not_in_step(warnings: list[str]) -> list[str]:
+    return [w for w in warnings if not w.startswith(IN_STEP)]
+
+
+def test_barrels_still_in_step_are_named():
+    # The builders start together and the simulation has no noise, so their barrels stay in
+    # step for a long while: 18 nodes on one leaf read 99.0 Gb/s per node over the network in
+    # the default window, with no word, and 78 once out of step after 3,000 events.
+    def run(*sets):
+        return simulate_protocol(lhcb72("bench.ranks=18", *sets))
+
+    default = run()
+    assert [w for w in default["warnings"] if w.startswith(IN_STEP)], default["warnings"]
+    assert "give a longer simulate.warmup_events" in default["warnings"][0]
+    lat = default["latency_seconds"]
+    assert lat["p99"] < 1.01 * lat["p50"]
+    apart = run("simulate.warmup_events=3000", "simulate.events=1000")
+    assert apart["warnings"] == []
+    assert apart["network_gbps_per_host"] < 0.9 * default["network_gbps_per_host"]
+    # Gathers of one step (all at once, or a barrel of nodes - 1 <= in_flight) stay in step
+    # for good, at the same throughput: nothing to say.
+    assert run("workload.schedule=all-at-once")["warnings"] == []
+    assert simulate_protocol(lhcb72("bench.ranks=9"))["warnings"] == []
+    # A warm-up in seconds names that key.
+    timed = run("bench.events=200", "bench.warmup_seconds=0.001")
+    assert any(w.startswith(IN_STEP) and "bench.warmup_seconds" in w for w in timed["warnings"])
+
+
 @pytest.mark.parametrize("order", ["topology", "hostname"])
 def test_throughput_does_not_swing_with_run_length(order):
     # Whole events counted in the window made 100, 150 and 400 events on 72 nodes read
@@ -363,7 +394,8 @@ def test_throughput_does_not_swing_with_run_length(order):
     rates = [r["gbps_per_host"] for r in runs]
     assert max(rates) / min(rates) < 1.01, rates
     for r in runs:
-        assert r["warnings"] == []
+        # In topology order the barrels stay in step over these short runs (and are told so).
+        assert not_in_step(r["warnings"]) == []
         assert_within_links(r)
     if order == "topology":  # no contention: the links' payload share, minus latencies
         share = 1048576 / (1048576 + 10240)
@@ -382,7 +414,7 @@ def test_short_run_warns_and_latency_is_per_event():
     assert any("too short for steady state" in w for w in r["warnings"])
     # Latency is one event's gather (72 MiB at 2 credits per builder: ~12 ms), not the run.
     steady = simulate_protocol(lhcb72())
-    assert steady["warnings"] == []
+    assert not_in_step(steady["warnings"]) == []
     assert r["latency_seconds"]["p50"] == pytest.approx(steady["latency_seconds"]["p50"], rel=0.01)
     assert steady["latency_seconds"]["p99"] < 0.5 * steady["total_seconds"]
 
