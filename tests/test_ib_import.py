@@ -657,3 +657,49 @@ def test_scenario_with_imported_fabric_and_tables(tmp_path):
         daqnet.Scenario.load(sc, ["routing.engine=dmodk"]).build()
     with pytest.raises(USER_ERRORS, match="needs fabric.file"):
         daqnet.Scenario({"fabric": {"kind": "ibnetdiscover"}})
+
+
+def _with_a_management_node_on_spine0(text: str) -> str:
+    """A CA cabled to spine0's free port 8, as a management or storage node on a spine."""
+    leaf6 = '[7]\t"S-0000000000200006"[5]\t\t# "leaf6" lid 10 4xEDR\n'
+    at = text.index(leaf6, text.index('# "spine0" base port')) + len(leaf6)
+    text = (
+        text[:at] + '[8]\t"H-00000000001000f0"[1](1000f1) \t\t# "mgmt0" lid 60 4xEDR\n' + text[at:]
+    )
+    return text + (
+        "\nvendid=0x0\ndevid=0x0\nsysimgguid=0x1000f0\ncaguid=0x1000f0\n"
+        'Ca\t1 "H-00000000001000f0"\t\t# "mgmt0"\n'
+        '[1](1000f1) \t"S-0000000000200007"[8]\t\t# lid 60 lmc 0 "spine0" lid 12 4xEDR\n'
+    )
+
+
+def test_a_host_on_a_spine_leaves_the_spine_a_spine(tmp_path):
+    # One management node on spine0 made it a leaf by distance to a host: every leaf lost
+    # that up-link in the per-level views, leaf0 -> spine0 read as "leaf->leaf", the summary
+    # counted 8 leaves and `daqnet uplinks` listed spine0 as a leaf with no up-port.
+    import subprocess
+    import sys
+
+    plain = fabric.from_ibnetdiscover(TOPO)
+    f = fabric.from_ibnetdiscover(_edit(tmp_path, TOPO, _with_a_management_node_on_spine0))
+    level = dict(zip(f.node_names, f.nodes()["level"].tolist(), strict=True))
+    before = dict(zip(plain.node_names, plain.nodes()["level"].tolist(), strict=True))
+    assert level["spine0"] == before["spine0"] == 2
+    assert all(level[n] == before[n] for n in plain.node_names)  # every node as without it
+    assert "leaf->leaf" not in f.link_class_names()
+    sc = tmp_path / "spine-host.toml"
+    sc.write_text(
+        f'[fabric]\nkind = "ibnetdiscover"\nfile = "{tmp_path / TOPO.name}"\n'
+        '[routing]\nengine = "minhop"\n'
+    )
+
+    def cli(*args: str) -> str:
+        p = subprocess.run(
+            [sys.executable, "-m", "daqnet", *args, str(sc)], capture_output=True, text=True
+        )
+        assert p.returncode == 0, p.stderr
+        return p.stdout
+
+    assert "(7 leaves with 3-4 hosts each, 1 host on spine0 above the leaves)" in cli("conflicts")
+    rows = [ln.split()[0] for ln in cli("uplinks").splitlines() if ln.startswith("  leaf")]
+    assert rows[1:] == [f"leaf{i}" for i in range(7)]  # the header, then the leaves only

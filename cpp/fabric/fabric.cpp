@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "common/error.hpp"
+#include "fabric/levels.hpp"
 
 namespace daqnet::fabric {
 
@@ -92,27 +93,17 @@ void Fabric::connect(NodeId a, int32_t pa, NodeId b, int32_t pb, double gbps, do
 }
 
 void Fabric::infer_levels() {
-  // Breadth-first from all hosts at once: a switch's level is its distance to a host.
-  std::vector<int32_t> dist(nodes_.size(), -1);
-  std::vector<NodeId> frontier;
-  for (NodeId h = 0; h < num_hosts_; ++h) {
-    dist[static_cast<size_t>(h)] = 0;
-    frontier.push_back(h);
+  std::vector<std::vector<int32_t>> neighbours(nodes_.size());
+  std::vector<uint8_t> host(nodes_.size(), 0);
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    host[n] = static_cast<NodeId>(n) < num_hosts_;
+    for (const Port& p : nodes_[n].ports)
+      if (p.peer >= 0) neighbours[n].push_back(p.peer);
   }
-  std::vector<NodeId> next;
-  while (!frontier.empty()) {
-    next.clear();
-    for (NodeId n : frontier)
-      for (const Port& p : nodes_[static_cast<size_t>(n)].ports)
-        if (p.peer >= 0 && dist[static_cast<size_t>(p.peer)] < 0) {
-          dist[static_cast<size_t>(p.peer)] = dist[static_cast<size_t>(n)] + 1;
-          next.push_back(p.peer);
-        }
-    frontier.swap(next);
-  }
+  const std::vector<int32_t> level = cabling_levels(neighbours, host);
   for (NodeId n = num_hosts_; n < num_nodes(); ++n) {
     auto& node = nodes_[static_cast<size_t>(n)];
-    if (node.level == kNoLevel && dist[static_cast<size_t>(n)] > 0) node.level = dist[static_cast<size_t>(n)];
+    if (node.level == kNoLevel && level[static_cast<size_t>(n)] > 0) node.level = level[static_cast<size_t>(n)];
     num_levels_ = std::max(num_levels_, node.level);
   }
 }

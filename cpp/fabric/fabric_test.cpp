@@ -58,6 +58,37 @@ TEST(Fabric, InferLevelsByDistanceToHosts) {
   EXPECT_EQ(f.level_name(2), "spine");
 }
 
+// Three leaves of two hosts under two spines, and a management node on spine s0: by distance
+// alone s0 was a leaf (a host is one cable away), so every leaf lost that up-link in the
+// per-level views. Its sibling s1 serves the same leaves: s0 is a spine.
+TEST(Fabric, ASpineWithAHostStaysASpine) {
+  Fabric f;
+  for (int k = 0; k < 6; ++k) f.add_host("h" + std::to_string(k));
+  const NodeId mgmt = f.add_host("mgmt");
+  std::vector<NodeId> leaf;
+  for (int l = 0; l < 3; ++l) leaf.push_back(f.add_switch("leaf" + std::to_string(l), 4));
+  const NodeId s0 = f.add_switch("s0", 4), s1 = f.add_switch("s1", 4);
+  for (int k = 0; k < 6; ++k) f.connect(k, 1, leaf[static_cast<size_t>(k / 2)], k % 2 + 1, 100, 0);
+  for (int l = 0; l < 3; ++l) {
+    f.connect(leaf[static_cast<size_t>(l)], 3, s0, l + 1, 100, 0);
+    f.connect(leaf[static_cast<size_t>(l)], 4, s1, l + 1, 100, 0);
+  }
+  f.connect(mgmt, 1, s0, 4, 100, 0);
+  f.infer_levels();
+  for (NodeId l : leaf) EXPECT_EQ(f.node(l).level, 1);
+  EXPECT_EQ(f.node(s0).level, 2);
+  EXPECT_EQ(f.node(s1).level, 2);
+  EXPECT_EQ(f.num_levels(), 2);
+}
+
+// Without a sibling to tell it apart, a switch with hosts cabled to others with hosts (a
+// direct network's routers, the triangle) keeps the distance rule: every router a leaf.
+TEST(Fabric, RoutersWithHostsStayAtOneLevel) {
+  Fabric f = triangle();
+  f.infer_levels();
+  for (NodeId s = 6; s < 9; ++s) EXPECT_EQ(f.node(s).level, 1);
+}
+
 TEST(Fabric, FatTreeClassesKeepTheOldTierOrder) {
   FatTreeSpec spec;
   spec.radix = 4;

@@ -16,6 +16,7 @@
 #include "common/error.hpp"
 #include "common/line_reader.hpp"
 #include "common/natural_order.hpp"
+#include "fabric/levels.hpp"
 
 namespace daqnet::fabric {
 
@@ -479,23 +480,19 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
     if (host_port[k] == 0) parser.fail(nodes[k].line, "node", "CA \"" + nodes[k].id + "\" has no cabled port");
   }
 
-  // Levels: distance from the hosts (breadth first), as Fabric::infer_levels.
-  std::vector<int32_t> level(nodes.size(), kNoLevel);
-  std::vector<size_t> frontier, next;
-  for (size_t k = 0; k < nodes.size(); ++k)
-    if (!nodes[k].is_switch && !nodes[k].aggregation) {
-      level[k] = 0;
-      frontier.push_back(k);
-    }
-  while (!frontier.empty()) {
-    next.clear();
-    for (size_t k : frontier)
+  // Levels from the cabling, as Fabric::infer_levels (aggregation nodes are no hosts).
+  std::vector<int32_t> level;
+  {
+    std::vector<std::vector<int32_t>> neighbours(nodes.size());
+    std::vector<uint8_t> host(nodes.size(), 0);
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      host[k] = !nodes[k].is_switch && !nodes[k].aggregation;
       for (const End& e : peer[k])
-        if (e.node >= 0 && level[static_cast<size_t>(e.node)] == kNoLevel) {
-          level[static_cast<size_t>(e.node)] = level[k] + 1;
-          next.push_back(static_cast<size_t>(e.node));
-        }
-    frontier.swap(next);
+        if (e.node >= 0) neighbours[k].push_back(e.node);
+    }
+    level = cabling_levels(neighbours, host);
+    for (int32_t& l : level)
+      if (l < 0) l = kNoLevel;
   }
 
   // Topology order: switches by level (unreached last), then name; hosts by leaf, then port.

@@ -89,7 +89,9 @@ def uplink_usage(routing: Routing, placement: Placement) -> UplinkUsage:
     links = fabric.links()
     names = fabric.node_names
     leaf_of = host_leaves(fabric)
-    leaves = np.unique(leaf_of)
+    # Switches with hosts above the leaves (a management node on a spine) have no up-ports
+    # to show: their hosts are destinations only.
+    leaves = np.array([s for s in np.unique(leaf_of) if lv[s] <= 1], dtype=np.int64)
     dest = placement.hosts
     rows: list[UplinkRow] = []
     matrix = np.full((len(leaves), len(dest)), -1, dtype=np.int64)

@@ -27,9 +27,16 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
             f"{n} host{'s' if n != 1 else ''} per {u}" for u, n in f.units.items()
         )
     elif f.xgft is None:  # imported or hand-built: how the hosts spread over the leaves
-        per_leaf = list(f.hosts_per_switch().values())
-        lo, hi = min(per_leaf), max(per_leaf)
+        # Hosts on switches above the leaves (a management node on a spine) apart.
+        level = dict(zip(f.node_names, f.nodes()["level"].tolist(), strict=True))
+        counts = f.hosts_per_switch()
+        per_leaf = [n for s, n in counts.items() if level[s] <= 1]
+        upper = [s for s in counts if level[s] > 1]
+        lo, hi = min(per_leaf, default=0), max(per_leaf, default=0)
         leaf_note = f"{len(per_leaf)} leaves with {lo if lo == hi else f'{lo}-{hi}'} hosts each"
+        if upper:
+            n = sum(counts[s] for s in upper)
+            leaf_note += f", {n} host{'s' if n != 1 else ''} on {', '.join(upper)} above the leaves"
     elif not partial:
         leaf_note = "all leaves and pods full"
     else:
