@@ -8,22 +8,10 @@
 #include <thread>
 #include <vector>
 
+#include "evb/null_transport_test.hpp"
+
 namespace daqnet::evb {
 namespace {
-
-// Takes every send and completes nothing: the event manager under test only sends FINs.
-class SilentTransport final : public Transport {
-public:
-  const char* name() const override { return "silent"; }
-  int rank() const override { return 0; }
-  int size() const override { return 2; }
-  void send(int, Tag, const void*, std::size_t, std::uint64_t) override { ++sends; }
-  void recv(int, Tag, void*, std::size_t, std::uint64_t) override {}
-  void progress(std::vector<Completion>&, double) override {}
-  std::size_t pending() const override { return 0; }
-  void cancel_receives() override {}
-  int sends = 0;
-};
 
 Command done_at(double built_at, std::uint64_t event) {
   Command c{CommandType::done, UnitKind::em, UnitKind::bu, 0, 0, 0, event, 1000, 1000};
@@ -55,7 +43,7 @@ TEST(EventManager, CountsEventsByWhenTheBuilderBuiltThem) {
   l.order = {0, 1};
   l.ru_rank = {1};
   l.bu_rank = {1};
-  SilentTransport t;
+  NullTransport t(2);
   Node node(c, l, t, ::testing::TempDir(), "host");
   EventManager em(node);
   std::this_thread::sleep_for(std::chrono::milliseconds(60));  // now() is past the warm-up

@@ -7,23 +7,10 @@
 #include <vector>
 
 #include "evb/flow_control.hpp"
+#include "evb/null_transport_test.hpp"
 
 namespace daqnet::evb {
 namespace {
-
-// Takes every send and completes nothing, so the unit's sends stay under way.
-class HoldingTransport final : public Transport {
-public:
-  const char* name() const override { return "holding"; }
-  int rank() const override { return 0; }
-  int size() const override { return 4; }
-  void send(int, Tag, const void*, std::size_t, std::uint64_t) override { ++sends; }
-  void recv(int, Tag, void*, std::size_t, std::uint64_t) override {}
-  void progress(std::vector<Completion>&, double) override {}
-  std::size_t pending() const override { return 0; }
-  void cancel_receives() override {}
-  int sends = 0;
-};
 
 Config push_config(int max_in_flight) {
   Config c = Config::parse(
@@ -49,7 +36,7 @@ Layout one_ru_three_builders() {  // rank 0: the readout unit; ranks 1-3: builde
 TEST(ReadoutUnit, MakesItsFragmentsBeforeTheRun) {
   const Config c = push_config(0);
   const Layout l = one_ru_three_builders();
-  HoldingTransport t;
+  NullTransport t(4);
   Node node(c, l, t, ::testing::TempDir(), "host");
   ReadoutUnit ru(node, 0);
   const std::size_t premade = premade_fragments(c, l.builder_units());

@@ -55,7 +55,7 @@ std::vector<int32_t> cabling_levels(const std::vector<std::vector<int32_t>>& nei
   bool any = false;
   for (size_t k = 0; k < neighbours.size(); ++k)
     if (!host[k] && d[k] == 1)
-      if (auto s = leaves_of(k); s.size() >= 2 && siblings.count(s)) above[k] = any = true;
+      if (auto s = leaves_of(k); s.size() >= 2 && siblings.contains(s)) above[k] = any = true;
   return any ? distances(neighbours, host, above) : d;
 }
 
