@@ -703,3 +703,21 @@ def test_a_host_on_a_spine_leaves_the_spine_a_spine(tmp_path):
     assert "(7 leaves with 3-4 hosts each, 1 host on spine0 above the leaves)" in cli("conflicts")
     rows = [ln.split()[0] for ln in cli("uplinks").splitlines() if ln.startswith("  leaf")]
     assert rows[1:] == [f"leaf{i}" for i in range(7)]  # the header, then the leaves only
+
+
+def test_hosts_named_by_id_are_told(tmp_path):
+    # Two HCAs of one server ("node24", "node24 HCA-2") share the description's first word:
+    # both keep their ibnetdiscover ids, and placement by the hostname node24 then finds
+    # neither. The fabric's description (the summaries' first line) says so.
+    def second_hca(text: str) -> str:
+        return text.replace('# "node25"\n', '# "node24 HCA-2"\n').replace(
+            '"node25" lid 37', '"node24 HCA-2" lid 37'
+        )
+
+    f = fabric.from_ibnetdiscover(_edit(tmp_path, TOPO, second_hca))
+    assert {"H-0000000000100030", "H-0000000000100032"} <= set(f.host_names)
+    assert f.describe().endswith(
+        ", 2 hosts named by their ibnetdiscover id: their descriptions' first word is another "
+        "node's too (node24)"
+    )
+    assert "named by" not in fabric.from_ibnetdiscover(TOPO).describe()

@@ -550,12 +550,31 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
     }
   for (const auto& n : nodes)
     if (n.aggregation) f->add_left_out(n.port_guid != 0 ? n.port_guid : n.guid, n.lid);
-  // The description is what `daqnet conflicts` prints of the fabric: say what was left out.
+  // The description is what `daqnet conflicts` prints of the fabric: say what was left out,
+  // and which hosts could not be named by their description (two HCAs of one server share
+  // its first word: placement by hostname will not find them under it).
+  std::string notes;
+  if (aggregation_nodes > 0)
+    notes += ", " + std::to_string(aggregation_nodes) + " SHARP aggregation node" + (aggregation_nodes > 1 ? "s" : "") +
+             " left out";
+  std::vector<std::string> shared;  // hosts' description names given to more than one host
+  size_t by_guid = 0;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const std::string name = ib_node_name(nodes[k].desc, nodes[k].is_switch);
+    if (nodes[k].is_switch || nodes[k].aggregation || name.empty() || names[k] != nodes[k].id) continue;
+    ++by_guid;
+    if (std::find(shared.begin(), shared.end(), name) == shared.end()) shared.push_back(name);
+  }
+  if (by_guid > 0) {
+    std::sort(shared.begin(), shared.end(), natural_less);
+    std::string list;
+    for (size_t i = 0; i < shared.size() && i < 3; ++i) list += (i ? ", " : "") + shared[i];
+    if (shared.size() > 3) list += ", ...";
+    notes += ", " + std::to_string(by_guid) + " host" + (by_guid > 1 ? "s" : "") +
+             " named by their ibnetdiscover id: their descriptions' first word is another node's too (" + list + ")";
+  }
   f->set_description(std::to_string(f->num_hosts()) + " hosts, " + std::to_string(f->num_switches()) +
-                     " switches from " + std::filesystem::path(path).filename().string() +
-                     (aggregation_nodes == 0 ? ""
-                                             : ", " + std::to_string(aggregation_nodes) + " SHARP aggregation node" +
-                                                   (aggregation_nodes > 1 ? "s" : "") + " left out"));
+                     " switches from " + std::filesystem::path(path).filename().string() + notes);
   return f;
 }
 
