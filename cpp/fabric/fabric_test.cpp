@@ -65,8 +65,7 @@ TEST(Fabric, ASpineWithAHostStaysASpine) {
   Fabric f;
   for (int k = 0; k < 6; ++k) f.add_host("h" + std::to_string(k));
   const NodeId mgmt = f.add_host("mgmt");
-  std::vector<NodeId> leaf;
-  for (int l = 0; l < 3; ++l) leaf.push_back(f.add_switch("leaf" + std::to_string(l), 4));
+  const std::vector<NodeId> leaf{f.add_switch("leaf0", 4), f.add_switch("leaf1", 4), f.add_switch("leaf2", 4)};
   const NodeId s0 = f.add_switch("s0", 4), s1 = f.add_switch("s1", 4);
   for (int k = 0; k < 6; ++k) f.connect(k, 1, leaf[static_cast<size_t>(k / 2)], k % 2 + 1, 100, 0);
   for (int l = 0; l < 3; ++l) {
