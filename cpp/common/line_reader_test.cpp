@@ -3,6 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
 namespace daqnet {
 namespace {
 
@@ -30,6 +36,61 @@ TEST(InvalidUtf8, GivesTheFirstByteOfWhatIsNot) {
   EXPECT_EQ(invalid_utf8("ok \xED\xA0\x80"), 3u);   // a UTF-16 surrogate
   EXPECT_EQ(invalid_utf8("\xF4\x90\x80\x80"), 0u);  // beyond U+10FFFF
   EXPECT_EQ(invalid_utf8("caf\xC3\xA9 \xC3"), 6u);  // after a good one
+}
+
+// The file's lines as the reader gives them.
+std::vector<std::string> read_lines(const std::string& text) {
+  const auto path = (std::filesystem::temp_directory_path() / "daqnet_line_reader_test.txt").string();
+  std::ofstream(path, std::ios::binary) << text;
+  LineReader in(path, "test");
+  std::vector<std::string> lines;
+  std::string_view line;
+  while (in.next(line)) lines.emplace_back(line);
+  std::filesystem::remove(path);
+  return lines;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    read_lines(text);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    return what.substr(what.find(':', what.find(".txt")));  // from ":LINE: ..."
+  }
+  return "";
+}
+
+TEST(LineReader, SplitsAsGetlineWould) {
+  EXPECT_TRUE(read_lines("").empty());
+  EXPECT_EQ(read_lines("a\n"), std::vector<std::string>{"a"});
+  EXPECT_EQ(read_lines("a\n\n  b c \r\nlast"), (std::vector<std::string>{"a", "", "b c", "last"}));
+  EXPECT_EQ(read_lines("\xEF\xBB\xBF"
+                       "first\n"),
+            std::vector<std::string>{"first"});
+}
+
+TEST(LineReader, LinesAcrossBlocksAndLongerThanOne) {
+  // Lines of every length around the block (1 MiB) and one of several blocks.
+  std::string text;
+  std::vector<std::string> want;
+  for (size_t i = 0; text.size() < (3u << 20); ++i) {
+    want.push_back(std::string(1 + i * 7919 % 1000, static_cast<char>('a' + i % 26)));
+    text += want.back() + "\n";
+  }
+  want.push_back(std::string(5u << 20, 'x'));
+  text += want.back() + "\n";
+  want.emplace_back("end");
+  text += "end";
+  EXPECT_EQ(read_lines(text), want);
+}
+
+TEST(LineReader, NamesTheLineOfABadByteAnywhere) {
+  std::string text;
+  for (int i = 0; i < 40000; ++i) text += "0x0001 001 # Switch 'leaf\xC3\xA9'\n";  // é: valid
+  text += "0x0002 002 # 'leaf\xE9'\n";
+  EXPECT_EQ(error_of(text), ":40001: text: not UTF-8: byte 0xE9 at column 19 (save the file as UTF-8)");
+  EXPECT_EQ(error_of(std::string(3u << 20, 'a') + "\n\nb\xFF"),
+            ":3: text: not UTF-8: byte 0xFF at column 2 (save the file as UTF-8)");
 }
 
 }  // namespace

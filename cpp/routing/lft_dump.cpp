@@ -157,11 +157,13 @@ EntryNote entry_note(std::string_view rest, const LineReader& in) {
   EntryNote note;
   // ibroute (dump_lfts) names the node at a port's base LID only, and marks the port's
   // other LIDs (LMC > 0) "path #2 out of 4" and on: LIDs daqnet does not route to.
-  note.lmc_alias = rest.find("(path #") != std::string_view::npos;
+  // Both marks come before the port GUID: the words after it (a node's name) are not searched.
   const size_t pg = rest.find("portguid ");
+  const std::string_view head = rest.substr(0, pg);
+  note.lmc_alias = head.find("(path #") != std::string_view::npos;
   if (note.lmc_alias || pg == std::string_view::npos) return note;
   note.present = true;
-  note.is_switch = rest.substr(0, pg).find("Switch") != std::string_view::npos;
+  note.is_switch = head.find("Switch") != std::string_view::npos;
   auto v = rest.substr(pg + 9);
   note.port_guid = in.hex(v.substr(0, v.find_first_of(":) \t")), "portguid");
   const size_t q0 = v.find('\''), q1 = v.rfind('\'');
