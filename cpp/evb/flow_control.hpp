@@ -38,11 +38,14 @@ private:
 /// Fragments a readout unit makes before the run starts: as many sends as it can have under
 /// way, one per event in flight at every builder (credits × builders), or with a process cap
 /// the cap and one exempt send. More are made on demand (the test hook's duplicates, a cap
-/// passed by several oldest events). docs/bench.md "Memory" and the memory check of
-/// `daqnet bench` (python/daqnet/bench/config.py) count the same.
+/// passed by several oldest events). docs/bench.md "Memory" says the same.
+/// (The numbers' form is what the memory check calls, through daqnet._core.evb.)
+inline std::size_t premade_fragments(int credits, int max_in_flight, int builders) {
+  const std::size_t in_flight = static_cast<std::size_t>(std::max(1, credits)) * static_cast<std::size_t>(builders);
+  return max_in_flight > 0 ? std::min(in_flight, static_cast<std::size_t>(max_in_flight) + 1) : in_flight;
+}
 inline std::size_t premade_fragments(const Config& c, int builders) {
-  const std::size_t in_flight = static_cast<std::size_t>(std::max(1, c.credits)) * static_cast<std::size_t>(builders);
-  return c.max_in_flight > 0 ? std::min(in_flight, static_cast<std::size_t>(c.max_in_flight) + 1) : in_flight;
+  return premade_fragments(c.credits, c.max_in_flight, builders);
 }
 
 /// Fragment transfers one gather may have posted at once: every fragment for all-at-once

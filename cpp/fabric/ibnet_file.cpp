@@ -327,17 +327,22 @@ private:
   std::unordered_map<uint64_t, std::pair<std::string, uint32_t>> node_guids_, port_guids_;
 };
 
+/// Names of the nodes: `names` as the fabric gets them, `described` from the descriptions.
+struct NodeNames {
+  std::vector<std::string> names, described;
+};
+
 /// Switch names: the description with blanks as '_'; hosts: its first word. A node without
 /// one, or sharing it with another node of its kind, keeps its ibnetdiscover id.
-std::vector<std::string> node_names(const std::vector<RawNode>& nodes) {
-  std::vector<std::string> names(nodes.size());
+NodeNames node_names(const std::vector<RawNode>& nodes) {
+  std::vector<std::string> described(nodes.size());
   std::unordered_map<std::string, int> count;
   for (size_t k = 0; k < nodes.size(); ++k) {
     const auto& n = nodes[k];
-    const std::string name = ib_node_name(n.desc, n.is_switch);
-    names[k] = name;
-    if (!name.empty() && !n.aggregation) ++count[name];
+    described[k] = ib_node_name(n.desc, n.is_switch);
+    if (!described[k].empty() && !n.aggregation) ++count[described[k]];
   }
+  std::vector<std::string> names = described;
   std::vector<bool> by_id(nodes.size());
   for (size_t k = 0; k < nodes.size(); ++k) by_id[k] = names[k].empty() || count[names[k]] > 1;
   // An id may also be another node's description ("S-…" found by the fuzzer): that node
@@ -352,7 +357,7 @@ std::vector<std::string> node_names(const std::vector<RawNode>& nodes) {
   }
   for (size_t k = 0; k < nodes.size(); ++k)
     if (by_id[k]) names[k] = nodes[k].id;
-  return names;
+  return {std::move(names), std::move(described)};
 }
 
 }  // namespace
@@ -490,13 +495,12 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
       for (const End& e : peer[k])
         if (e.node >= 0) neighbours[k].push_back(e.node);
     }
-    level = cabling_levels(neighbours, host);
-    for (int32_t& l : level)
-      if (l < 0) l = kNoLevel;
+    level = cabling_levels(neighbours, host);  // kNoLevel where no host reaches
   }
 
   // Topology order: switches by level (unreached last), then name; hosts by leaf, then port.
-  const auto names = node_names(nodes);
+  const NodeNames named = node_names(nodes);
+  const std::vector<std::string>& names = named.names;  // lambdas below capture it (no structured binding)
   std::vector<size_t> switches, hosts;
   size_t aggregation_nodes = 0;
   for (size_t k = 0; k < nodes.size(); ++k) {
@@ -560,7 +564,7 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
   std::vector<std::string> shared;  // hosts' description names given to more than one host
   size_t by_guid = 0;
   for (size_t k = 0; k < nodes.size(); ++k) {
-    const std::string name = ib_node_name(nodes[k].desc, nodes[k].is_switch);
+    const std::string& name = named.described[k];
     if (nodes[k].is_switch || nodes[k].aggregation || name.empty() || names[k] != nodes[k].id) continue;
     ++by_guid;
     if (std::find(shared.begin(), shared.end(), name) == shared.end()) shared.push_back(name);

@@ -7,7 +7,7 @@
 namespace daqnet::fabric {
 
 /// Levels of a fabric's nodes from its cabling alone: hosts 0, and a switch its distance to
-/// the nearest host (leaves 1, spines 2, ...), -1 where no host reaches. `neighbours[n]`
+/// the nearest host (leaves 1, spines 2, ...), kNoLevel (-1) where no host reaches. `neighbours[n]`
 /// lists the nodes cabled to node n; `host[n]` marks the hosts.
 ///
 /// A switch with hosts of its own that is cabled to two or more leaves, as a spine sibling

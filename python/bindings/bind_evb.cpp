@@ -8,6 +8,7 @@
 #include "common/error.hpp"
 #include "evb/config.hpp"
 #include "evb/config_keys.hpp"
+#include "evb/flow_control.hpp"
 #include "numpy_util.hpp"
 
 namespace daqnet::bindings {
@@ -37,6 +38,15 @@ void bind_evb(nb::module_& m) {
       "Every key of the event builder's run description (run.cfg): the one description of its "
       "configuration (name, kind, default as written in run.cfg, limits, choices, unit, doc, and "
       "where a scenario gives it)");
+
+  m.def(
+      "premade_fragments",
+      [](int credits, int max_in_flight, int builders) {
+        return evb::premade_fragments(credits, max_in_flight, builders);
+      },
+      nb::arg("credits"), nb::arg("max_in_flight"), nb::arg("builders"),
+      "Fragments a readout unit makes before the run starts (credits x builders, or max_in_flight + 1 "
+      "with a process cap): what the memory check of `daqnet bench` counts");
 
   m.def(
       "read_config",

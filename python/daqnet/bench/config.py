@@ -112,17 +112,15 @@ def run_config(
     except ValueError as err:
         raise bad("launcher_args", f"cannot be split like a shell command line: {err}") from None
     # A builder keeps `credits` slots of one largest fragment per RU, and a readout unit makes
-    # the fragments it can have under way before the run starts (daqnet-evb's
-    # premade_fragments, cpp/evb/flow_control.hpp): refuse what cannot fit.
+    # the fragments it can have under way before the run starts (daqnet-evb's own rule, bound):
+    # refuse what cannot fit.
     time_frames = b["mode"] == "time-frames"
     rus = b["senders"] if time_frames else ranks // b["processes_per_node"]
     builders = b["receivers"] if time_frames else rus
     cycles, rest = divmod(rus, len(means))  # RU i has means[i % len(means)]: no list per RU
     fragments = (cycles * sum(means) + sum(means[:rest])) * spread
     builder_bytes = b["credits"] * (fragments + rus * b["meta_bytes"])
-    premade = b["credits"] * builders
-    if b["max_in_flight"] > 0:
-        premade = min(premade, b["max_in_flight"] + 1)
+    premade = _core.evb.premade_fragments(b["credits"], b["max_in_flight"], builders)
     readout_bytes = premade * max(means[: min(rus, len(means))]) * spread
     # One process holds an RU and a BU (or, in time-frames mode, one of them).
     process_bytes = (
