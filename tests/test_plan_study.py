@@ -65,8 +65,12 @@ def test_plan_table_columns_hold_their_widest_value(capsys):
         main(["plan", "--hosts", "27648", "--radix", "48", "--taper", "1:1", "--taper", "2:1"]) == 0
     )
     out = capsys.readouterr().out
-    (row,) = [line for line in out.splitlines() if "of which copper / optical" in line]
+    lines = out.splitlines()
+    (at,) = [k for k, line in enumerate(lines) if "of which copper / optical" in line]
+    row = lines[at]
     assert row.split("optical")[1].split() == ["27,648", "/", "55,296", "27,648", "/", "27,648"]
+    # ... under the total of every cable, not under the last stage's count.
+    assert lines[at - 1].split() == ["cables", "in", "all", "82,944", "55,296"]
     header = next(line for line in out.splitlines() if line.lstrip().startswith("taper"))
     assert len(header) == len(row)  # the columns line up
 

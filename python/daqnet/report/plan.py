@@ -29,6 +29,8 @@ def plan_summary(r: Mapping[str, Any]) -> str:
     line("switches in all", [f"{c['switches_total']:,}" for c in rows])
     for s in stages:
         line(f"cables {s}", [f"{c['cables'].get(s, 0):,}" for c in rows])
+    # The copper / optical split is of every cable, so it sits under their total.
+    line("cables in all", [f"{c['cables']['copper'] + c['cables']['optical']:,}" for c in rows])
     line(
         "  of which copper / optical",
         [f"{c['cables']['copper']:,} / {c['cables']['optical']:,}" for c in rows],
