@@ -7,6 +7,8 @@ them; here the tests skip with the reason when they are missing).
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import daqnet
 import numpy as np
@@ -140,6 +142,39 @@ def test_opensm_over_a_topology_conf_writes_a_scenario_that_loads(tmp_path, caps
     assert main(["conflicts", str(out / "scenario.toml"), "--json"]) == 0
     routed = json.loads(capsys.readouterr().out)
     assert routed["hosts"] == 8 and routed["total_flows"] == 8 * 7
+
+
+def _as_captured_elsewhere(text: str) -> str:
+    """The 27-host corpus as a production fabric would print it: the vendor's GUIDs, and
+    LIDs in the production subnet manager's order (reversed here), not ibsim's."""
+    text = re.sub(r"0000000000([12]000[0-9a-f]{2})", r"0c42a10300\1", text)  # ids and guid fields
+    text = re.sub(r"0x([12]000[0-9a-f]{2})\b", r"0x0c42a10300\1", text)
+    text = re.sub(r"\(([12]000[0-9a-f]{2})\)", r"(c42a10300\1)", text)  # port GUIDs
+    return re.sub(r"\blid (\d+)", lambda m: f"lid {200 - int(m.group(1))}", text)
+
+
+def test_opensm_over_a_capture_with_its_own_lids_and_guids(tmp_path, capsys):
+    # An imported fabric's LIDs and GUIDs are those of the live fabric; OpenSM under ibsim
+    # numbers its own. Its tables were read against the capture's LIDs: a host's traffic
+    # went to another (an error at best). They are read over the net file OpenSM routed.
+    corpus = Path(__file__).parent / "data" / "ib" / "ibnetdiscover-27.out"
+    (tmp_path / "live.out").write_text(_as_captured_elsewhere(corpus.read_text()))
+    (tmp_path / "ibsim.out").write_text(corpus.read_text())
+    found = {}
+    for name in ("live", "ibsim"):
+        sc = tmp_path / f"{name}.toml"
+        sc.write_text(f'[fabric]\nkind = "ibnetdiscover"\nfile = "{name}.out"\n'
+                      '[placement]\norder = "hostname"\n')  # fmt: skip
+        out = tmp_path / f"osm-{name}"
+        assert main(["opensm", str(sc), "--engine", "updn", "--out", str(out)]) == 0
+        capsys.readouterr()
+        assert main(["conflicts", str(out / "scenario.toml"), "--json"]) == 0
+        found[name] = json.loads(capsys.readouterr().out)["total_conflicts"]
+    assert (
+        fabric.from_ibnetdiscover(tmp_path / "live.out").node_names
+        == fabric.from_ibnetdiscover(corpus).node_names
+    )
+    assert found["live"] == found["ibsim"] > 0
 
 
 def test_missing_tools_are_named(monkeypatch):

@@ -11,6 +11,7 @@ from typing import Any
 
 import tomli_w
 
+from .. import fabric as _fabric
 from .. import routing as _routing
 from ..io.files import write_text_atomic
 from ..scenario.derive import derived
@@ -35,7 +36,20 @@ def run_opensm_command(args: argparse.Namespace) -> int:
             f"interrupted before OpenSM's tables were read: no scenario written; logs in {args.out}/"
         )
         return EXIT_INTERRUPTED
-    tables = _routing.from_lft_dump(fabric, run.lft_dump, run.subnet_list)
+    # An imported fabric carries the LIDs and GUIDs of the live fabric it was captured from;
+    # OpenSM under ibsim numbers its own, which the tables use. So the tables are read, here
+    # and by the scenario written, over the net file OpenSM routed: the same names, ports and
+    # cables, no LIDs (the subnet list of the run gives them). A topology.conf has no port
+    # numbers at all: the same.
+    imported = scenario["fabric"]["kind"] in ("ibnetdiscover", "slurm-topology")
+    routed = (
+        _fabric.from_ibnetdiscover(
+            run.net_file, scenario["fabric"]["link_gbps"], scenario["fabric"]["latency_seconds"]
+        )
+        if imported
+        else fabric
+    )
+    tables = _routing.from_lft_dump(routed, run.lft_dump, run.subnet_list)
     out = Path(args.out)
     scenario_path = out / "scenario.toml"
     changes: dict[str, dict[str, Any]] = {
@@ -45,9 +59,7 @@ def run_opensm_command(args: argparse.Namespace) -> int:
             "subnet_file": "opensm-subnet.lst",
         }
     }
-    if scenario["fabric"]["kind"] == "slurm-topology":
-        # A topology.conf has no port numbers, so tables over it are refused: the fabric
-        # becomes the ibsim net OpenSM routed, with the port numbers its tables use.
+    if imported:
         fab = {k: v for k, v in scenario.values["fabric"].items() if v is not None}
         changes["fabric"] = {**fab, "kind": "ibnetdiscover", "file": "fabric.net"}
     write_text_atomic(
