@@ -177,6 +177,40 @@ def test_opensm_over_a_capture_with_its_own_lids_and_guids(tmp_path, capsys):
     assert found["live"] == found["ibsim"] > 0
 
 
+def test_a_host_on_a_core_leaves_the_core_a_core(tmp_path, capsys):
+    # A management node on core0 of a 3-level tree, added to what ibnetdiscover printed of
+    # the routed tree: by distance to a host core0 was a leaf, its cables to the spines read
+    # "leaf->spine". Its siblings (core1 on the same spines) place it among the cores; updn
+    # routes the fabric with the node (ftree refuses a CA above the leaves).
+    run_opensm(daqnet.fat_tree(radix=8, hosts=64, levels=3), "ftree", tmp_path)
+    text = (tmp_path / "ibnetdiscover.out").read_text()
+    header = text.index('# "core0" base port')
+    last = text.index("\n\n", header)  # core0's last port line ends its block
+    text = (
+        text[:last]
+        + '\n[8]\t"H-00000000001000f0"[1](1000f1) \t\t# "mgmt0" lid 200 4xEDR'
+        + text[last:]
+    )
+    text += (
+        "\nvendid=0x0\ndevid=0x0\nsysimgguid=0x1000f0\ncaguid=0x1000f0\n"
+        'Ca\t1 "H-00000000001000f0"\t\t# "mgmt0"\n'
+        '[1](1000f1) \t"S-0000000000200020"[8]\t\t# lid 200 lmc 0 "core0" lid 49 4xEDR\n'
+    )
+    (tmp_path / "mgmt.out").write_text(text)
+    f = fabric.from_ibnetdiscover(tmp_path / "mgmt.out")
+    level = dict(zip(f.node_names, f.nodes()["level"].tolist(), strict=True))
+    assert level["core0"] == level["core1"] == 3 and max(level.values()) == 3
+    assert "host->core" in f.link_class_names() and "core->leaf" not in f.link_class_names()
+    sc = tmp_path / "mgmt.toml"
+    sc.write_text('[fabric]\nkind = "ibnetdiscover"\nfile = "mgmt.out"\n')
+    assert main(["opensm", str(sc), "--engine", "updn", "--out", str(tmp_path / "osm")]) == 0
+    capsys.readouterr()
+    assert main(["conflicts", str(tmp_path / "osm" / "scenario.toml")]) == 0
+    assert (
+        "(16 leaves with 4 hosts each, 1 host on core0 above the leaves)" in capsys.readouterr().out
+    )
+
+
 def test_missing_tools_are_named(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.setenv("DAQNET_UMAD2SIM", "")
