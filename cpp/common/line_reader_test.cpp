@@ -40,7 +40,9 @@ TEST(InvalidUtf8, GivesTheFirstByteOfWhatIsNot) {
 
 // The file's lines as the reader gives them.
 std::vector<std::string> read_lines(const std::string& text) {
-  const auto path = (std::filesystem::temp_directory_path() / "daqnet_line_reader_test.txt").string();
+  // One file per test: ctest runs the tests in parallel processes.
+  const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const auto path = (std::filesystem::temp_directory_path() / ("daqnet_line_reader_" + name + ".txt")).string();
   std::ofstream(path, std::ios::binary) << text;
   LineReader in(path, "test");
   std::vector<std::string> lines;
@@ -55,7 +57,7 @@ std::string error_of(const std::string& text) {
     read_lines(text);
   } catch (const Error& e) {
     const std::string what = e.what();
-    return what.substr(what.find(':', what.find(".txt")));  // from ":LINE: ..."
+    return what.substr(what.find(".txt:") + 4);  // from ":LINE: ..."
   }
   return "";
 }
