@@ -76,10 +76,10 @@ TEST(LineReader, LinesAcrossBlocksAndLongerThanOne) {
   std::string text;
   std::vector<std::string> want;
   for (size_t i = 0; text.size() < (3u << 20); ++i) {
-    want.push_back(std::string(1 + i * 7919 % 1000, static_cast<char>('a' + i % 26)));
+    want.emplace_back(1 + i * 7919 % 1000, static_cast<char>('a' + i % 26));
     text += want.back() + "\n";
   }
-  want.push_back(std::string(5u << 20, 'x'));
+  want.emplace_back(5u << 20, 'x');
   text += want.back() + "\n";
   want.emplace_back("end");
   text += "end";
