@@ -482,6 +482,56 @@ def test_ctrl_c_while_routes_are_built(tmp_path):
     assert stdout == ""
 
 
+def _tree_with_a_dump(tmp_path: Path) -> tuple[Path, Path]:
+    """A 3,456-host radix-24 3-level tree and its D-mod-K tables as an opensm-lfts.dump
+    (170 MB): a scenario that reads them back, and the dump."""
+    from daqnet import _core, fat_tree
+    from daqnet import routing as routings
+
+    dump = tmp_path / "opensm-lfts.dump"
+    _core.routing.write_lft_dump(
+        routings.dmodk(fat_tree(radix=24, hosts=3456, levels=3))._core, str(dump)
+    )
+    s = tmp_path / "dump.toml"
+    s.write_text(
+        "[fabric]\nradix = 24\nhosts = 3456\nlevels = 3\n"
+        f'[routing]\nengine = "lft-dump"\nfile = "{dump.name}"\n'
+    )
+    return s, dump
+
+
+def test_reading_a_dump_reports_its_bytes_then_its_routes(tmp_path):
+    from daqnet import fat_tree
+    from daqnet import routing as routings
+
+    _, dump = _tree_with_a_dump(tmp_path)
+    calls: list[tuple[int, int]] = []
+    routings.from_lft_dump(
+        fat_tree(radix=24, hosts=3456, levels=3), dump, progress=lambda d, t: calls.append((d, t))
+    )
+    done, total = zip(*calls, strict=True)
+    assert len(set(total)) == 1 and total[0] > dump.stat().st_size  # the bytes, then the routes
+    assert list(done) == sorted(done) and done[-1] == total[0]
+
+
+def test_ctrl_c_while_a_dump_is_read(tmp_path):
+    """A subnet manager's dump of a large fabric runs to gigabytes (5.6 GB at 27,648 hosts,
+    a minute to read) and was read with no progress and deaf to Ctrl-C: the bar shows
+    bytes, and Ctrl-C stops the read at once."""
+    s, _ = _tree_with_a_dump(tmp_path)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "daqnet", "conflicts", str(s), "--progress"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    buf, stdout, stderr = _interrupt_once_shown(p, "tables:")
+    stderr = buf + stderr
+    assert p.returncode == 130, stderr
+    assert "daqnet: interrupted" in stderr and "Traceback" not in stderr and stdout == ""
+    assert "tables: 100%" not in stderr and "conflicts:" not in stderr, stderr
+
+
 def test_ctrl_c_while_tables_are_written(tmp_path):
     """daqnet tables wrote its file whole before a Ctrl-C was seen (1.7 GB, 7 s late at
     27,648 hosts): the write shows progress and stops at once, leaving no file."""

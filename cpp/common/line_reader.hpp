@@ -84,7 +84,14 @@ public:
     in_.open(path_, std::ios::binary);
     if (!in_) throw Error("cannot read " + what + " " + path_ + ": " + std::strerror(errno));
     buf_.resize(kBlock);
+    const auto size = std::filesystem::file_size(path_, ec);  // none for a pipe
+    size_ = ec ? 0 : static_cast<uint64_t>(size);
   }
+
+  /// Bytes of the file read up to the end of the last line, and its size (0 if not known:
+  /// a pipe), for progress reports.
+  uint64_t consumed() const { return before_ + pos_; }
+  uint64_t size() const { return size_; }
 
   /// The next line, trimmed; false at the end of the file. The view holds until the next call.
   bool next(std::string_view& line) {
@@ -152,6 +159,7 @@ private:
   /// The partial line to the front of the buffer, and the next block of the file after it.
   void refill() {
     const size_t keep = end_ - pos_;
+    before_ += pos_;
     std::memmove(buf_.data(), buf_.data() + pos_, keep);
     high_ = high_ == end_ ? keep : high_ - pos_;
     const size_t scanned = end_ - pos_;
@@ -181,8 +189,9 @@ private:
   std::string path_;
   std::ifstream in_;
   std::vector<char> buf_;
-  size_t pos_ = 0, end_ = 0;  // the unread part of buf_
-  size_t high_ = 0;           // the first byte >= 0x80 at or after pos_ in it, or end_
+  uint64_t before_ = 0, size_ = 0;  // bytes of the file before buf_[0]; its size
+  size_t pos_ = 0, end_ = 0;        // the unread part of buf_
+  size_t high_ = 0;                 // the first byte >= 0x80 at or after pos_ in it, or end_
   bool eof_ = false;
   uint32_t lineno_ = 0;
 };

@@ -174,7 +174,7 @@ EntryNote entry_note(std::string_view rest, const LineReader& in) {
 }  // namespace
 
 std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>& fabric, const std::string& path,
-                                            const std::string& subnet_path) {
+                                            const std::string& subnet_path, const Progress& progress) {
   const Fabric& f = *fabric;
   const NodeIndex index(f);
   std::unordered_map<int32_t, LidOwner> subnet;
@@ -282,7 +282,21 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
     }
   };
 
+  // Progress in bytes read, then in routes walked; checked every few thousand lines (a
+  // clock read per line would cost seconds over a 5 GB dump).
+  ProgressMeter meter(progress, static_cast<int64_t>(in.size()) + r->finalize_work(), "reading the forwarding tables");
+  uint64_t reported = 0;
+  uint32_t until_report = 0;
+  const auto report = [&] {
+    const uint64_t now = in.size() > 0 ? std::min(in.consumed(), in.size()) : 0;  // a pipe: Ctrl-C only
+    meter.advance(static_cast<int64_t>(now - reported));
+    reported = now;
+  };
   while (in.next(line)) {
+    if (++until_report == 4096) {
+      until_report = 0;
+      report();
+    }
     if (line.empty() || line[0] == '#') continue;
     if (line.starts_with("Unicast lids")) {
       const auto [guid, name] = switch_header(line, in);
@@ -349,8 +363,10 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
   }
   if (entries == 0)
     throw Error(path + ": no forwarding entries for the fabric's hosts: not an LFT dump of this fabric");
+  report();
+  meter.advance(static_cast<int64_t>(in.size() - reported));  // a file that shrank as it was read
   try {
-    r->finalize();
+    r->finalize(meter);
   } catch (const RouteError& e) {
     const size_t s = static_cast<size_t>(e.switch_node() - f.num_hosts());
     const uint32_t at = entry_line[s * H + static_cast<size_t>(e.destination())];

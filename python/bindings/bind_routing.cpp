@@ -132,8 +132,15 @@ void bind_routing(nb::module_& m) {
         interruptible(std::move(progress), [&](const Progress& cb) { write_table_file(r, path, cb); });
       },
       nb::arg("routing"), nb::arg("path"), nb::arg("progress").none() = nb::none());
-  m.def("read_lft_dump", &read_lft_dump, nb::arg("fabric"), nb::arg("path"), nb::arg("subnet_path") = "",
-        "Forwarding tables from an opensm-lfts.dump or ibroute/dump_lfts output");
+  m.def(
+      "read_lft_dump",
+      [](const std::shared_ptr<const Fabric>& f, const std::string& path, const std::string& subnet_path,
+         nb::object progress) {
+        return interruptible(std::move(progress),
+                             [&](const Progress& cb) { return read_lft_dump(f, path, subnet_path, cb); });
+      },
+      nb::arg("fabric"), nb::arg("path"), nb::arg("subnet_path") = "", nb::arg("progress").none() = nb::none(),
+      "Forwarding tables from an opensm-lfts.dump or ibroute/dump_lfts output");
   m.def("write_lft_dump", &write_lft_dump, nb::arg("routing"), nb::arg("path"));
   m.def(
       "from_ports",

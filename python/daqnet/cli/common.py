@@ -18,6 +18,7 @@ __all__ = [
     "emit",
     "load",
     "note",
+    "routes_progress",
     "warn",
     "warn_earlier_tables",
 ]
@@ -121,6 +122,14 @@ class Progress:
                 self._bar.update(self._bar.total - self._bar.n)
             self._bar.close()
             self._bar = None
+
+
+def routes_progress(scenario: Scenario, always: bool) -> Progress:
+    """The bar of route building. Reading a subnet manager's dump counts its bytes, then the
+    routes walked: no one unit fits both."""
+    if scenario["routing"]["engine"] == "lft-dump":
+        return Progress("tables", always, unit="", scale=True)
+    return Progress("routes", always, unit="route", scale=True)
 
 
 def emit(

@@ -8,7 +8,15 @@ from ..analysis import conflicts
 from ..io.files import ensure_dir
 from ..io.table_files import check_format
 from ..provenance import provenance
-from .common import EXIT_INTERRUPTED, Progress, emit, load, note, warn_earlier_tables
+from .common import (
+    EXIT_INTERRUPTED,
+    Progress,
+    emit,
+    load,
+    note,
+    routes_progress,
+    warn_earlier_tables,
+)
 
 __all__ = ["run_conflicts", "run_tables"]
 
@@ -24,7 +32,7 @@ def run_conflicts(args: argparse.Namespace) -> int:
     if args.plot is not None:
         check_plot_path(args.plot, made=out)  # README: --out out/ --plot out/conflicts.png
     scenario = load(args.scenario, args.overrides, "conflicts")
-    building = Progress("routes", args.progress, unit="route", scale=True)
+    building = routes_progress(scenario, args.progress)
     try:
         _fabric, routing, placement, workload = scenario.build(building)
     finally:
@@ -68,7 +76,7 @@ def run_conflicts(args: argparse.Namespace) -> int:
 def run_tables(args: argparse.Namespace) -> int:
     scenario = load(args.scenario, args.overrides, "tables")
     fabric = scenario.build_fabric()
-    building = Progress("routes", args.progress, unit="route", scale=True)
+    building = routes_progress(scenario, args.progress)
     try:
         routing = scenario.build_routing(fabric, building)
     finally:

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from .common import EXIT_INTERRUPTED, Progress, emit, load, note, warn, warn_earlier_tables
+from .common import (
+    EXIT_INTERRUPTED,
+    Progress,
+    emit,
+    load,
+    note,
+    routes_progress,
+    warn,
+    warn_earlier_tables,
+)
 
 __all__ = ["run_simulate"]
 
@@ -20,7 +29,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     check_format(args.format)
     scenario = load(args.scenario, args.overrides, "simulate")
     unit = "event" if scenario["simulate"]["mode"] == "protocol" else "step"
-    building = Progress("routes", args.progress, unit="route", scale=True)
+    building = routes_progress(scenario, args.progress)
     try:
         stages = scenario.build(building)
     finally:
