@@ -562,19 +562,19 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
     notes += ", " + std::to_string(aggregation_nodes) + " SHARP aggregation node" + (aggregation_nodes > 1 ? "s" : "") +
              " left out";
   std::vector<std::string> shared;  // hosts' description names given to more than one host
-  size_t by_guid = 0;
+  size_t kept_id = 0;
   for (size_t k = 0; k < nodes.size(); ++k) {
     const std::string& name = named.described[k];
     if (nodes[k].is_switch || nodes[k].aggregation || name.empty() || names[k] != nodes[k].id) continue;
-    ++by_guid;
+    ++kept_id;
     if (std::find(shared.begin(), shared.end(), name) == shared.end()) shared.push_back(name);
   }
-  if (by_guid > 0) {
+  if (kept_id > 0) {
     std::sort(shared.begin(), shared.end(), natural_less);
     std::string list;
     for (size_t i = 0; i < shared.size() && i < 3; ++i) list += (i ? ", " : "") + shared[i];
     if (shared.size() > 3) list += ", ...";
-    notes += ", " + std::to_string(by_guid) + " host" + (by_guid > 1 ? "s" : "") +
+    notes += ", " + std::to_string(kept_id) + " host" + (kept_id > 1 ? "s" : "") +
              " named by their ibnetdiscover id: their descriptions' first word is another node's too (" + list + ")";
   }
   f->set_description(std::to_string(f->num_hosts()) + " hosts, " + std::to_string(f->num_switches()) +

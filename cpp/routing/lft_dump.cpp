@@ -363,8 +363,7 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
   }
   if (entries == 0)
     throw Error(path + ": no forwarding entries for the fabric's hosts: not an LFT dump of this fabric");
-  report();
-  meter.advance(static_cast<int64_t>(in.size() - reported));  // a file that shrank as it was read
+  meter.advance(static_cast<int64_t>(in.size() - reported));  // the rest of the file (or of one that shrank)
   try {
     r->finalize(meter);
   } catch (const RouteError& e) {
