@@ -224,7 +224,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "local_gbps": Key(
             "float",
             0.0,
-            "protocol mode: RU → BU copies within a node, 0 = instantaneous",
+            "protocol mode: RU → BU copies within a node, each at this rate, 0 = instantaneous",
             minimum=0,
             maximum=MAX_GBPS,
             nonzero_minimum=MIN_GBPS,
