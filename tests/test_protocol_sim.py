@@ -343,6 +343,33 @@ def test_incremental_equals_full_recompute(protocol):
     assert fast["solver"]["rate_changes"] == slow["solver"]["rate_changes"] > 0
 
 
+@pytest.mark.parametrize(
+    "bench",
+    [
+        {"protocol": "push"},
+        {"protocol": "push", "transport": "tcp", "max_in_flight": 2},
+        {"protocol": "push", "rate_hz": 30000, "processes_per_node": 2},
+    ],
+)
+def test_assignments_once_per_delay_class_equal_one_per_readout_unit(bench):
+    # PUSH assignments are kept once per class of RUs at equal delay from the event manager
+    # (3 levels: the EM's own host, its leaf, its pod, the others; shuffled so that classes
+    # interleave in RU order), not once per RU: the run must be the same to the last bit,
+    # every figure and every solver count (the same flows, started in the same order).
+    sc = scenario(
+        {"credits": 3, "in_flight": 3, **bench},
+        {"events": 50},
+        fabric={"radix": 4, "hosts": 16, "levels": 3},
+        placement={"order": "random"},
+    )
+    once = simulate_protocol(sc)
+    per_ru = simulate_protocol(sc, per_ru_assignments=True)
+    assert once["events_built"] == 50 and once["flows"]["control_messages"] > 50 * 16
+    assert json.dumps(once.to_dict(), sort_keys=True) == json.dumps(
+        per_ru.to_dict(), sort_keys=True
+    )
+
+
 # -- run length and steady state (issue 9) ----------------------------------------------------
 def lhcb72(*sets):
     return Scenario.load(

@@ -17,15 +17,22 @@
 2. The event-builder protocol over 540 hosts, 1,000 events, 2 credits, 8 in flight: wall
    time on one core (median of --reps), and the speed-up of incremental rate updates over
    re-solving every rate at every change (the naive baseline, same run, fewer events).
-3. With --large: the protocol over 4,000 hosts of a three-level radix-36 tree, 200 events
+3. The event manager's PUSH assignments over 4,000 hosts of a three-level radix-36 tree,
+   2 credits: the first 0.1 ms of simulated time (every assignment of the first round given
+   and received), kept once per class of RUs at equal delay against once per RU (the
+   baseline: 32 M messages), each in a fresh process (--reps times, in turn): peak memory
+   above the built scenario and wall time, as ratios; results must be identical.
+4. With --large: the protocol over 4,000 hosts of a three-level radix-36 tree, 200 events
    (--large-reps runs, default 1: every builder gathers its first event of 4,000 fragments
-   before the window closes, ~16 M flows, so a run takes minutes).
+   before the window closes, ~28 M flows, so a run takes minutes).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -218,6 +225,75 @@ def protocol(
     }
 
 
+# One run of the assignments' part, as `python -c ASSIGNMENTS JSON` in a fresh process, so
+# that its peak memory is its own.
+ASSIGNMENTS = """
+import json, resource, sys, time
+from daqnet import Scenario
+from daqnet.simulate import simulate_protocol
+a = json.loads(sys.argv[1])
+sc = Scenario({"fabric": {"radix": 36, "hosts": a["hosts"], "levels": 3},
+               "bench": {"credits": 2, "in_flight": 8, "seconds": a["seconds"], "warmup_seconds": 0},
+               "simulate": {"mode": "protocol"}}, source="<bench assignments>")
+stages = sc.build()
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+t = time.perf_counter()
+r = simulate_protocol(sc, stages=stages, per_ru_assignments=a["per_ru"])
+print(json.dumps({"seconds": time.perf_counter() - t, "base_mib": base,
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "result": r.to_dict()}))
+"""
+
+
+def assignments(hosts: int, seconds: float, reps: int, check: bool = False) -> dict:
+    """PUSH assignments once per delay class against once per RU: memory, time, same result
+    (only the result under `check`: a small case's memory is the interpreter's noise)."""
+    runs: dict[bool, list[dict]] = {False: [], True: []}
+    for _ in range(reps):
+        for per_ru in (False, True):
+            arg = json.dumps({"hosts": hosts, "seconds": seconds, "per_ru": per_ru})
+            p = subprocess.run(
+                [sys.executable, "-c", ASSIGNMENTS, arg],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if p.returncode != 0:
+                print(f"FAILED: assignments run ({arg}): {p.stderr.strip()}")
+                sys.exit(1)
+            runs[per_ru].append(json.loads(p.stdout))
+    once, per_ru = runs[False], runs[True]
+    results = {json.dumps(r["result"], sort_keys=True) for r in once + per_ru}
+    if len(results) != 1:
+        print("MISMATCH: assignments once per class and once per RU give different runs")
+        sys.exit(1)
+    messages = once[0]["result"]["flows"]["control_messages"]
+    if check:
+        print(f"  assignments, {hosts} hosts: once per delay class and once per RU, same result")
+        return {}
+    mem = {
+        k: spread([r["peak_mib"] - r["base_mib"] for r in rs])
+        for k, rs in (("once", once), ("per_ru", per_ru))
+    }
+    wall = {k: spread([r["seconds"] for r in rs]) for k, rs in (("once", once), ("per_ru", per_ru))}
+    mem_ratio = mem["per_ru"]["median"] / mem["once"]["median"]
+    time_ratio = wall["per_ru"]["median"] / wall["once"]["median"]
+    print(
+        f"  {hosts} hosts (3 levels), first {seconds * 1e3:g} ms, {messages:,} commands: peak memory "
+        f"{mem['once']['median']:.0f} MiB once per delay class vs {mem['per_ru']['median']:.0f} MiB "
+        f"once per RU ({mem_ratio:.1f}x less); wall {wall['once']['median']:.2f} s vs "
+        f"{wall['per_ru']['median']:.2f} s ({time_ratio:.1f}x), {reps} runs each, same result: True"
+    )
+    return {
+        "case": f"{hosts} hosts (3 levels), first {seconds * 1e3:g} ms simulated, PUSH, 2 credits",
+        "control_messages": messages,
+        "peak_mib_above_scenario": mem,
+        "wall_s": wall,
+        "memory_ratio_per_ru_over_once": mem_ratio,
+        "time_ratio_per_ru_over_once": time_ratio,
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -250,6 +326,7 @@ def main() -> int:
                 "128 hosts, 3 levels, 4 shifts",
             )
         protocol(32, 50, 32, 20, target=False)
+        assignments(128, 1e-4, 1, check=True)
         print("ok")
         return 0
     if reason:
@@ -287,6 +364,8 @@ def main() -> int:
     )
     print("event-builder protocol, radix-36 two-level tree, 2 credits, 8 in flight:")
     proto = protocol(540, 1000, 144, 300, target=True, reps=reps)
+    print("event manager's PUSH assignments, radix-36 three-level tree:")
+    assign = assignments(4000, 1e-4, reps)
     large = None
     if args.large:
         print("event-builder protocol, radix-36 three-level tree, 2 credits, 8 in flight:")
@@ -319,6 +398,7 @@ def main() -> int:
                 },
                 "steps": cases,
                 "protocol": proto,
+                "assignments": assign,
                 **({"protocol_large": large} if large else {}),
             },
         )

@@ -16,6 +16,7 @@
 #include "evb/fragments.hpp"
 #include "evb/gather_order.hpp"
 #include "simulate/agenda.hpp"
+#include "simulate/broadcast.hpp"
 
 namespace daqnet::simulate {
 
@@ -26,8 +27,20 @@ namespace {
 // bandwidth (64 B against MiB fragments). Data fragments, with their meta-data (sent
 // together, to the same builder, over the same route), are flows.
 // `window` opens or closes the measurement window at a set simulated time; `received` is a
-// receive posted for an eager fragment that had already arrived (TCP), completed at once.
-enum class Kind : uint8_t { credit, assign_bu, assign_ru, request, done, start_flow, wake_ru, window, received };
+// receive posted for an eager fragment that had already arrived (TCP), completed at once;
+// `assign_all` is a PUSH assignment reaching every RU of one class of equal delay (Broadcast).
+enum class Kind : uint8_t {
+  credit,
+  assign_bu,
+  assign_ru,
+  assign_all,
+  request,
+  done,
+  start_flow,
+  wake_ru,
+  window,
+  received
+};
 
 struct Happening {
   double time;
@@ -83,7 +96,8 @@ public:
         o_(o),
         n_(static_cast<int32_t>(host.size())),
         sizes_(c, n_),
-        net_(model.capacity()) {
+        net_(model.capacity()),
+        broadcast_(em_delays()) {
     slots_.assign(static_cast<size_t>(n_), std::vector<Slot>(static_cast<size_t>(c.credits)));
     for (auto& slots : slots_)
       for (Slot& s : slots) s.waiting.assign(static_cast<size_t>(n_), Waiting::none);
@@ -190,6 +204,14 @@ public:
 
 private:
   double now() const { return net_.now(); }
+  // How long a command from the event manager takes to each RU, as command() times it.
+  std::vector<double> em_delays() const {
+    std::vector<double> delay(host_.size(), 0.0);
+    for (size_t r = 0; r < host_.size(); ++r)
+      if (host_[r] != host_[0])
+        delay[r] = model_.message_seconds(host_[0], host_[r], static_cast<double>(c_.command_bytes));
+    return delay;
+  }
   int32_t ru_process(int32_t r) const { return c_.processes_per_node == 1 ? r : 2 * r; }
   int32_t bu_process(int32_t b) const { return c_.processes_per_node == 1 ? b : 2 * b + 1; }
 
@@ -221,7 +243,16 @@ private:
       bu_begin(h.unit, h.slot, h.event);
       bu_pump(h.unit);
       break;
+    case Kind::assign_all:  // the RUs of one class, in the order of their own messages' seqs
+      for (int32_t r : broadcast_.rus(static_cast<size_t>(h.unit))) {
+        broadcast_.arrive(r, h.event);
+        ru_pump(r);
+      }
+      break;
     case Kind::assign_ru:
+      broadcast_.arrive(h.unit, h.event);
+      ru_pump(h.unit);
+      break;
     case Kind::request:
       pending_[static_cast<size_t>(h.unit)].push({h.event, static_cast<int32_t>(h.slot >> 16), h.slot & 0xFFFF});
       ru_pump(h.unit);
@@ -331,9 +362,33 @@ private:
       credits_.pop_front();
       const int64_t e = next_event_++;
       command(host_[0], host_[static_cast<size_t>(b)], Kind::assign_bu, b, k, e);
-      if (c_.protocol == evb::Protocol::push)
-        for (int32_t r = 0; r < n_; ++r)
-          command(host_[0], host_[static_cast<size_t>(r)], Kind::assign_ru, r, (b << 16) | k, e);
+      if (c_.protocol == evb::Protocol::push) assign_rus(b, k, e);
+    }
+  }
+
+  // Event e to every RU: as one command per RU (RU r's with sequence number first + r), but
+  // one happening per class of RUs with equal delay, handled for its RUs in order. Between
+  // two RUs of a class nothing else can come: the sequence numbers between theirs are the
+  // other classes', due at other times, and what handling them schedules comes after all.
+  // Unless two classes' times round to the same instant: their RUs' messages interleave, so
+  // they go one per RU, as they were.
+  void assign_rus(int32_t b, int32_t k, int64_t e) {
+    broadcast_.assign(e, b, k);
+    r_.control_messages += n_;
+    const uint64_t first = seq_;
+    seq_ += static_cast<uint64_t>(n_);
+    const size_t C = broadcast_.classes();
+    auto at = [&](size_t c) { return now() + broadcast_.delay(c); };
+    for (size_t c = 0; c < C; ++c) {
+      const auto& rus = broadcast_.rus(c);
+      const bool tied = o_.per_ru_assignments || (c > 0 && at(c) == at(c - 1)) || (c + 1 < C && at(c) == at(c + 1));
+      if (!tied) {
+        queue_.after(broadcast_.delay(c), {at(c), first + static_cast<uint64_t>(rus.front()), Kind::assign_all,
+                                           static_cast<int32_t>(c), 0, e});
+        continue;
+      }
+      for (int32_t r : rus)
+        queue_.after(broadcast_.delay(c), {at(c), first + static_cast<uint64_t>(r), Kind::assign_ru, r, 0, e});
     }
   }
 
@@ -382,8 +437,9 @@ private:
   void ru_pump(int32_t r) {
     auto& pending = pending_[static_cast<size_t>(r)];
     auto& sending = sending_[static_cast<size_t>(r)];
-    while (!pending.empty()) {
-      const Item item = pending.top();
+    const bool push = c_.protocol == evb::Protocol::push;  // given by the EM (Broadcast), or asked by BUs
+    while (push ? broadcast_.any(r) : !pending.empty()) {
+      const Item item = push ? Item{broadcast_.event(r), broadcast_.builder(r), broadcast_.slot(r)} : pending.top();
       if (c_.rate_hz > 0) {
         const double ready = static_cast<double>(item.event) / c_.rate_hz;
         if (ready > now()) {
@@ -396,7 +452,10 @@ private:
       }
       // Without a process cap the oldest event under way matters to no one: not kept.
       if (!take_token(ru_process(r), capped_ && evb::readout_exempt(sending, item.event))) return;
-      pending.pop();
+      if (push)
+        broadcast_.pop(r);
+      else
+        pending.pop();
       if (capped_) sending.insert(item.event);
       r_.ru_bytes_out[static_cast<size_t>(r)] += fragment_bytes(item.event, r) + static_cast<double>(c_.meta_bytes);
       ++r_.ru_fragments_out[static_cast<size_t>(r)];
@@ -562,7 +621,8 @@ private:
   std::vector<std::vector<Slot>> slots_;
   std::vector<uint64_t> gathers_;
   std::vector<int32_t> busy_;
-  std::vector<std::priority_queue<Item, std::vector<Item>, std::greater<>>> pending_;  // per RU, by event
+  Broadcast broadcast_;  // PUSH: what the EM gave every RU
+  std::vector<std::priority_queue<Item, std::vector<Item>, std::greater<>>> pending_;  // PULL: per RU, by event
   std::vector<std::multiset<int64_t>> sending_;  // per RU, events under way (kept under a process cap)
   bool capped_ = false;
   bool eager_ = false;  // TCP: PUSH fragments move before their receive is posted

@@ -27,6 +27,10 @@ struct ProtocolOptions {
   double seconds = 0;           ///< ... or, if events is 0, this many simulated seconds after it opened
   double local_gbps = 0;        ///< RU → BU copies within a host; 0 = instantaneous
   bool full_recompute = false;  ///< re-solve all rates at every change (a baseline for tests and benchmarks)
+  /// PUSH assignments as one message per readout unit, as the real event manager sends
+  /// them, rather than one per class of equal delay (see Broadcast): the same run, with
+  /// credits × nodes² messages queued at the start (a baseline for tests and benchmarks).
+  bool per_ru_assignments = false;
 };
 
 /// Per built event, and totals. Python turns these into the benchmark's result document.

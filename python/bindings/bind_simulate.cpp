@@ -230,14 +230,15 @@ void bind_simulate(nb::module_& m) {
       "simulate_protocol",
       [](const NetworkModel& model, IntArray node_host, const std::string& run_config, const std::string& source,
          int64_t events, double seconds, int64_t warmup_events, double warmup_seconds, double local_gbps,
-         nb::object progress, double period, bool full_recompute) {
+         nb::object progress, double period, bool full_recompute, bool per_ru_assignments) {
         evb::Config config;
         try {
           config = evb::Config::parse(run_config, source);
         } catch (const evb::ConfigError& e) {
           throw Error(e.what());
         }
-        ProtocolOptions o{warmup_events, warmup_seconds, events, seconds, local_gbps, full_recompute};
+        ProtocolOptions o{warmup_events,  warmup_seconds,    events, seconds, local_gbps,
+                          full_recompute, per_ru_assignments};
         PyProgress py{progress};
         ProtocolResult r;
         {
@@ -252,7 +253,8 @@ void bind_simulate(nb::module_& m) {
       nb::arg("model"), nb::arg("node_host"), nb::arg("run_config"), nb::arg("source"), nb::arg("events"),
       nb::arg("seconds") = 0.0, nb::arg("warmup_events") = 0, nb::arg("warmup_seconds") = -1.0,
       nb::arg("local_gbps") = 0.0, nb::arg("progress").none() = nb::none(), nb::arg("period_seconds") = 0.25,
-      nb::arg("full_recompute") = false, "Flow-level simulation of the event builder's protocol");
+      nb::arg("full_recompute") = false, nb::arg("per_ru_assignments") = false,
+      "Flow-level simulation of the event builder's protocol");
 }
 
 }  // namespace daqnet::bindings

@@ -126,12 +126,16 @@ def simulate_protocol(
     full_recompute: bool = False,
     stages: Stages | None = None,
     as_bench: bool = False,
+    per_ru_assignments: bool = False,
 ) -> ProtocolResult:
     """The event builder of ``[bench]`` (event-manager mode) over the fabric, over time.
 
     `full_recompute` re-solves every rate at every change instead of only what the change
-    touches: the same result, slowly (a baseline for tests and benchmarks). `as_bench`: the
-    run length is the benchmark's, set by the calling command (:func:`protocol_run_length`).
+    touches: the same result, slowly. `per_ru_assignments` queues the event manager's PUSH
+    assignments as one message per readout unit, not one per class of RUs at equal delay: the
+    same result, with credits × nodes² messages held at the start. Both are baselines for
+    tests and benchmarks. `as_bench`: the run length is the benchmark's, set by the calling
+    command (:func:`protocol_run_length`).
     """
     fabric, routing, placement, _ = stages or scenario.build()
     nodes, cfg = check_protocol(scenario, placement.ranks, as_bench)
@@ -152,6 +156,7 @@ def simulate_protocol(
             s["local_gbps"],
             report(progress),
             full_recompute=full_recompute,
+            per_ru_assignments=per_ru_assignments,
         )
     except ValueError as err:
         raise DaqnetError(f"{scenario.source}: {err}") from None
