@@ -106,6 +106,23 @@ def test_ibsim_and_topology_conf_round_trip(tmp_path, fmt):
     assert g.num_switches == f.num_switches and g.num_links == f.num_links
 
 
+@pytest.mark.parametrize("name", ["node03,x", "e[1]", "n=1"])
+def test_a_name_a_topology_conf_cannot_hold_is_one_error(tmp_path, capsys, name):
+    # Host names come from node descriptions or a naming file; a comma or bracket ended in
+    # python-hostlist's traceback (BadHostlist) half-way through the file.
+    names = tmp_path / "names.txt"
+    names.write_text(f"node01\nnode02\n{name}\nnode04\n")
+    scen = write_scenario(
+        tmp_path, f'[fabric]\nradix = 8\nhosts = 4\nnaming = "file"\nnaming_file = "{names}"\n'
+    )
+    out = tmp_path / "topology.conf"
+    assert main(["export", str(scen), "--format", "slurm-topology", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {out}: the name {name!r} cannot be written in a topology.conf" in err
+    assert "Traceback" not in err and not out.exists()
+    assert main(["export", str(scen), "--format", "ibsim", "-o", str(tmp_path / "f.net")]) == 0
+
+
 def test_a_failed_export_keeps_the_file_and_names_the_users_path(tmp_path, capsys):
     # ibsim has no speed for 33 Gb/s: the C++ writer stops half-way. It wrote the file in
     # place (the old content gone, a truncated one left); errors named the temporary file.

@@ -13,11 +13,11 @@ namespace daqnet::simulate {
 ///
 /// Under PUSH the event manager tells every readout unit which builder slot takes each
 /// event. Kept as one message per unit, the first round of assignments alone held credits ×
-/// nodes² of them (1.3 GB at 4,000 nodes, 5.5 GB at 8,000) and each RU a queue as long. But
-/// one assignment reaches every RU at the same delay as every other assignment (its
-/// command's route from the event manager), so RUs fall into a few classes of equal delay:
-/// the assignment is one message per class, and what an RU has received and not yet sent is
-/// a range of events (assignments reach an RU in the order they were sent, event order).
+/// nodes² of them (a peak of 1.4 GB at 4,000 nodes, 5.5 GB at 8,000) and each RU a queue as
+/// long. But an RU receives every assignment after the same delay (its command route's from
+/// the event manager), and RUs fall into a few classes of equal delay: an assignment is one
+/// message per class, and what an RU has received and not yet sent is a range of events
+/// (assignments reach an RU in the order they were sent, event order).
 /// What stays is 8 bytes per event given out and two counters per RU.
 class Broadcast {
 public:

@@ -22,6 +22,20 @@ from .hostlist import collect, expand
 __all__ = ["read_slurm_topology", "write_slurm_topology"]
 
 _KEYS = ("switchname", "switches", "nodes", "linkspeed")
+# What a name in a topology.conf cannot hold: the hostlist syntax's separators and brackets,
+# the line's word and key separators, and the comment mark.
+_NOT_IN_NAMES = frozenset(",[]= \t#\\")
+
+
+def _writable(name: str, path: str | Path) -> str:
+    bad = sorted({c for c in name if c in _NOT_IN_NAMES or not c.isprintable()})
+    if bad:
+        raise DaqnetError(
+            f"{path}: the name {name!r} cannot be written in a topology.conf (Slurm's node and "
+            f"switch names hold no {' '.join(repr(c) for c in bad)}); rename it "
+            "(fabric.naming_file) or export --format ibsim, which quotes names"
+        )
+    return name
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -157,7 +171,7 @@ def write_slurm_topology(fabric: Fabric, path: str | Path) -> None:
             if peer < 0:
                 continue
             if peer < fabric.num_hosts:
-                hosts.append(fabric.name(peer))
+                hosts.append(_writable(fabric.name(peer), path))
             elif not (level[sw] >= 0 and level[peer] >= 0 and level[peer] != level[sw]):
                 # Dropped, the file would describe another fabric (a black hole on import).
                 raise DaqnetError(
@@ -166,8 +180,8 @@ def write_slurm_topology(fabric: Fabric, path: str | Path) -> None:
                     "export --format ibsim keeps any graph"
                 )
             elif level[peer] < level[sw] and fabric.name(peer) not in below:
-                below.append(fabric.name(peer))
-        words = [f"SwitchName={fabric.name(sw)}"]
+                below.append(_writable(fabric.name(peer), path))
+        words = [f"SwitchName={_writable(fabric.name(sw), path)}"]
         if hosts:
             words.append(f"Nodes={_in_port_order(hosts)}")
         if below:
