@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from daqnet import _core, fabric, placement, routing, workload
 from daqnet.cli import main
+from daqnet.io.files import read_toml
 from daqnet.io.steps_file import read_steps
 from daqnet.repair import Judge, repair_node_set, repair_rank_order, repair_schedule
 
@@ -193,6 +194,16 @@ def test_repair_cli_writes_files_the_analysis_confirms(tmp_path, capsys):
     )
     assert main(["conflicts", str(out / "scenario.toml"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["total_conflicts"] == 0
+    # The keys given, the placement changed, no defaults: written out, bench.events = 0 with
+    # bench.seconds = 0 made the protocol simulation refuse the file.
+    written = read_toml(out / "scenario.toml", "repaired scenario")
+    assert {k: v for k, v in written.items() if k != "name"} == {
+        "fabric": {"radix": 8, "hosts": 32, "naming": "shuffled"},
+        "placement": {"order": "file", "file": "hostfile"},
+    }
+    protocol = ["simulate", str(out / "scenario.toml"), "--set", "simulate.mode=protocol", "--json"]
+    assert main([*protocol, "--set", "simulate.events=64"]) == 0
+    assert json.loads(capsys.readouterr().out)["events_built"] == 64
 
     sched = tmp_path / "sched"
     assert main(["repair", str(scen), "--what", "schedule", "--out", str(sched), "--json"]) == 0
