@@ -65,7 +65,7 @@ def repair_summary(r: Mapping[str, Any]) -> str:
         )
     for c in r.get("candidates") or []:
         label = candidate_label(c)
-        more = f", {c['steps']:,} steps" if "steps" in c else ""
+        more = f", {count(c['steps'], 'step')}" if "steps" in c else ""
         more += f", {c['seconds'] * 1e3:,.3f} ms" if "seconds" in c else ""
         lines.append(f"    {label:<14} {count(c['conflicts'], 'conflict')}{more}")
     if r.get("nearest"):
