@@ -250,3 +250,42 @@ def test_taper_study_errors_name_what_is_wrong(tmp_path, capsys):
     assert main(["study", "taper", str(sc), "--taper", "2:1"]) == 2
     err = capsys.readouterr().err
     assert "--taper 2:1: 8-port leaves cannot split 2:1" in err and "default" not in err
+
+
+@pytest.mark.parametrize(("hosts", "radix", "full"), [(33, 8, 48), (649, 36, 972)])
+def test_three_level_trees_are_conflict_free_with_every_pod_full(hosts, radix, full):
+    # Leaves of different pods share no spine: full leaves are not enough on three levels.
+    # plan --hosts 649 advised 666 (37 full leaves), which has 5,508 conflicts under D-mod-K;
+    # the pods' count (972) has none, and neither count in between is free.
+    import daqnet
+
+    (c,) = plan(hosts, 100, radix).candidates
+    assert c["levels"] == 3 and c["full_pod_hosts"] == full
+
+    def conflicts(n: int) -> int:
+        fab = daqnet.fabric.fat_tree(radix=radix, hosts=n, levels=3)
+        pl = daqnet.placement.topology(fab)
+        wl = daqnet.workload.event_building(pl.ranks, "barrel")
+        return int(daqnet.conflicts(daqnet.routing.dmodk(fab), pl, wl).total_conflicts)
+
+    assert conflicts(full) == 0
+    assert conflicts(c["full_leaf_hosts"]) > 0
+
+
+@pytest.mark.parametrize(
+    ("hosts", "tapers"), [(648, ["1:1", "2:1"]), (649, ["1:1"]), (500, ["2:1"])]
+)
+def test_the_scenario_keys_plan_prints_build_its_tree(hosts, tapers):
+    # A scenario's taper alone keeps radix/2 hosts per leaf, the planner fills every port:
+    # the keys it gives (hosts_per_leaf among them) must build the tree it priced.
+    from daqnet import Scenario
+
+    for c in plan(hosts, 100, 36, tapers).candidates:
+        fab = Scenario({"fabric": c["fabric"]}, source="<plan>").build_fabric()
+        level = fab.nodes()["level"]
+        built = {fab.level_name(lv): int((level == lv).sum()) for lv in range(1, fab.levels + 1)}
+        assert built == c["switches"] and fab.num_links // 2 == sum(
+            c["cables"][s] for s in c["cables"] if "->" in s
+        )
+    (top,) = plan(649, 100, 36).candidates
+    assert top["top_ports_used"] == 3  # 324 cores for 3 pods

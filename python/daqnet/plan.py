@@ -131,12 +131,30 @@ def candidate(
     # Bisection: half the hosts against the other half, limited by the up-links of each
     # level (half of them serve each half); the hosts' own links bound it too.
     narrowest = min(cables.values())
+    # Three levels: leaves in different pods share no spine, so D-mod-K's symmetry needs every
+    # pod full, not only every leaf (radix 36: 666 hosts, full leaves, still conflict).
+    pod = per_leaf * fab.xgft["down"][1] if fab.levels == 3 else None
+    # What a scenario gives to build this tree: its taper alone keeps radix/2 hosts per leaf.
+    keys: dict[str, Any] = {
+        "radix": radix,
+        "hosts": hosts,
+        "levels": fab.levels,
+        "taper": taper if fab.levels == 2 else [taper, "1:1"],
+        "hosts_per_leaf": per_leaf,
+    }
+    if spine_radix is not None:
+        keys["spine_radix"] = spine_radix
     return {
         "taper": taper,
         "levels": fab.levels,
         "hosts_per_leaf": per_leaf,
         "uplinks_per_leaf": radix - per_leaf,
         "full_leaf_hosts": leaves * per_leaf,
+        "full_pod_hosts": math.ceil(hosts / pod) * pod if pod else None,
+        "fabric": keys,
+        # The top level as the builder makes it, whatever the hosts: a partly used one is
+        # priced whole (switch ports count, used or not).
+        "top_ports_used": cables[up[-1]] // switches[fab.level_name(fab.levels)],
         "switches": switches,
         "switches_total": sum(switches.values()),
         "switch_ports": ports,

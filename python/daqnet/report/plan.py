@@ -23,7 +23,11 @@ def plan_summary(r: Mapping[str, Any]) -> str:
         "hosts / up-links per leaf",
         [f"{c['hosts_per_leaf']} / {c['uplinks_per_leaf']}" for c in rows],
     )
-    line("hosts that fill every leaf", [f"{c['full_leaf_hosts']:,}" for c in rows])
+    # A 3-level tree is symmetric with every pod full; a 2-level one with every leaf full.
+    full = [c.get("full_pod_hosts") or c["full_leaf_hosts"] for c in rows]
+    kinds = {"pod" if c.get("full_pod_hosts") else "leaf" for c in rows}
+    unit = "leaf" if kinds == {"leaf"} else "pod" if kinds == {"pod"} else "leaf (3 levels: pod)"
+    line(f"hosts that fill every {unit}", [f"{n:,}" for n in full])
     for lv in levels:
         line(f"{lv} switches", [f"{c['switches'].get(lv, 0):,}" for c in rows])
     line("switches in all", [f"{c['switches_total']:,}" for c in rows])
@@ -52,12 +56,34 @@ def plan_summary(r: Mapping[str, Any]) -> str:
         f"  prices: {p['switch_port']:g} {cur} per switch port, {p['copper_cable']:g} per copper cable "
         f"({', '.join(p['copper_stages'])}), {p['optical_cable']:g} per optical cable (--prices FILE to change)",
     ]
-    if r["hosts"] < max(c["full_leaf_hosts"] for c in rows):
+    if r["hosts"] < max(full):
         lines.append(
-            "  a partly filled leaf breaks the symmetry that keeps shift patterns conflict-free: "
-            "consider the 'hosts that fill every leaf'"
+            f"  a partly filled {unit} breaks the symmetry that keeps shift patterns conflict-free "
+            f"under D-mod-K: consider the 'hosts that fill every {unit}'"
         )
+    for c in rows:
+        top = list(c["switches"])[-1]
+        if c.get("top_ports_used", r["radix"]) < r["radix"] // 2:
+            lines.append(
+                f"  {c['taper']}: each of the {c['switches'][top]:,} {top} switches uses "
+                f"{c['top_ports_used']} of its {r['radix']} ports, and the cost counts them all: "
+                "the tree daqnet analyses; fewer, fuller switches there would cost less"
+            )
+    # A scenario's taper alone keeps radix/2 hosts per leaf: the keys that build each column.
+    if any("fabric" in c for c in rows):
+        lines.append("  as a scenario's [fabric]:")
+        for c in rows:
+            keys = ", ".join(f"{k} = {_toml(v)}" for k, v in c["fabric"].items())
+            lines.append(f"    {c['taper']:<6} {keys}")
     return "\n".join(lines)
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return str(value)
 
 
 def _stage_order(stage: str) -> int:
