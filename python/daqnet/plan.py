@@ -133,7 +133,8 @@ def candidate(
     narrowest = min(cables.values())
     # Three levels: leaves in different pods share no spine, so D-mod-K's symmetry needs every
     # pod full, not only every leaf (radix 36: 666 hosts, full leaves, still conflict).
-    pod = per_leaf * fab.xgft["down"][1] if fab.levels == 3 else None
+    shape = fab.xgft  # the builder's trees are XGFTs
+    pod = per_leaf * shape["down"][1] if shape is not None and fab.levels == 3 else None
     # What a scenario gives to build this tree: its taper alone keeps radix/2 hosts per leaf.
     keys: dict[str, Any] = {
         "radix": radix,
