@@ -53,6 +53,19 @@ def test_prices_file_and_bad_input(tmp_path):
     p.write_text("[prices]\nswitch = 3\n")
     with pytest.raises(DaqnetError, match="unknown key 'prices.switch'"):
         read_prices(p)
+    # A stage misspelt was priced as if absent (and echoed back); a negative price said
+    # "expected float"; 1e300 printed 300 digits into the table.
+    for text, error in [
+        ('copper_stages = ["host->leaf", "leaf->core"]', "'leaf->core' is not a stage of cables"),
+        ("switch_port = -5", r"prices.switch_port = -5: must be from 0 to 1e\+09"),
+        ("optical_cable = 1e300", "must be from 0 to"),
+        ("switch_port = nan", "must be from 0 to"),
+        ('copper_cable = "cheap"', "expected a number"),
+        ('copper_stages = "host->leaf"', "expected a list"),
+    ]:
+        p.write_text(f"[prices]\n{text}\n")
+        with pytest.raises(DaqnetError, match=error):
+            read_prices(p)
     with pytest.raises(DaqnetError, match="--taper 5:3"):
         plan(100, 100, 36, ["5:3"])
     with pytest.raises(DaqnetError, match=r"--hosts 100000: .* \(a larger --radix holds more\)"):

@@ -32,6 +32,10 @@ DEFAULT_PRICES: dict[str, Any] = {
     "optical_cable": 500.0,
     "copper_stages": ["host->leaf"],
 }
+#: The stages of cables a plan counts, host to top; copper_stages names some of them.
+STAGES = ("host->leaf", "leaf->spine", "spine->core")
+#: A unit price above this is a typo (a price of 1e300 printed 300 digits into the table).
+MAX_PRICE = 1e9
 
 
 @dataclass
@@ -57,15 +61,23 @@ def read_prices(path: str | Path) -> dict[str, Any]:
             raise DaqnetError(
                 f"{path}: unknown key 'prices.{key}' (known: {', '.join(DEFAULT_PRICES)})"
             )
+        where = f"{path}: prices.{key} = {value!r}"
         want = type(DEFAULT_PRICES[key])
-        ok = (
-            isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
-            if want is float
-            else isinstance(value, want)
-        )
-        if not ok:
-            raise DaqnetError(f"{path}: prices.{key} = {value!r}: expected {want.__name__}")
-        prices[key] = float(value) if want is float else value
+        if want is float:
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise DaqnetError(f"{where}: expected a number")
+            if not 0 <= value <= MAX_PRICE:  # NaN fails too
+                raise DaqnetError(f"{where}: must be from 0 to {MAX_PRICE:g}")
+            value = float(value)
+        elif not isinstance(value, want):
+            raise DaqnetError(f"{where}: expected a {'list' if want is list else 'string'}")
+        if key == "copper_stages":
+            for stage in value:
+                if stage not in STAGES:
+                    raise DaqnetError(
+                        f"{where}: {stage!r} is not a stage of cables (known: {', '.join(STAGES)})"
+                    )
+        prices[key] = value
     return prices
 
 
