@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import lhcb72_protocol, small_scenario
 from daqnet import DaqnetError
@@ -669,6 +670,44 @@ def test_sum_of_max_loads_against_brute_force(scenario, capsys):
     assert main(["conflicts", str(scenario), "--set", "placement.order=hostname"]) == 0
     text = capsys.readouterr().out
     assert f"Σ over steps of the max link load {expected:,} against {len(per_step)}" in text
+
+
+@pytest.mark.parametrize(
+    ("schedule", "bound"), [("barrel", 1), ("all-at-once", 7)], ids=["barrel", "all-at-once"]
+)
+def test_the_hosts_own_links_bound_a_step(tmp_path, capsys, schedule, bound):
+    # All pairs at once: each host sends 7 flows and receives 7, so its own links carry 7 in
+    # any fabric. The summary read "144 conflicts ... x7.000 as long" against 1 per step, on
+    # a full tree that runs it at the NICs' rate. The bound per step is now the most flows
+    # one host sends or receives (counted here from the flows, not the links), and the
+    # conflicts on host links are named.
+    import reference
+    from daqnet.analysis import conflicts
+
+    sc = tmp_path / "t8.toml"
+    sc.write_text(f'[fabric]\nradix = 8\nhosts = 8\n[workload]\nschedule = "{schedule}"\n')
+    _, rt, pl, wl = Scenario.load(sc).build()
+    rep = conflicts(rt, pl, wl)
+    _, _, link_conflicts, _ = reference.conflicts(rt, pl.hosts, wl.steps())
+    own = []
+    for flows in wl.steps():
+        pairs = [
+            (int(pl.hosts[a]), int(pl.hosts[b])) for a, b in flows if pl.hosts[a] != pl.hosts[b]
+        ]
+        sends = np.bincount([a for a, _ in pairs], minlength=8)
+        receives = np.bincount([b for _, b in pairs], minlength=8)
+        own.append(int(max(sends.max(), receives.max())))
+    assert rep.steps()["max_host_link_load"].tolist() == own and set(own) == {bound}
+    lt = rt.fabric.links()
+    host = {i for i in range(len(lt["src"])) if min(lt["src"][i], lt["dst"][i]) < 8}
+    assert rep.host_link_conflicts == sum(v for k, v in link_conflicts.items() if k in host)
+    assert main(["conflicts", str(sc)]) == 0
+    text = capsys.readouterr().out
+    if schedule == "all-at-once":
+        assert "144 conflicts (96 on hosts' own links)" in text
+        assert "against 7 on the hosts' own links" in text and "×1.000 as long" in text
+    else:
+        assert "against 7 without conflicts: steps of equal flows take ×1.000" in text
 
 
 def test_one_step_numbering_everywhere(scenario, tmp_path, capsys):

@@ -75,7 +75,8 @@ struct Partial {
 // scattered updates of the link counters overlap in the processor rather than wait on
 // each other.
 template <class FlowLinks>
-void analyze_range(int64_t first, int64_t last, const std::vector<int32_t>& klass, std::span<const int32_t> placement,
+void analyze_range(int64_t first, int64_t last, const std::vector<int32_t>& klass,
+                   const std::vector<uint8_t>& host_link, std::span<const int32_t> placement,
                    const workload::Schedule& schedule, FlowLinks& flow_links, Partial& acc,
                    std::vector<StepSummary>& steps, std::vector<Flow>& flows, std::vector<LinkId>& buffer) {
   constexpr size_t kFlush = 4096;
@@ -83,7 +84,7 @@ void analyze_range(int64_t first, int64_t last, const std::vector<int32_t>& klas
     schedule.step(s, flows);
     const auto epoch = static_cast<uint32_t>(s + 1);
     int64_t traversals = 0, distinct = 0;
-    int32_t step_max = 0, conflicting = 0;
+    int32_t step_max = 0, host_max = 0, conflicting = 0;
     // A link already used in this step: a conflict (rare on good schedules, so out of line).
     auto conflict = [&](LinkId l) {
       LinkConflicts& c = acc.cold[static_cast<size_t>(l)];
@@ -99,6 +100,7 @@ void analyze_range(int64_t first, int64_t last, const std::vector<int32_t>& klas
       }
       if (k > c.max_load) c.max_load = k;
       if (k > step_max) step_max = k;
+      if (k > host_max && host_link[static_cast<size_t>(l)]) host_max = k;
       if (k >= 3) {
         auto& a = acc.at_least[static_cast<size_t>(klass[static_cast<size_t>(l)])];
         if (a.size() <= static_cast<size_t>(k)) a.resize(static_cast<size_t>(k) + 1, 0);
@@ -152,6 +154,7 @@ void analyze_range(int64_t first, int64_t last, const std::vector<int32_t>& klas
     st.conflicting_links = conflicting;
     st.conflicts = traversals - distinct;  // Σ (load - 1) over used links
     st.max_link_load = distinct > 0 ? std::max(step_max, 1) : 0;
+    st.max_host_link_load = distinct > 0 ? std::max(host_max, 1) : 0;  // every route starts at a host
   }
 }
 
@@ -162,7 +165,12 @@ ConflictResult analyze(const routing::Routing& routing, std::span<const int32_t>
   const size_t L = static_cast<size_t>(f.num_links());
   std::vector<int32_t> klass(L);
   const auto classes = static_cast<size_t>(f.link_class_names().size());
-  for (size_t l = 0; l < L; ++l) klass[l] = f.link(static_cast<LinkId>(l)).link_class;
+  std::vector<uint8_t> host_link(L);
+  for (size_t l = 0; l < L; ++l) {
+    const auto& link = f.link(static_cast<LinkId>(l));
+    klass[l] = link.link_class;
+    host_link[l] = link.src < f.num_hosts() || link.dst < f.num_hosts();
+  }
 
   ConflictResult r;
   r.steps_total = schedule.num_steps();
@@ -181,7 +189,7 @@ ConflictResult analyze(const routing::Routing& routing, std::span<const int32_t>
     detail::with_flow_links(routing, [&](auto& links) {
       int64_t first = 0, last = 0;
       while (steps.next(first, last)) {
-        analyze_range(first, last, klass, placement, schedule, links, acc, r.steps, flows, buffer);
+        analyze_range(first, last, klass, host_link, placement, schedule, links, acc, r.steps, flows, buffer);
         steps.done(t, last - first);
       }
     });

@@ -24,6 +24,9 @@ struct StepSummary {
   int64_t flows = 0;  ///< flows in the step (including host-local ones)
   int64_t conflicts = 0;
   int32_t max_link_load = 0;
+  /// The most flows on a link to or from a host: what the step's hosts send or receive at
+  /// once, which no routing or rank order can spread (all pairs at once: N − 1).
+  int32_t max_host_link_load = 0;
   int32_t links_used = 0;         ///< links with load ≥ 1
   int32_t conflicting_links = 0;  ///< links with load ≥ 2
 };

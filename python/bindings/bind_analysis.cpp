@@ -52,6 +52,7 @@ void bind_analysis(nb::module_& m) {
                  .add("flows", [](const StepSummary& s) { return s.flows; })
                  .add("conflicts", [](const StepSummary& s) { return s.conflicts; })
                  .add("max_link_load", [](const StepSummary& s) { return s.max_link_load; })
+                 .add("max_host_link_load", [](const StepSummary& s) { return s.max_host_link_load; })
                  .add("links_used", [](const StepSummary& s) { return s.links_used; })
                  .add("conflicting_links", [](const StepSummary& s) { return s.conflicting_links; })
                  .dict();

@@ -76,6 +76,22 @@ class ConflictReport:
         return int(self._steps["max_link_load"].sum())
 
     @property
+    def host_link_conflicts(self) -> int:
+        """The conflicts on links to or from a host: flows that share a host's own link,
+        which no routing or rank order avoids."""
+        lt = self.fabric.links()
+        host = (lt["src"] < self.fabric.num_hosts) | (lt["dst"] < self.fabric.num_hosts)
+        return int(self._core.link_table()["conflicts"][host].sum())
+
+    @property
+    def sum_max_host_link_load(self) -> int:
+        """Σ over steps of the most flows on one host's own link: what the hosts send or
+        receive at once bounds a step whatever the fabric (1 per step for a permutation, as
+        a barrel shift's; N − 1 for all pairs at once), so sum_max_link_load over this is the
+        slowdown that the fabric adds."""
+        return int(self._steps["max_host_link_load"].sum())
+
+    @property
     def total_link_traversals(self) -> int:
         """Σ over flows of route length in links (= Σ over links and steps of load)."""
         return self._core.total_link_traversals
@@ -234,6 +250,8 @@ class ConflictReport:
             "steps_done": self.steps_done,
             "steps_with_conflicts": self.steps_with_conflicts,
             "sum_max_link_load": self.sum_max_link_load,
+            "sum_max_host_link_load": self.sum_max_host_link_load,
+            "host_link_conflicts": self.host_link_conflicts,
             "interrupted": self.interrupted,
             "steps": [
                 {
@@ -241,6 +259,7 @@ class ConflictReport:
                     "flows": int(s["flows"][i]),
                     "conflicts": int(s["conflicts"][i]),
                     "max_link_load": int(s["max_link_load"][i]),
+                    "max_host_link_load": int(s["max_host_link_load"][i]),
                     "conflicting_links": int(s["conflicting_links"][i]),
                 }
                 for i in range(self.steps_done)

@@ -49,17 +49,28 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
         "",
     ]
     done = report.steps_done
+    on_hosts = report.host_link_conflicts
     lines.append(
-        f"  {count(report.total_flows, 'flow')}, {count(report.total_conflicts, 'conflict')} in "
-        f"{report.steps_with_conflicts:,} of {done:,} steps, max link load {report.max_link_load}"
+        f"  {count(report.total_flows, 'flow')}, {count(report.total_conflicts, 'conflict')}"
+        + (f" ({on_hosts:,} on hosts' own links)" if on_hosts else "")
+        + f" in {report.steps_with_conflicts:,} of {done:,} steps, max link load {report.max_link_load}"
     )
-    busy = int(np.count_nonzero(report.steps()["flows"]))
+    busy = int(np.count_nonzero(report.steps()["max_link_load"]))
     if busy:
-        total = report.sum_max_link_load
-        lines.append(
-            f"  Σ over steps of the max link load {total:,} against {busy:,} without conflicts: "
-            f"steps of equal flows take ×{total / busy:.3f} as long"
-        )
+        total, bound = report.sum_max_link_load, report.sum_max_host_link_load
+        if bound == busy:  # one flow per host link in every step: a permutation's steps
+            lines.append(
+                f"  Σ over steps of the max link load {total:,} against {busy:,} without conflicts: "
+                f"steps of equal flows take ×{total / busy:.3f} as long"
+            )
+        else:
+            # Hosts that send or receive several flows at once share their own links in any
+            # fabric: that is the step's floor, not a conflict the fabric adds (all at once).
+            lines.append(
+                f"  Σ over steps of the max link load {total:,} against {bound:,} on the hosts' own "
+                f"links (what they send or receive at once, in any fabric): steps of equal flows "
+                f"take ×{total / bound:.3f} as long as the hosts' links allow"
+            )
     if report.interrupted:
         lines.append(
             f"  INTERRUPTED after {done:,} of {report.steps_total:,} steps: totals cover those steps"
