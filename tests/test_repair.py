@@ -332,6 +332,28 @@ def test_uplink_usage_tells_regular_from_irregular_tables(tmp_path):
     assert plot_uplinks(after, tmp_path / "up.png").stat().st_size > 0
 
 
+def test_uplink_patterns_of_three_levels_and_of_two_leaves(tmp_path):
+    # Leaves of different pods share no spine: compared by spine, D-mod-K's tables on three
+    # levels read as 3 patterns (one per pod), never "regular". Two leaves have no rank off
+    # both: they "agreed" on nothing and were called regular, a changed table included.
+    from daqnet import Scenario
+    from daqnet.analysis.uplinks import uplink_usage
+    from daqnet.report.uplinks import uplinks_summary
+
+    three = Scenario({"fabric": {"radix": 8, "hosts": 33, "levels": 3}}, source="<3>")
+    _, rt, pl, _ = three.build()
+    u = uplink_usage(rt, pl)
+    assert len(u.leaves) == 9 and u.patterns == 1
+    assert all(r.same_as == "leaf0" for r in u.leaves[1:])
+    assert "(regular tables: every leaf agrees)" in uplinks_summary(u)
+    two = Scenario({"fabric": {"radix": 8, "hosts": 8}}, source="<2>")
+    _, rt, pl, _ = two.build()
+    u = uplink_usage(rt, pl)
+    assert u.patterns == 2 and u.leaves[1].same_as is None
+    text = uplinks_summary(u)
+    assert "cannot be compared" in text and "regular" not in text
+
+
 def test_summary_reads_the_lower_bound_for_what_it_says():
     from daqnet.report.repair import _bound
 

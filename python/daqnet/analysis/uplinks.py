@@ -4,7 +4,11 @@ each destination, in rank order.
 A barrel step sends a full leaf's hosts to consecutive ranks; the step is free of up-link
 conflicts at that leaf only if those ranks leave through distinct up-ports. So the table
 of up-ports over destinations in rank order shows irregular tables at a glance: regular
-tables repeat one pattern on every leaf, irregular ones do not. ``clashes`` counts, in
+tables repeat one pattern on every leaf, irregular ones do not. Two leaves agree when, on
+every rank off both, they use the same spine, or, when they share no spine (leaves of
+different pods), the same up-port index; a leaf joins the pattern of the first earlier
+leaf that heads one and agrees with it. With two leaves no rank lies off both: nothing to
+compare, so no pattern is shared and no verdict given. ``clashes`` counts, in
 each barrel step, the leaf's destinations that share an up-port with another: the leaf's
 up-link conflicts that step (a tapered leaf has some in every step), as a mean over steps.
 """
@@ -31,7 +35,8 @@ class UplinkRow(Result):
     up_ports: list[int]  #: the leaf's up-ports, in port order
     destinations_per_port: list[int]  #: off-leaf placed destinations routed through each
     clashes_per_step: float  #: up-link conflicts at the leaf, mean over the barrel steps
-    #: the first leaf whose table sends every rank (off both leaves) to the same spine
+    #: the first leaf heading a pattern whose table sends every rank off both leaves the
+    #: same way (same spine; same up-port index for leaves of different pods)
     same_as: str | None
 
 
@@ -97,7 +102,8 @@ def uplink_usage(routing: Routing, placement: Placement) -> UplinkUsage:
     matrix = np.full((len(leaves), len(dest)), -1, dtype=np.int64)
     # A host on each leaf to route from (tables are per destination, so any will do).
     first_host = {int(leaf_of[h]): h for h in range(H - 1, -1, -1)}
-    groups: list[tuple[np.ndarray, str]] = []  # one leaf per pattern of spine per rank
+    # One leaf per pattern: its spine and up-port index per rank, its spines, its name.
+    groups: list[tuple[np.ndarray, np.ndarray, set[int], str]] = []
     table = routing.table() if routing.has_tables else None
     for i, leaf in enumerate(leaves):
         out = links["src"] == leaf
@@ -124,14 +130,19 @@ def uplink_usage(routing: Routing, placement: Placement) -> UplinkUsage:
         spines = np.where(matrix[i] >= 0, spine_of_port[ports], -1)
         seq = matrix[i][matrix[i] >= 0]
         counts = np.bincount(seq, minlength=len(up_ports))
+        mine = {peer_of_port[p] for p in up_ports}
         same = None
-        for rep, rep_name in groups:  # agree on every rank off both leaves
-            both = (spines >= 0) & (rep >= 0)
-            if np.array_equal(spines[both], rep[both]):
-                same = rep_name
+        for head_spines, head_index, head_set, head_name in groups:
+            both = (spines >= 0) & (head_spines >= 0)  # ranks off both leaves
+            if not both.any():
+                continue  # nothing to compare (two leaves alone)
+            # Leaves of different pods share no spine: their tables can only agree by port.
+            mine_by, head_by = (spines, head_spines) if mine & head_set else (matrix[i], head_index)
+            if np.array_equal(mine_by[both], head_by[both]):
+                same = head_name
                 break
         if same is None:
-            groups.append((spines, names[leaf]))
+            groups.append((spines, matrix[i], mine, names[leaf]))
         rows.append(
             UplinkRow(
                 leaf=names[leaf],

@@ -21,14 +21,21 @@ def _pattern(row: np.ndarray, n: int = 16) -> str:
 
 
 def uplinks_summary(u: UplinkUsage, source: str = "") -> str:
+    if len(u.leaves) == 2:
+        patterns = "2 leaves: no rank lies off both, so their tables cannot be compared"
+    else:
+        patterns = (
+            f"{len(u.leaves)} leaves, {u.patterns} distinct pattern(s) of spine per destination"
+        )
+        if u.patterns == 1 and len(u.leaves) > 2:
+            patterns += " (regular tables: every leaf agrees)"
     lines = [
         f"daqnet uplinks — {source}" if source else "daqnet uplinks",
         f"  fabric     {u.fabric}",
         f"  routing    {u.routing}",
         f"  placement  {u.placement}",
         "",
-        f"  {len(u.leaves)} leaves, {u.patterns} distinct pattern(s) of spine per destination"
-        + (" (regular tables: every leaf agrees)" if u.patterns == 1 else ""),
+        f"  {patterns}",
         "  clashes: the leaf's destinations sharing an up-port, mean over the barrel steps",
         "  (its up-link conflicts per step; a tapered leaf has some whatever the order)",
         "",
