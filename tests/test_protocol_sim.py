@@ -582,3 +582,33 @@ def test_progress_moves_through_a_warm_up_in_seconds():
     # No rate measured: null, not NaN (which made result.json invalid JSON).
     json.dumps(r.to_dict(), allow_nan=False)
     assert {u["gbps_out" if u["unit"] == "ru" else "gbps_in"] for u in r["units"]} == {None}
+
+
+def test_a_window_of_a_few_event_latencies_is_said_to_depend_on_its_phase():
+    # 4 nodes, 1 credit, a 1 ms window of ~4 event latencies after a warm-up in seconds:
+    # 127.1 Gb/s per node after 0.5 s of warm-up, 133.3 after 10 ms, 133.0 in steady state;
+    # nothing warned. A window of 10 latencies or more is quiet.
+    def run(seconds, warmup):
+        return simulate_protocol(
+            Scenario(
+                {
+                    "fabric": {"radix": 8, "hosts": 4},
+                    "bench": {
+                        "credits": 1,
+                        "fragment_bytes": 1048576,
+                        "meta_bytes": 0,
+                        "seconds": seconds,
+                        "warmup_seconds": warmup,
+                    },
+                    "simulate": {"mode": "protocol"},
+                },
+                source="<p4>",
+            )
+        )
+
+    short = [run(0.001, w) for w in (0.5, 0.01)]
+    assert abs(short[0]["gbps_per_host"] - short[1]["gbps_per_host"]) > 1.0  # the phase shows
+    for r in short:
+        (said,) = [w for w in r["warnings"] if "event latencies long" in w]
+        assert "raise bench.events or bench.seconds" in said
+    assert not any("event latencies long" in w for w in run(0.01, 0.5)["warnings"])

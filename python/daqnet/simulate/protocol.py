@@ -37,6 +37,12 @@ STEADY_TOLERANCE = 0.10
 # Below this relative spread of the window's latencies (p99 over p50) the builders' barrels
 # are in step: 1.0002-1.0006 in step, 1.11-1.14 out of step on 18 and 72 nodes.
 IN_STEP = 0.01
+# Events under way at the window's edges count in part: a window this many event latencies
+# long or more keeps that within a few percent (4 nodes, 1 credit: 4 latencies read 127.1
+# or 133.3 Gb/s per node by where the window fell, against 133.0 in steady state). Only for
+# the benchmark's run length, whose warm-up is in seconds: a window in events opens and
+# closes as events are built, in the same phase of the pipeline.
+WINDOW_LATENCIES = 10
 
 
 def protocol_run_length(scenario: Scenario, nodes: int, as_bench: bool = False) -> dict[str, Any]:
@@ -278,6 +284,16 @@ def protocol_warnings(doc: Mapping[str, Any], run: dict[str, Any]) -> list[str]:
                 "78.1 Gb/s per node over the network after 3,000 events, 99.0 in step): give a "
                 f"longer {warmup} until this warning goes"
             )
+    p50 = doc["latency_seconds"]["p50"]
+    timed = run["from"] == "bench"
+    if timed and p50 and not short and doc["window_seconds"] < WINDOW_LATENCIES * p50:
+        x = doc["window_seconds"] / p50
+        out.append(
+            f"the measurement window is {x:.1f} event latencies long (p50 {p50 * 1e3:.3f} ms): "
+            f"events under way at its edges count in part, which can move the figures by up to "
+            f"about {1 / x:.0%} with where the window falls; raise {keys} to at least "
+            f"{WINDOW_LATENCIES} latencies"
+        )
     drift = doc["halves_difference"]
     if drift is not None and drift > STEADY_TOLERANCE and not short:
         out.append(
