@@ -381,8 +381,9 @@ def _simulate_protocol(s: Section, d: Mapping[str, Any]) -> None:
         ]
     s.summary += [
         ("events measured", _num(d, "events_built", "", 0)),
-        ("window", _num(d, "window_seconds", "s (simulated)", 3)),
-        ("warm-up", _num(d, "warmup_seconds", "s", 3)),
+        # Simulated windows are often a few ms: in s, a 0.252 ms warm-up read "0.000 s".
+        ("window", _num(d, "window_seconds", "ms (simulated)", 3, scale=1e3)),
+        ("warm-up", _num(d, "warmup_seconds", "ms", 3, scale=1e3)),
     ]
     if d.get("interrupted"):
         s.notes.append(f"interrupted: {protocol_extent(d)}")
