@@ -97,17 +97,32 @@ def test_plan_json_has_the_interface_keys(capsys):
         )
 
 
-def test_study_mapping_on_a_small_percs(tmp_path, capsys):
+@pytest.mark.parametrize("sets", [[], ["fabric.nodes_per_drawer=4"]])
+def test_study_mapping_on_a_small_percs(tmp_path, capsys, sets):
     sc = tmp_path / "p.toml"
     sc.write_text(SMALL_PERCS)
     out = tmp_path / "out"
-    assert main(["study", "mapping", str(sc), "--out", str(out), "--json"]) == 0
+    more = [a for s in sets for a in ("--set", s)]
+    assert main(["study", "mapping", str(sc), *more, "--out", str(out), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["points_done"] == doc["points_total"] == 3 * 2 * 6
     assert {r["pattern"] for r in doc["rows"]} == {"stencil2d", "stencil4d", "multicast"}
     assert (out / "study.csv").read_text().splitlines()[0].startswith("pattern,")
     assert (out / "study.png").stat().st_size > 0
     assert len(doc["findings"]) == 3
+    # Mappings within 0.1 % of the best are named together, not one of them as "best".
+    for pattern, said in zip(["stencil2d", "stencil4d", "multicast"], doc["findings"], strict=True):
+        rows = [r for r in doc["rows"] if r["pattern"] == pattern]
+        low = min(r["total_seconds"] for r in rows)
+        tied = [r for r in rows if r["total_seconds"] <= low * 1.001]
+        if len(tied) > 1:
+            assert said.startswith(f"{pattern}: best, within 0.1% of each other: ")
+            for r in tied:
+                assert f"{r['placement.order']} with {r['routing.engine']}" in said
+        else:
+            assert said.startswith(f"{pattern}: best {tied[0]['placement.order']} with ")
+    if sets:  # stencil2d: five direct-routed mappings within 0.1 % (1.68 ms)
+        assert doc["findings"][0].startswith("stencil2d: best, within 0.1% of each other: ")
 
 
 SMALL_PERCS = (
