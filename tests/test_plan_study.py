@@ -278,6 +278,13 @@ def test_taper_study_errors_name_what_is_wrong(tmp_path, capsys):
     assert main(["study", "taper", str(sc), "--taper", "2:1"]) == 2
     err = capsys.readouterr().err
     assert "--taper 2:1: 8-port leaves cannot split 2:1" in err and "default" not in err
+    # More up-links than down: said as such, and as the --taper given (it read "8-port
+    # leaves cannot split 1:2" here, and "set fabric.taper=[...]", never typed, on 12 ports).
+    for radix in (8, 12):
+        sc.write_text(f"[fabric]\nradix = {radix}\nhosts = 24\n")
+        assert main(["study", "taper", str(sc), "--taper", "1:2"]) == 2
+        err = capsys.readouterr().err
+        assert "error: --taper 1:2: a taper (down:up) keeps at most as many up-links" in err
 
 
 @pytest.mark.parametrize(("hosts", "radix", "full"), [(33, 8, 48), (649, 36, 972)])

@@ -249,6 +249,8 @@ def test_repair_cli_errors_are_one_line(tmp_path, capsys):
     assert main(["repair", str(scen), "--what", "node-set", "--ranks", "40"]) == 2
     err = capsys.readouterr().err
     assert "has 32 hosts" in err and "Traceback" not in err
+    assert main(["repair", str(scen), "--what", "node-set", "--ranks", "1"]) == 2
+    assert "--ranks 1: at least 2 ranks" in capsys.readouterr().err
 
 
 def test_steps_file_errors_name_file_and_line(tmp_path):

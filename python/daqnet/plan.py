@@ -86,6 +86,10 @@ def hosts_per_leaf(radix: int, taper: str) -> int:
     ((a, b),) = parse_taper(taper, 2, "--taper")
     if a < 1 or b < 1:
         raise DaqnetError(f"--taper {taper}: both terms must be at least 1")
+    if b > a:  # checked first: "radix x 1 / 3 is not whole" hid it on 8-port leaves
+        raise DaqnetError(
+            f"--taper {taper}: a taper (down:up) keeps at most as many up-links as down-links"
+        )
     if (radix * a) % (a + b) != 0:
         raise DaqnetError(
             f"--taper {taper}: {radix}-port leaves cannot split {a}:{b} "

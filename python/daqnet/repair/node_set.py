@@ -66,7 +66,9 @@ def repair_node_set(
 ) -> NodeSetFound:
     """N = `ranks` hosts from `pool`, ordered, and the nearest conflict-free N' ≥ N (whole
     leaves added one at a time) when N itself cannot be made conflict-free."""
-    if not 2 <= ranks <= len(pool):
+    if ranks < 2:
+        raise DaqnetError(f"node set: --ranks {ranks}: at least 2 ranks (one pair) to place")
+    if ranks > len(pool):
         raise DaqnetError(
             f"node set: {ranks} ranks but the pool (--pool, default every host) has "
             f"{len(pool)} hosts; --ranks sets how many to choose"

@@ -4,6 +4,7 @@ when Ctrl-C stops the study."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -279,7 +280,13 @@ def taper_study(
         tree = [f"fabric.taper={taper_list}", f"fabric.hosts_per_leaf={per_leaf}"]
         # This taper's tree, built now: its errors and the scenario's (fabric.hosts = -5 was
         # reported as the next taper's) before a taper the radix cannot split.
-        Scenario.load(path, [*tree, *overrides]).build_fabric()
+        try:
+            Scenario.load(path, [*tree, *overrides]).build_fabric()
+        except DaqnetError as err:
+            # The study's own --set items are the user's --taper, not a --set they gave.
+            raise DaqnetError(
+                re.sub(r"^set fabric\.(taper|hosts_per_leaf)=\S+: ", f"--taper {t}: ", str(err))
+            ) from None
         for pattern, sets in TAPER_PATTERNS.items():
             groups[f"{t}|{pattern}"] = [*sets, *tree]
     points = [(label, p) for label, sets in groups.items() for p in _single(path, overrides, sets)]
