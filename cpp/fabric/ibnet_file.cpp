@@ -577,8 +577,10 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
     notes += ", " + std::to_string(kept_id) + " host" + (kept_id > 1 ? "s" : "") +
              " named by their ibnetdiscover id: their descriptions' first word is another node's too (" + list + ")";
   }
-  f->set_description(std::to_string(f->num_hosts()) + " hosts, " + std::to_string(f->num_switches()) +
-                     " switches from " + std::filesystem::path(path).filename().string() + notes);
+  const int32_t H = f->num_hosts(), S = f->num_switches();
+  f->set_description(std::to_string(H) + (H == 1 ? " host, " : " hosts, ") + std::to_string(S) +
+                     (S == 1 ? " switch from " : " switches from ") + std::filesystem::path(path).filename().string() +
+                     notes);
   return f;
 }
 

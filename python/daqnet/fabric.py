@@ -439,7 +439,8 @@ def graph(
         raise DaqnetError(str(err)) from None
     core.set_description(
         description
-        or f"graph of {len(hosts)} hosts, {len(switches)} switches, {len(cables)} cables"
+        or f"graph of {len(hosts)} host{'s' if len(hosts) != 1 else ''}, {len(switches)} "
+        f"switch{'es' if len(switches) != 1 else ''}, {len(cables)} cable{'s' if len(cables) != 1 else ''}"
     )
     return Fabric(core)
 

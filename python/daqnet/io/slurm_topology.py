@@ -137,7 +137,8 @@ def read_slurm_topology(
         cables,
         link_gbps=link_gbps,
         latency_seconds=latency_seconds,
-        description=f"{len(hosts)} hosts, {len(switches)} switches from {Path(path).name}",
+        description=f"{len(hosts)} host{'s' if len(hosts) != 1 else ''}, {len(switches)} "
+        f"{'switch' if len(switches) == 1 else 'switches'} from {Path(path).name}",
     )
 
 

@@ -33,7 +33,12 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
         per_leaf = [n for s, n in counts.items() if level[s] <= 1]
         upper = [s for s in counts if level[s] > 1]
         lo, hi = min(per_leaf, default=0), max(per_leaf, default=0)
-        leaf_note = f"{len(per_leaf)} leaves with {lo if lo == hi else f'{lo}-{hi}'} hosts each"
+        hosts = f"{lo if lo == hi else f'{lo}-{hi}'} host{'s' if hi != 1 else ''}"
+        leaf_note = (
+            f"1 leaf with {hosts}"
+            if len(per_leaf) == 1
+            else f"{len(per_leaf)} leaves with {hosts} each"
+        )
         if upper:
             n = sum(counts[s] for s in upper)
             leaf_note += f", {n} host{'s' if n != 1 else ''} on {', '.join(upper)} above the leaves"

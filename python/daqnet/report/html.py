@@ -366,7 +366,7 @@ def _simulate_protocol(s: Section, d: Mapping[str, Any]) -> None:
         (
             "protocol",
             f"{str(d['protocol']).upper()}, {d['schedule']} gathers, {d['nodes']} nodes, "
-            f"{d['credits']} credits, {d['in_flight']} in flight",
+            f"{d['credits']} credit{'s' if d['credits'] != 1 else ''}, {d['in_flight']} in flight",
         ),
         ("fragment", _num(d, "fragment_bytes", "bytes", 0)),
     ]
@@ -429,7 +429,8 @@ def _bench(s: Section, d: Mapping[str, Any]) -> None:
             (
                 "protocol",
                 f"{str(d['protocol']).upper()}, {d.get('schedule')} gathers, "
-                f"{d.get('credits')} credits, {d.get('in_flight')} in flight",
+                f"{d.get('credits')} credit{'s' if d.get('credits') != 1 else ''}, "
+                f"{d.get('in_flight')} in flight",
             )
         )
     if "fragment_bytes" in d:
