@@ -757,7 +757,7 @@ def test_emulate_reads_the_simulate_keys_of_its_prediction():
     assert unused(steps, "emulate", "simulate.local_gbps") is not None
 
 
-def test_results_carry_their_configuration(scenario, capsys):
+def test_results_carry_their_configuration(scenario, capsys, tmp_path):
     assert main(["conflicts", str(scenario), "--json", "--set", "fabric.hosts=24"]) == 0
     cfg = json.loads(capsys.readouterr().out)["config"]
     assert cfg["file"] == str(scenario) and cfg["set"] == ["fabric.hosts=24"]
@@ -767,6 +767,23 @@ def test_results_carry_their_configuration(scenario, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert (doc["protocol"], doc["credits"], doc["fragment_bytes"]) == ("pull", 2, 1048576)
     assert doc["config"]["values"]["bench"]["in_flight"] == 8
+    # The keys given, so that the page's scenario runs as it is: the effective values, every
+    # default written out, held bench.events = 0 with bench.seconds = 0, refused when given.
+    assert (
+        "simulate.events" in doc["config"]["given"] and "bench.events" not in doc["config"]["given"]
+    )
+    from daqnet.io.files import read_toml
+    from daqnet.report.html import _scenario
+
+    shown = _scenario(type("R", (), {"doc": doc, "kind": "simulate-protocol"})())
+    assert shown["what"].startswith("the scenario as given") and shown["effective"]
+    again = tmp_path / "again.toml"
+    again.write_text(shown["toml"])
+    given = read_toml(again, "scenario")
+    assert given["bench"] == {"protocol": "pull"} and given["simulate"]["events"] == 30
+    assert Scenario.load(again)["simulate"]["mode"] == "protocol"
+    assert main(["simulate", str(again), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["events_built"] == 30
 
 
 def test_interrupted_figure_says_so(scenario, monkeypatch, tmp_path):

@@ -158,14 +158,32 @@ def _scenario(r: ResultFile) -> dict[str, Any]:
     config = doc.get("config")
     if isinstance(config, Mapping) and isinstance(config.get("values"), Mapping):
         values = config["values"]
-        return {
+        out = {
             "name": values.get("name") or doc.get("name") or "",
             "file": config.get("file", ""),
             "set": list(config.get("set") or []),
             "description": str(values.get("description") or "").strip(),
             "toml": _toml(values),
             "what": "effective scenario (every key, defaults filled in)",
+            "effective": "",
         }
+        given = config.get("given")
+        if isinstance(given, list):
+            # What was given runs as a scenario; every default written out would not
+            # (bench.events = 0 with bench.seconds = 0 is an error when given).
+            kept = {
+                k: {key: v for key, v in section.items() if f"{k}.{key}" in given}
+                if isinstance(section, Mapping)
+                else section
+                for k, section in values.items()
+                if not isinstance(section, Mapping) or any(g.startswith(f"{k}.") for g in given)
+            }
+            out.update(
+                toml=_toml(kept),
+                what="the scenario as given (its file and --set; runs as it is)",
+                effective=out["toml"],
+            )
+        return out
     if r.kind == "bench":  # daqnet collect: the run description only
         return {
             "name": "",

@@ -214,9 +214,15 @@ class Scenario:
         return values
 
     def effective(self) -> dict[str, Any]:
-        """What a result was computed from: the file, the --set items, and every key's value
-        (defaults filled in), for the ``config`` of every result document."""
-        return {"file": self.source, "set": list(self.overrides), "values": self.values}
+        """What a result was computed from: the file, the --set items, every key's value
+        (defaults filled in) and which keys were given (the rest are that version's
+        defaults), for the ``config`` of every result document."""
+        return {
+            "file": self.source,
+            "set": list(self.overrides),
+            "values": self.values,
+            "given": sorted(self.given),
+        }
 
     @property
     def name(self) -> str:
