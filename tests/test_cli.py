@@ -786,6 +786,20 @@ def test_results_carry_their_configuration(scenario, capsys, tmp_path):
     assert json.loads(capsys.readouterr().out)["events_built"] == 30
 
 
+def test_a_result_records_files_as_absolute_paths(tmp_path, monkeypatch, capsys):
+    # A scenario loaded as sub/s.toml recorded placement.file as "sub/hosts.txt": the
+    # report's scenario, saved anywhere else, named another file.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "hosts.txt").write_text("".join(f"node{i}\n" for i in range(8)))
+    (tmp_path / "sub" / "s.toml").write_text(
+        '[fabric]\nradix = 8\nhosts = 8\n[placement]\norder = "file"\nfile = "hosts.txt"\n'
+    )
+    assert main(["conflicts", "sub/s.toml", "--json"]) == 0
+    cfg = json.loads(capsys.readouterr().out)["config"]
+    assert cfg["values"]["placement"]["file"] == str(tmp_path / "sub" / "hosts.txt")
+
+
 def test_interrupted_figure_says_so(scenario, monkeypatch, tmp_path):
     from daqnet import _core
     from daqnet.analysis import ConflictReport

@@ -18,6 +18,7 @@ from daqnet import fabric, placement, routing, workload
 from daqnet.analysis import conflicts
 from daqnet.cli import main
 from daqnet.errors import DaqnetError
+from daqnet.io.files import read_toml
 from daqnet.subnet_manager import find_tools, run_opensm
 
 try:
@@ -163,11 +164,19 @@ def test_opensm_over_a_capture_with_its_own_lids_and_guids(tmp_path, capsys):
     found = {}
     for name in ("live", "ibsim"):
         sc = tmp_path / f"{name}.toml"
-        sc.write_text(f'[fabric]\nkind = "ibnetdiscover"\nfile = "{name}.out"\n'
+        sc.write_text(f'[fabric]\nkind = "ibnetdiscover"\nfile = "{name}.out"\nlink_gbps = 200\n'
                       '[placement]\norder = "hostname"\n')  # fmt: skip
         out = tmp_path / f"osm-{name}"
         assert main(["opensm", str(sc), "--engine", "updn", "--out", str(out)]) == 0
         capsys.readouterr()
+        # The net file in place of the capture, with the rate given; no defaults (every one
+        # was written: PERCS rates under an imported fabric).
+        written = read_toml(out / "scenario.toml", "derived scenario")
+        assert written["fabric"] == {
+            "kind": "ibnetdiscover",
+            "file": "fabric.net",
+            "link_gbps": 200,
+        }
         assert main(["conflicts", str(out / "scenario.toml"), "--json"]) == 0
         found[name] = json.loads(capsys.readouterr().out)["total_conflicts"]
     assert (

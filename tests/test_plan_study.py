@@ -291,7 +291,7 @@ def test_taper_study_errors_name_what_is_wrong(tmp_path, capsys):
 def test_three_level_trees_are_conflict_free_with_every_pod_full(hosts, radix, full):
     # Leaves of different pods share no spine: full leaves are not enough on three levels.
     # plan --hosts 649 advised 666 (37 full leaves), which has 5,508 conflicts under D-mod-K;
-    # the pods' count (972) has none, and neither count in between is free.
+    # the pods' count (972) has none.
     import daqnet
 
     (c,) = plan(hosts, 100, radix).candidates
@@ -315,8 +315,9 @@ def test_the_scenario_keys_plan_prints_build_its_tree(hosts, tapers):
     # the keys it gives (hosts_per_leaf among them) must build the tree it priced.
     from daqnet import Scenario
 
-    for c in plan(hosts, 100, 36, tapers).candidates:
+    for c in plan(hosts, 200, 36, tapers).candidates:
         fab = Scenario({"fabric": c["fabric"]}, source="<plan>").build_fabric()
+        assert set(fab.links()["gbps"].tolist()) == {200.0}  # --gbps, not the default 100
         level = fab.nodes()["level"]
         built = {fab.level_name(lv): int((level == lv).sum()) for lv in range(1, fab.levels + 1)}
         assert built == c["switches"] and fab.num_links // 2 == sum(

@@ -217,6 +217,24 @@ def test_repair_cli_writes_files_the_analysis_confirms(tmp_path, capsys):
     assert sim["total_seconds"] == pytest.approx(doc["seconds_after"])
 
 
+def test_a_repaired_schedule_keeps_the_message_size_given(tmp_path, capsys):
+    # The steps replace [workload]; its message_bytes was dropped with the rest, and the
+    # written scenario simulated 1 MiB flows instead of the 4 KiB repaired.
+    scen = tmp_path / "s.toml"
+    scen.write_text(
+        '[fabric]\nradix = 8\nhosts = 32\nnaming = "shuffled"\n[placement]\norder = "hostname"\n'
+        '[workload]\nmessage_bytes = 4096\nschedule = "random"\nseed = 3\n'
+    )
+    out = tmp_path / "sched"
+    assert main(["repair", str(scen), "--what", "schedule", "--out", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    written = read_toml(out / "scenario.toml", "repaired scenario")
+    assert written["workload"] == {"message_bytes": 4096, "kind": "steps", "file": "steps.txt"}
+    assert main(["simulate", str(out / "scenario.toml"), "--json"]) == 0
+    sim = json.loads(capsys.readouterr().out)
+    assert sim["total_seconds"] == pytest.approx(doc["seconds_after"])
+
+
 def test_a_schedule_repair_never_slower_than_the_given_schedule(tmp_path, capsys):
     # All pairs at once over a full tree: its 144 conflicts are flows sharing their NICs,
     # which no schedule avoids, and the conflict-free repairs take 9 steps, 0.758 ms against

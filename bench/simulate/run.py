@@ -20,8 +20,9 @@
 3. The event manager's PUSH assignments over 4,000 hosts of a three-level radix-36 tree,
    2 credits: the first 0.1 ms of simulated time (every assignment of the first round given
    and received), kept once per class of RUs at equal delay against once per RU (the
-   baseline: 32 M messages), each in a fresh process (--reps times, in turn): peak memory
-   above the built scenario and wall time, as ratios; results must be identical.
+   baseline: 32 M messages, as before; the RUs' old queues of them are not rebuilt), each
+   in a fresh process (--reps times, in turn): peak memory above the built scenario and
+   wall time, as ratios; results must be identical.
 4. With --large: the protocol over 4,000 hosts of a three-level radix-36 tree, 200 events
    (--large-reps runs, default 1: every builder gathers its first event of 4,000 fragments
    before the window closes, ~28 M flows, so a run takes minutes).

@@ -25,7 +25,7 @@ struct StepSummary {
   int64_t conflicts = 0;
   int32_t max_link_load = 0;
   /// The most flows on a link to or from a host: what the step's hosts send or receive at
-  /// once, which no routing or rank order can spread (all pairs at once: N − 1).
+  /// once, which no routing can spread (one rank per host, all pairs at once: N − 1).
   int32_t max_host_link_load = 0;
   int32_t links_used = 0;         ///< links with load ≥ 1
   int32_t conflicting_links = 0;  ///< links with load ≥ 2

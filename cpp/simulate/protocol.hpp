@@ -30,6 +30,7 @@ struct ProtocolOptions {
   /// PUSH assignments as one message per readout unit, as the real event manager sends
   /// them, rather than one per class of equal delay (see Broadcast): the same run, with
   /// credits × nodes² messages queued at the start (a baseline for tests and benchmarks).
+  /// The agenda's side of the old way only: what an RU holds stays a range of events.
   bool per_ru_assignments = false;
 };
 

@@ -158,6 +158,7 @@ def candidate(
         "levels": fab.levels,
         "taper": taper if fab.levels == 2 else [taper, "1:1"],
         "hosts_per_leaf": per_leaf,
+        "link_gbps": gbps,
     }
     if spine_radix is not None:
         keys["spine_radix"] = spine_radix

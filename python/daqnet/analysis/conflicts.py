@@ -78,7 +78,7 @@ class ConflictReport:
     @property
     def host_link_conflicts(self) -> int:
         """The conflicts on links to or from a host: flows that share a host's own link,
-        which no routing or rank order avoids."""
+        which no routing avoids (for the ranks placed there)."""
         lt = self.fabric.links()
         host = (lt["src"] < self.fabric.num_hosts) | (lt["dst"] < self.fabric.num_hosts)
         return int(self._core.link_table()["conflicts"][host].sum())
@@ -86,9 +86,9 @@ class ConflictReport:
     @property
     def sum_max_host_link_load(self) -> int:
         """Σ over steps of the most flows on one host's own link: what the hosts send or
-        receive at once bounds a step whatever the fabric (1 per step for a permutation, as
-        a barrel shift's; N − 1 for all pairs at once), so sum_max_link_load over this is the
-        slowdown that the fabric adds."""
+        receive at once bounds a step whatever the fabric (with one rank per host, 1 per
+        step for a permutation, as a barrel shift's; N − 1 for all pairs at once), so
+        sum_max_link_load over this is the slowdown that the fabric adds."""
         return int(self._steps["max_host_link_load"].sum())
 
     @property

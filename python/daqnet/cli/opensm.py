@@ -14,7 +14,7 @@ import tomli_w
 from .. import fabric as _fabric
 from .. import routing as _routing
 from ..io.files import write_text_atomic
-from ..scenario.derive import derived
+from ..scenario.derive import derived, given_keys
 from ..subnet_manager import run_opensm
 from .common import EXIT_INTERRUPTED, emit, load, note
 
@@ -60,8 +60,12 @@ def run_opensm_command(args: argparse.Namespace) -> int:
         }
     }
     if imported:
-        fab = {k: v for k, v in scenario.values["fabric"].items() if v is not None}
-        changes["fabric"] = {**fab, "kind": "ibnetdiscover", "file": "fabric.net"}
+        # The net file in place of the capture: its rate and latency as given, nothing else
+        # (every default written out put PERCS rates under it).
+        rates = {
+            k: v for k, v in given_keys(scenario, "fabric").items() if k not in ("kind", "file")
+        }
+        changes["fabric"] = {**rates, "kind": "ibnetdiscover", "file": "fabric.net"}
     write_text_atomic(
         scenario_path,
         tomli_w.dumps(derived(scenario, f"{scenario.name} (OpenSM {args.engine})", changes)),

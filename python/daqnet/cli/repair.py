@@ -183,7 +183,10 @@ def _write(out_dir: str, scenario: Any, result: RepairResult, steps_workload: An
             path = out / f"hostfile-{n2}"
             write_text_atomic(path, "\n".join(result.nearest["hosts"]) + "\n")
             files[f"hostfile_{n2}"] = str(path)
-    write_text_atomic(scenario_path, tomli_w.dumps(derived(scenario, name, changes)))
+    # What the repair leaves meaningful of the sections it replaces: the message size of the
+    # schedule's flows, the number of ranks placed.
+    keep: dict[str, tuple[str, ...]] = {"workload": ("message_bytes",), "placement": ("ranks",)}
+    write_text_atomic(scenario_path, tomli_w.dumps(derived(scenario, name, changes, keep)))
     files["scenario"] = str(scenario_path)
     files["result"] = str(out / "repair.json")
     result.files = files

@@ -9,25 +9,39 @@ from typing import Any
 from .scenario import Scenario
 from .schema import SCHEMA
 
-__all__ = ["derived"]
+__all__ = ["derived", "given_keys"]
 
 
-def derived(scenario: Scenario, name: str, changes: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The keys the scenario was given (in its file or by --set) as a TOML document, files as
-    absolute paths since the new scenario lives elsewhere, with the sections in `changes`
-    replaced whole; their paths stay as given (relative to the new file). Defaults are left
+def given_keys(scenario: Scenario, section: str) -> dict[str, Any]:
+    """The keys of `section` the scenario was given (in its file or by --set), files as
+    absolute paths (a derived scenario lives elsewhere)."""
+    return {
+        k: str(Path(v).absolute()) if SCHEMA[section][k].kind == "path" else v
+        for k, v in scenario.values[section].items()
+        if v is not None and f"{section}.{k}" in scenario.given
+    }
+
+
+def derived(
+    scenario: Scenario,
+    name: str,
+    changes: dict[str, dict[str, Any]],
+    keep: dict[str, tuple[str, ...]] | None = None,
+) -> dict[str, Any]:
+    """The keys the scenario was given as a TOML document, with the sections in `changes`
+    replaced: of a replaced section, only the given keys named in `keep` stay (what the
+    change leaves meaningful: a schedule's message_bytes, not its shifts), under the
+    change's; the change's paths stay as given (relative to the new file). Defaults are left
     to the new scenario: written out, they would be given keys there, some of which clash
     (bench.events = 0 with bench.seconds = 0 is an error when given) and some of which belong
     to other kinds of fabric (PERCS rates under a fat tree)."""
     doc: dict[str, Any] = {"name": name}
     for section, keys in scenario.values.items():
         if isinstance(keys, dict):
-            given = {
-                k: str(Path(v).absolute()) if SCHEMA[section][k].kind == "path" else v
-                for k, v in keys.items()
-                if v is not None and f"{section}.{k}" in scenario.given
-            }
+            given = given_keys(scenario, section)
+            if section in changes:
+                kept = (keep or {}).get(section, ())
+                given = {k: v for k, v in given.items() if k in kept} | changes[section]
             if given:
                 doc[section] = given
-    doc.update(changes)
     return doc

@@ -217,10 +217,20 @@ class Scenario:
         """What a result was computed from: the file, the --set items, every key's value
         (defaults filled in) and which keys were given (the rest are that version's
         defaults), for the ``config`` of every result document."""
+        # Paths absolute: a result is read (and its scenario copied) from anywhere.
+        values = {
+            section: {
+                k: str(Path(v).absolute()) if SCHEMA[section][k].kind == "path" and v else v
+                for k, v in keys.items()
+            }
+            if isinstance(keys, dict)
+            else keys
+            for section, keys in self.values.items()
+        }
         return {
             "file": self.source,
             "set": list(self.overrides),
-            "values": self.values,
+            "values": values,
             "given": sorted(self.given),
         }
 

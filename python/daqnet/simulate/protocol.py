@@ -139,7 +139,8 @@ def simulate_protocol(
     `full_recompute` re-solves every rate at every change instead of only what the change
     touches: the same result, slowly. `per_ru_assignments` queues the event manager's PUSH
     assignments as one message per readout unit, not one per class of RUs at equal delay: the
-    same result, with credits × nodes² messages held at the start. Both are baselines for
+    same result, with credits × nodes² messages held at the start (what an RU holds stays a
+    range of events, as with the classes). Both are baselines for
     tests and benchmarks. `as_bench`: the run length is the benchmark's, set by the calling
     command (:func:`protocol_run_length`).
     """
@@ -291,8 +292,8 @@ def protocol_warnings(doc: Mapping[str, Any], run: dict[str, Any]) -> list[str]:
         out.append(
             f"the measurement window is {x:.1f} event latencies long (p50 {p50 * 1e3:.3f} ms): "
             f"events under way at its edges count in part, which can move the figures by up to "
-            f"about {1 / x:.0%} with where the window falls; raise {keys} to at least "
-            f"{WINDOW_LATENCIES} latencies"
+            f"about {1 / x:.0%} with where the window falls; make it at least "
+            f"{WINDOW_LATENCIES} latencies long ({keys})"
         )
     drift = doc["halves_difference"]
     if drift is not None and drift > STEADY_TOLERANCE and not short:
