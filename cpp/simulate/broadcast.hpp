@@ -36,6 +36,13 @@ public:
 
   size_t classes() const { return delay_.size(); }
   double delay(size_t c) const { return delay_[c]; }
+  /// Whether class c's messages sent at `now` fall due at the same instant as another
+  /// class's: delays apart by less than now's rounding. Their RUs' messages then interleave
+  /// by RU, and go one per RU. Times grow with delays, so only neighbours can tie.
+  bool tied(size_t c, double now) const {
+    const double at = now + delay_[c];
+    return (c > 0 && at == now + delay_[c - 1]) || (c + 1 < delay_.size() && at == now + delay_[c + 1]);
+  }
   const std::vector<int32_t>& rus(size_t c) const { return rus_[c]; }
 
   /// Event e (the e-th assignment: the event manager numbers events as it gives them out)

@@ -50,5 +50,17 @@ TEST(Broadcast, EachReadoutUnitSendsWhatReachedItOldestFirst) {
   EXPECT_EQ(b.builder(0), 7);
 }
 
+TEST(Broadcast, ClassesWhoseTimesRoundToOneInstantAreTied) {
+  // 1 µs and 1 µs + 1e-20 s are two classes, apart at 0, one instant at 1 s (its ulp is
+  // 2.2e-16): their RUs' messages interleave there. 2 µs stays apart.
+  const Broadcast b({1e-6, 1e-6 + 1e-20, 2e-6});
+  ASSERT_EQ(b.classes(), 3u);
+  for (size_t c = 0; c < 3; ++c) EXPECT_FALSE(b.tied(c, 0.0)) << c;
+  EXPECT_TRUE(b.tied(0, 1.0));
+  EXPECT_TRUE(b.tied(1, 1.0));
+  EXPECT_FALSE(b.tied(2, 1.0));
+  EXPECT_FALSE(Broadcast({0.0}).tied(0, 5.0));  // a single class ties with nothing
+}
+
 }  // namespace
 }  // namespace daqnet::simulate

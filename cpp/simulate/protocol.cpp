@@ -377,18 +377,15 @@ private:
     r_.control_messages += n_;
     const uint64_t first = seq_;
     seq_ += static_cast<uint64_t>(n_);
-    const size_t C = broadcast_.classes();
-    auto at = [&](size_t c) { return now() + broadcast_.delay(c); };
-    for (size_t c = 0; c < C; ++c) {
+    for (size_t c = 0; c < broadcast_.classes(); ++c) {
       const auto& rus = broadcast_.rus(c);
-      const bool tied = o_.per_ru_assignments || (c > 0 && at(c) == at(c - 1)) || (c + 1 < C && at(c) == at(c + 1));
-      if (!tied) {
-        queue_.after(broadcast_.delay(c), {at(c), first + static_cast<uint64_t>(rus.front()), Kind::assign_all,
-                                           static_cast<int32_t>(c), 0, e});
+      const double d = broadcast_.delay(c), at = now() + d;
+      if (!o_.per_ru_assignments && !broadcast_.tied(c, now())) {
+        queue_.after(d,
+                     {at, first + static_cast<uint64_t>(rus.front()), Kind::assign_all, static_cast<int32_t>(c), 0, e});
         continue;
       }
-      for (int32_t r : rus)
-        queue_.after(broadcast_.delay(c), {at(c), first + static_cast<uint64_t>(r), Kind::assign_ru, r, 0, e});
+      for (int32_t r : rus) queue_.after(d, {at, first + static_cast<uint64_t>(r), Kind::assign_ru, r, 0, e});
     }
   }
 
