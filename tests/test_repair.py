@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -217,17 +218,24 @@ def test_repair_cli_writes_files_the_analysis_confirms(tmp_path, capsys):
     assert sim["total_seconds"] == pytest.approx(doc["seconds_after"])
 
 
+def repair_schedule_out(tmp_path, capsys, scenario: str) -> tuple[dict, Path]:
+    """`daqnet repair --what schedule --out` of a scenario's text: the document, the directory."""
+    scen = tmp_path / "s.toml"
+    scen.write_text(scenario)
+    out = tmp_path / "out"
+    assert main(["repair", str(scen), "--what", "schedule", "--out", str(out), "--json"]) == 0
+    return json.loads(capsys.readouterr().out), out
+
+
 def test_a_repaired_schedule_keeps_the_message_size_given(tmp_path, capsys):
     # The steps replace [workload]; its message_bytes was dropped with the rest, and the
     # written scenario simulated 1 MiB flows instead of the 4 KiB repaired.
-    scen = tmp_path / "s.toml"
-    scen.write_text(
+    doc, out = repair_schedule_out(
+        tmp_path,
+        capsys,
         '[fabric]\nradix = 8\nhosts = 32\nnaming = "shuffled"\n[placement]\norder = "hostname"\n'
-        '[workload]\nmessage_bytes = 4096\nschedule = "random"\nseed = 3\n'
+        '[workload]\nmessage_bytes = 4096\nschedule = "random"\nseed = 3\n',
     )
-    out = tmp_path / "sched"
-    assert main(["repair", str(scen), "--what", "schedule", "--out", str(out), "--json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
     written = read_toml(out / "scenario.toml", "repaired scenario")
     assert written["workload"] == {"message_bytes": 4096, "kind": "steps", "file": "steps.txt"}
     assert main(["simulate", str(out / "scenario.toml"), "--json"]) == 0
@@ -239,13 +247,11 @@ def test_a_schedule_repair_never_slower_than_the_given_schedule(tmp_path, capsys
     # All pairs at once over a full tree: its 144 conflicts are flows sharing their NICs,
     # which no schedule avoids, and the conflict-free repairs take 9 steps, 0.758 ms against
     # 0.587. That slower schedule was the answer ("x0.775"); the given one stays now.
-    scen = tmp_path / "s.toml"
-    scen.write_text(
-        '[fabric]\nradix = 8\nhosts = 8\nhosts_per_leaf = 4\n[workload]\nschedule = "all-at-once"\n'
+    doc, out = repair_schedule_out(
+        tmp_path,
+        capsys,
+        '[fabric]\nradix = 8\nhosts = 8\nhosts_per_leaf = 4\n[workload]\nschedule = "all-at-once"\n',
     )
-    out = tmp_path / "kept"
-    assert main(["repair", str(scen), "--what", "schedule", "--out", str(out), "--json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
     assert doc["method"].startswith("the given schedule")
     assert doc["seconds_after"] == doc["seconds_before"] and doc["speedup"] == 1.0
     assert doc["conflicts_after"] == doc["conflicts_before"] == 144
