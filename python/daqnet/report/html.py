@@ -27,6 +27,7 @@ from ..io.files import write_text_atomic
 from ..io.result_files import KINDS, ResultFile
 from . import html_figures as figs
 from .bench import baseline_name
+from .format import count
 from .pairing import Pair, find_pairs, nodes_of_bench
 from .repair import bound_phrase, candidate_label
 from .simulate import protocol_extent
@@ -384,7 +385,7 @@ def _simulate_protocol(s: Section, d: Mapping[str, Any]) -> None:
         (
             "protocol",
             f"{str(d['protocol']).upper()}, {d['schedule']} gathers, {d['nodes']} nodes, "
-            f"{d['credits']} credit{'s' if d['credits'] != 1 else ''}, {d['in_flight']} in flight",
+            f"{count(d['credits'], 'credit')}, {d['in_flight']} in flight",
         ),
         ("fragment", _num(d, "fragment_bytes", "bytes", 0)),
     ]

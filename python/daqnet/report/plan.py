@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -73,17 +74,10 @@ def plan_summary(r: Mapping[str, Any]) -> str:
     if any("fabric" in c for c in rows):
         lines.append("  as a scenario's [fabric]:")
         for c in rows:
-            keys = ", ".join(f"{k} = {_toml(v)}" for k, v in c["fabric"].items())
+            # Strings, numbers and lists of them read the same in TOML as in JSON.
+            keys = ", ".join(f"{k} = {json.dumps(v)}" for k, v in c["fabric"].items())
             lines.append(f"    {c['taper']:<6} {keys}")
     return "\n".join(lines)
-
-
-def _toml(value: Any) -> str:
-    if isinstance(value, str):
-        return f'"{value}"'
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    return str(value)
 
 
 def _stage_order(stage: str) -> int:
