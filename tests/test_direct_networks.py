@@ -206,6 +206,38 @@ def test_spread_splits_a_flow_over_parallel_global_links():
     assert len(ways) == 2 and all(w == pytest.approx(0.5) for w, _ in ways)
 
 
+def test_conflicts_give_no_slowdown_where_flow_counts_are_not_times():
+    from daqnet import conflicts
+    from daqnet.report.conflicts import conflict_summary
+
+    # Host links at 1,536 Gb/s, D links at 80: 8 flows on a D link against 4 on a host link
+    # is not "x2 as long". With spread, a flow counts on both D links of its pair.
+    base = {
+        "fabric": {
+            "kind": "percs",
+            "supernodes": 3,
+            "drawers_per_supernode": 1,
+            "nodes_per_drawer": 2,
+        },
+        "workload": {"kind": "all-to-all", "tasks_per_node": 1},
+    }
+    for spread, split in ((False, False), (True, True)):
+        sc = Scenario(
+            {
+                **base,
+                "fabric": {**base["fabric"], "d_links_per_pair": 2},
+                "routing": {"engine": "direct", "spread": spread},
+            },
+            source="<percs>",
+        )
+        _fab, rt, pl, wl = sc.build()
+        rep = conflicts(rt, pl, wl)
+        assert (rep.spread_flows > 0) is split
+        assert "Gb/s" in rep.times_note and ("split over several paths" in rep.times_note) is split
+        text = conflict_summary(rep)
+        assert "flow counts do not give step times" in text and "as long" not in text
+
+
 def test_group_routing_refuses_a_fat_tree():
     from daqnet.fabric import fat_tree
 

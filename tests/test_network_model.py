@@ -164,11 +164,14 @@ def test_ring_analysis_against_brute_force(spread):
         rep = daqnet.conflicts(rt, pl, wl)
         steps = rep.steps()
         totals = Counter()
+        split = 0
         for i, flows in enumerate(wl.steps()):
             load = Counter()
             for s, d in flows:
                 links = set()  # a flow spread over paths loads each of their links once
-                for _, nodes in weighted(paths[(int(pl.hosts[s]), int(pl.hosts[d]))]):
+                ways = weighted(paths[(int(pl.hosts[s]), int(pl.hosts[d]))])
+                split += len(ways) > 1
+                for _, nodes in ways:
                     links.update(links_by_name(fab, nodes))
                 load.update(links)
             assert steps["conflicts"][i] == sum(max(0, v - 1) for v in load.values())
@@ -180,6 +183,9 @@ def test_ring_analysis_against_brute_force(spread):
         assert list(rep.links()["flows"]) == [totals[k] for k in range(fab.num_links)]
         classes = {lv["class"]: lv for lv in rep.levels()}
         assert set(classes) == {"host->leaf", "leaf->host", "ring"}
+        # Split flows are counted, and then flow counts are not offered as times.
+        assert rep.spread_flows == split and (split > 0) is spread
+        assert (rep.times_note is not None) is spread
 
 
 @pytest.mark.parametrize("spread", [False, True])

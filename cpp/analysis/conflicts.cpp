@@ -68,6 +68,7 @@ struct Partial {
   // at_least[c][k]: (link, step) pairs of class c with load >= k, for k >= 3 (rare);
   // k = 1 and 2 come from the per-link counters at the end.
   std::vector<std::vector<int64_t>> at_least;
+  int64_t spread_flows = 0;
 };
 
 // Analyse steps [first, last) into `steps` (indexed by step) and `acc`. Links are gathered
@@ -192,6 +193,7 @@ ConflictResult analyze(const routing::Routing& routing, std::span<const int32_t>
         analyze_range(first, last, klass, host_link, placement, schedule, links, acc, r.steps, flows, buffer);
         steps.done(t, last - first);
       }
+      acc.spread_flows = links.spread();
     });
   });
   r.interrupted = steps_done < total;
@@ -210,6 +212,7 @@ ConflictResult analyze(const routing::Routing& routing, std::span<const int32_t>
   std::vector<int64_t> links_in(classes, 0), ge1(classes, 0), ge2(classes, 0);
   std::vector<std::vector<int64_t>> at_least(classes);
   for (const Partial& p : parts) {
+    r.spread_flows += p.spread_flows;
     for (size_t l = 0; l < L; ++l) {
       const auto& st = p.state[l];
       const auto& cf = p.cold[l];

@@ -15,8 +15,9 @@ using fabric::LinkId;
 using workload::Flow;
 
 /// Static conflict analysis. In every step each flow follows its path (a flow spread over
-/// several paths loads every link of each); the load of a directed link is the number of
-/// flows on it, and
+/// several paths counts whole on every link of each: loads count the flows that touch a
+/// link, not their bytes; link_bytes() splits them); the load of a directed link is the
+/// number of flows on it, and
 ///     conflicts(step) = Σ_links max(0, load − 1),
 /// i.e. the number of flows that would have to share a link with an earlier one.
 struct StepSummary {
@@ -44,6 +45,7 @@ struct ConflictResult {
   int64_t total_flows = 0;
   int64_t total_conflicts = 0;
   int64_t total_link_traversals = 0;  ///< Σ over flows of route length in links
+  int64_t spread_flows = 0;           ///< flows split over several paths (counted whole on each)
   int32_t max_link_load = 0;
   int64_t steps_total = 0;   ///< steps in the schedule
   bool interrupted = false;  ///< stopped early by the progress callback

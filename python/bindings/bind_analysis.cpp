@@ -42,6 +42,7 @@ void bind_analysis(nb::module_& m) {
       .def_ro("total_flows", &ConflictResult::total_flows)
       .def_ro("total_conflicts", &ConflictResult::total_conflicts)
       .def_ro("total_link_traversals", &ConflictResult::total_link_traversals)
+      .def_ro("spread_flows", &ConflictResult::spread_flows)
       .def_ro("max_link_load", &ConflictResult::max_link_load)
       .def_ro("steps_total", &ConflictResult::steps_total)
       .def_ro("interrupted", &ConflictResult::interrupted)

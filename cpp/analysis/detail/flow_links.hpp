@@ -27,6 +27,7 @@ public:
       for (LinkId l : links) visit(l);
       return static_cast<int64_t>(links.size());
     }
+    ++spread_;
     unique_.assign(links.begin(), links.end());
     std::sort(unique_.begin(), unique_.end());
     unique_.erase(std::unique(unique_.begin(), unique_.end()), unique_.end());
@@ -40,10 +41,13 @@ public:
     for (size_t k = 0; k < n; ++k) (*this)(a[k], b[k], flow[k], [&](LinkId l) { buf.push_back(l); });
     return buf.size();
   }
+  /// Flows visited so far whose traffic is split over several paths.
+  int64_t spread() const { return spread_; }
 
 private:
   const routing::Routing& routing_;
   bool single_;
+  int64_t spread_ = 0;
   routing::PathSet set_;
   std::vector<LinkId> unique_;
 };
@@ -67,6 +71,7 @@ public:
     if (buf.size() < room) buf.resize(room);
     return used + routing_.gather_paths(a, b, n, buf.data() + used);
   }
+  static int64_t spread() { return 0; }  // one path per pair
 
 private:
   const routing::TableRouting& routing_;

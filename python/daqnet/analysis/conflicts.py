@@ -92,6 +92,28 @@ class ConflictReport:
         return int(self._steps["max_host_link_load"].sum())
 
     @property
+    def spread_flows(self) -> int:
+        """Flows the routing split over several paths (``routing.spread``, weighted paths):
+        each counts whole on every link of each of its paths, so loads count the flows that
+        touch a link, not their bytes."""
+        return int(self._core.spread_flows)
+
+    @property
+    def times_note(self) -> str | None:
+        """Why flow counts do not give step times here (None when they do): sum_max_link_load
+        measures time only when every link has one rate and every flow one path."""
+        gbps = self.fabric.links()["gbps"]
+        why = []
+        if len(gbps) and float(gbps.min()) != float(gbps.max()):
+            why.append(f"links run at {float(gbps.min()):g} to {float(gbps.max()):g} Gb/s")
+        if self.spread_flows:
+            why.append(
+                f"{self.spread_flows:,} flow{'s' if self.spread_flows != 1 else ''} split over "
+                "several paths count whole on each"
+            )
+        return " and ".join(why) or None
+
+    @property
     def total_link_traversals(self) -> int:
         """Σ over flows of route length in links (= Σ over links and steps of load)."""
         return self._core.total_link_traversals
@@ -252,6 +274,8 @@ class ConflictReport:
             "sum_max_link_load": self.sum_max_link_load,
             "sum_max_host_link_load": self.sum_max_host_link_load,
             "host_link_conflicts": self.host_link_conflicts,
+            "spread_flows": self.spread_flows,
+            "times_note": self.times_note,
             "interrupted": self.interrupted,
             "steps": [
                 {

@@ -61,7 +61,13 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
         + f" in {report.steps_with_conflicts:,} of {done:,} steps, max link load {report.max_link_load}"
     )
     busy = int(np.count_nonzero(report.steps()["max_link_load"]))
-    if busy:
+    if busy and report.times_note:
+        # Flows per link are not times when links differ in rate or flows are split.
+        lines.append(
+            f"  flow counts do not give step times here ({report.times_note}): "
+            "`daqnet simulate` times the steps"
+        )
+    elif busy:
         total, bound = report.sum_max_link_load, report.sum_max_host_link_load
         if bound == busy:  # one flow per host link in every step: a permutation's steps
             lines.append(

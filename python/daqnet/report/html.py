@@ -248,11 +248,20 @@ def _conflicts(s: Section, d: Mapping[str, Any]) -> None:
         ("steps with conflicts", _num(d, "steps_with_conflicts", f"of {d['steps_done']:,}", 0)),
         ("max link load", _num(d, "max_link_load", "flows", 0)),
         ("Σ max link load", _num(d, "sum_max_link_load", f"against {bound:,}", 0)),
-        (
-            "slowdown of equal-flow steps",
-            _calc(d["sum_max_link_load"] / bound if bound else None, "×", 3),
-        ),
     ]
+    # Flow counts are times only with one link rate and one path per flow.
+    if d.get("times_note"):
+        s.notes.append(
+            f"flow counts do not give step times here ({d['times_note']}): "
+            "daqnet simulate times the steps"
+        )
+    else:
+        s.summary.append(
+            (
+                "slowdown of equal-flow steps",
+                _calc(d["sum_max_link_load"] / bound if bound else None, "×", 3),
+            )
+        )
     if d.get("interrupted"):
         s.notes.append(f"interrupted: {d['steps_done']:,} of {d['steps_total']:,} steps done")
     s.tables.append(
