@@ -453,6 +453,27 @@ rounds = 8
     assert rows["leaf->spine"]["links"] * 2 == rows["host->leaf"]["links"]
 
 
+def test_effective_bisection_counts_only_what_the_fabric_adds(tmp_path):
+    # One switch carries every bisection at the hosts' rate. With 4 tasks per node the
+    # tasks share their node's link in any fabric: 25-33 Gb/s per flow, but 100 % of what
+    # a contention-free fabric gives the same flows (it read 27 % against a flow alone).
+    text = """
+[fabric]
+kind = "fat-tree"
+radix = 8
+hosts = 4
+[workload]
+kind = "bisection"
+rounds = 4
+tasks_per_node = {tasks}
+"""
+    for tasks in (1, 4):
+        r = simulate(scenario(tmp_path, text.format(tasks=tasks)))
+        ebb = r.effective_bisection
+        assert ebb["fraction"] == pytest.approx(1.0, rel=1e-12)
+        assert (ebb["gbps"] < 50) is (tasks == 4)
+
+
 def test_dragonfly_scenario_runs_conflicts_and_simulate(tmp_path, capsys):
     from daqnet.cli import main
 

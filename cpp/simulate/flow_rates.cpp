@@ -17,11 +17,36 @@ FlowRates step_flow_rates(const NetworkModel& model, std::span<const int32_t> pl
   std::vector<workload::Flow> flows;
   schedule.step(step, flows);
   FlowRates out;
-  std::vector<int64_t> offsets{0};
-  std::vector<int32_t> res;
-  std::vector<double> weight;
-  std::vector<size_t> first_sub;  // per network flow: its first sub-flow
-  Routes routes, ideal;
+  // Sub-flows (one per path) on the real fabric, and on the contention-free one (only the
+  // hosts' own links: tasks of one node share them there too).
+  struct Problem {
+    std::vector<int64_t> offsets{0};
+    std::vector<int32_t> res;
+    std::vector<double> weight;
+    std::vector<size_t> first;  // per network flow: its first sub-flow
+    void add(const Routes& routes) {
+      first.push_back(weight.size());
+      for (size_t k = 0; k < routes.size(); ++k) {
+        const auto r = routes.resources(k);
+        res.insert(res.end(), r.begin(), r.end());
+        offsets.push_back(static_cast<int64_t>(res.size()));
+        weight.push_back(routes.weight(k));
+      }
+    }
+    // Each flow's rate: min over its paths of rate/weight (when all its bytes arrive), in Gb/s.
+    std::vector<double> gbps(const NetworkModel& model) {
+      first.push_back(weight.size());
+      const auto rates = max_min_rates(model.capacity(), offsets, res);
+      std::vector<double> out;
+      for (size_t f = 0; f + 1 < first.size(); ++f) {
+        double rate = kUnlimited;
+        for (size_t k = first[f]; k < first[f + 1]; ++k) rate = std::min(rate, rates[k] / weight[k]);
+        out.push_back(rate * 8 / 1e9);
+      }
+      return out;
+    }
+  } real, free;
+  Routes routes;
   for (const auto& f : flows) {
     const int32_t a = placement[static_cast<size_t>(f.src)], b = placement[static_cast<size_t>(f.dst)];
     if (a == b) {
@@ -30,25 +55,12 @@ FlowRates step_flow_rates(const NetworkModel& model, std::span<const int32_t> pl
     }
     const uint64_t key = routing::flow_key(step, f.src, f.dst);
     model.routes(a, b, key, false, routes);
-    model.routes(a, b, key, true, ideal);
-    first_sub.push_back(weight.size());
-    for (size_t k = 0; k < routes.size(); ++k) {
-      const auto r = routes.resources(k);
-      res.insert(res.end(), r.begin(), r.end());
-      offsets.push_back(static_cast<int64_t>(res.size()));
-      weight.push_back(routes.weight(k));
-    }
-    double alone = kUnlimited;
-    for (size_t k = 0; k < ideal.size(); ++k) alone = std::min(alone, ideal.bottleneck(k));
-    out.nic_gbps.push_back(alone * 8 / 1e9);
+    real.add(routes);
+    model.routes(a, b, key, true, routes);
+    free.add(routes);
   }
-  first_sub.push_back(weight.size());
-  const auto rates = max_min_rates(model.capacity(), offsets, res);
-  for (size_t f = 0; f + 1 < first_sub.size(); ++f) {
-    double rate = kUnlimited;
-    for (size_t k = first_sub[f]; k < first_sub[f + 1]; ++k) rate = std::min(rate, rates[k] / weight[k]);
-    out.gbps.push_back(rate * 8 / 1e9);
-  }
+  out.gbps = real.gbps(model);
+  out.free_gbps = free.gbps(model);
   return out;
 }
 

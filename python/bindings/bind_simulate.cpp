@@ -221,10 +221,11 @@ void bind_simulate(nb::module_& m) {
           nb::gil_scoped_release nogil;
           r = step_flow_rates(model, span_of(placement), schedule, step);
         }
-        return nb::make_tuple(to_numpy(std::move(r.gbps)), to_numpy(std::move(r.nic_gbps)), r.local_flows);
+        return nb::make_tuple(to_numpy(std::move(r.gbps)), to_numpy(std::move(r.free_gbps)), r.local_flows);
       },
       nb::arg("model"), nb::arg("placement"), nb::arg("schedule"), nb::arg("step"),
-      "(rates in Gb/s, rates alone in Gb/s, local flows) of one step's network flows, all started together");
+      "(rates in Gb/s, rates on a contention-free fabric in Gb/s, local flows) of one step's network flows, all "
+      "started together");
 
   m.def(
       "simulate_protocol",

@@ -73,7 +73,7 @@ def simulate_summary(r: Mapping[str, Any]) -> str:
         if ebb and ebb["gbps"] is not None:
             lines.append(
                 f"  bisection  effective bisection bandwidth {ebb['gbps']:.2f} Gb/s per flow, "
-                f"{ebb['fraction']:.1%} of the flows' own rate (mean over {ebb['rounds']} "
+                f"{ebb['fraction']:.1%} of their rate on a contention-free fabric (mean over {ebb['rounds']} "
                 f"random bisections; slowest flow {ebb['min_flow_gbps']:.2f} Gb/s)"
             )
         lines += link_load_table(r.get("link_loads", []))

@@ -116,16 +116,18 @@ def effective_bisection(
 ) -> dict[str, Any]:
     """Effective bisection bandwidth (Hoefler et al. 2008; ORCS, Netgauge ebb): over random
     bisections (the workload's steps), every pair exchanging at once, the mean of each
-    network flow's max-min rate. Also as a share of each flow's rate alone on the fabric."""
+    network flow's max-min rate. Also as a share of each flow's rate with the same flows on
+    a contention-free fabric: with one task per node, its rate alone; with several, the
+    tasks of a node share its own link in any fabric, which is not the fabric's doing."""
     means, shares, lowest, local = [], [], math.inf, 0
     for s in range(rounds):
-        rates, alone, n_local = _core.simulate.step_flow_rates(
+        rates, free, n_local = _core.simulate.step_flow_rates(
             model, placement.hosts, workload._core, s
         )
         local += int(n_local)
         if len(rates):
             means.append(float(rates.mean()))
-            shares.append(float((rates / alone).mean()))
+            shares.append(float((rates / free).mean()))
             lowest = min(lowest, float(rates.min()))
     return {
         "rounds": rounds,

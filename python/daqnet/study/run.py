@@ -322,7 +322,8 @@ def taper_study(
     if ebb:
         doc.findings.append(
             "effective bisection bandwidth (mean max-min rate of random bisections, as a share "
-            "of a flow's rate alone): " + ", ".join(f"{t} {v:.0%}" for t, v in ebb.items())
+            "of a flow's rate on a contention-free fabric): "
+            + ", ".join(f"{t} {v:.0%}" for t, v in ebb.items())
         )
     for t in tapers[1:]:
         c0, c1 = costs[first], costs[t]
