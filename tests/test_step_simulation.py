@@ -139,3 +139,22 @@ def test_a_route_too_long_is_refused_whatever_the_steps():
     # Refused at once, not only in steps the solver leaves to the flow network.
     with pytest.raises(DaqnetError, match=r"<long routes>: .* has 9 resources .* at most 8"):
         simulate_steps(_too_long(), threads=1)
+
+
+def test_ctrl_c_inside_one_long_step_stops_it():
+    # One multicast step of 65,536 tasks runs for seconds: the user's stop is seen inside it
+    # (it was seen only once the step ended, which then read as "the last step ended").
+    from daqnet.report.simulate import simulate_summary
+
+    sc = Scenario.load("examples/percs-64.toml", overrides=["workload.kind=multicast"])
+    calls = []
+
+    def stop(done, total):
+        calls.append((done, total))
+        raise KeyboardInterrupt
+
+    r = simulate_steps(sc, progress=stop, threads=2)
+    assert calls == [(0, 1)]
+    assert r.interrupted and r.steps_done == 0 and r.steps_total == 1
+    text = simulate_summary(r.to_dict())
+    assert "no step finished before the interrupt" in text and "total " not in text

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -15,9 +16,11 @@
 namespace daqnet {
 
 /// Independent steps shared out over threads (the conflict analysis, the step simulation).
-/// Steps are claimed in chunks, in order, and a claimed chunk is always finished, so the
-/// steps done when the user stops form a prefix. Thread 0 is the calling thread: it alone
-/// reports progress, since only the thread that called in from Python sees Ctrl-C.
+/// Steps are claimed in chunks, in order, and a claimed chunk is finished unless a worker
+/// abandons a long step when the user stops (stopping(), abandon()), so the steps done
+/// when the user stops form a prefix (up to the first step abandoned). Thread 0 is the
+/// calling thread: it alone reports progress, since only the thread that called in from
+/// Python sees Ctrl-C.
 class StepPool {
 public:
   StepPool(int64_t total, int32_t threads, int64_t max_chunk, const Progress& progress, double period_seconds)
@@ -50,7 +53,7 @@ public:
       guarded(0);
     }  // joins
     if (failure_) std::rethrow_exception(failure_);
-    return std::min(total_, next_.load());
+    return std::min({total_, next_.load(), abandoned_.load()});
   }
 
   /// The next chunk of steps [first, last); false when none is left or the user stopped.
@@ -70,6 +73,22 @@ public:
     if (!progress_(done_.load(), total_)) stop_ = true;
   }
 
+  /// Asked now and then inside a long step (one step may take minutes): whether the user
+  /// stopped. On thread 0 it reports progress too, so that Ctrl-C is seen mid-step.
+  bool stopping(size_t t) {
+    if (t == 0 && progress_ && clock::now() >= next_report_) {
+      next_report_ = clock::now() + period_;
+      if (!progress_(done_.load(), total_)) stop_ = true;
+    }
+    return stop_.load(std::memory_order_relaxed);
+  }
+  /// The worker leaves `step` unfinished (after stopping()): the steps done end before it.
+  void abandon(int64_t step) {
+    int64_t seen = abandoned_.load();
+    while (step < seen && !abandoned_.compare_exchange_weak(seen, step)) {
+    }
+  }
+
 private:
   using clock = std::chrono::steady_clock;
   int64_t total_;
@@ -78,7 +97,7 @@ private:
   const Progress& progress_;
   clock::duration period_;
   clock::time_point next_report_;  // thread 0 only
-  std::atomic<int64_t> next_{0}, done_{0};
+  std::atomic<int64_t> next_{0}, done_{0}, abandoned_{std::numeric_limits<int64_t>::max()};
   std::atomic<bool> stop_{false};
   std::exception_ptr failure_;
   std::mutex failure_mutex_;

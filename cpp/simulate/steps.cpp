@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <numeric>
@@ -30,6 +31,8 @@ struct StepRunner {
   StepSolver solver;
   StepMemo memo;
   std::optional<FlowNetwork> net;
+  // Whether the user stopped, asked inside a long step (StepPool::stopping).
+  std::function<bool()> stopping;
 
   // Ready for a call on a network of these capacities: nothing carries over but memory.
   void prepare(const std::vector<double>& c, int probation, StepMemo::Probation& shared) {
@@ -43,6 +46,7 @@ struct StepRunner {
     capacity = nullptr;
     memo.reset(0, 0, 0);
     net.reset();
+    stopping = nullptr;
   }
   FlowNetwork& network() {
     if (!net) net.emplace(*capacity);
@@ -117,14 +121,20 @@ struct StepFlows {
                                 std::vector<uint64_t>& done, std::vector<std::pair<double, uint64_t>>& drained);
 };
 
+// A step left unfinished because the user stopped (its network is dropped with it).
+struct StepAbandoned {};
+
 // The sub-flows the step solver left (by latency), event by event on the flow network:
 // each waits for its path's latency, then shares the bandwidth as flows start and end.
+// One step can hold millions of events: the user may stop in the middle of it.
 template <class Ended>
 void run_events(FlowNetwork& net, const StepFlows& step, const std::vector<StepSub>& subs, double t0,
-                std::vector<uint64_t>& done, std::vector<std::pair<double, uint64_t>>& drained, Ended&& ended) {
+                std::vector<uint64_t>& done, std::vector<std::pair<double, uint64_t>>& drained,
+                const std::function<bool()>& stopping, Ended&& ended) {
   size_t next = 0;
   bool drain = true;
-  while (next < subs.size() || net.active() > 0) {
+  for (uint32_t turn = 1; next < subs.size() || net.active() > 0; ++turn) {
+    if (turn % 1024 == 0 && stopping && stopping()) throw StepAbandoned{};
     // Once every sub-flow is under way, the rates usually hold to the end (the fastest
     // flows end first): the network ends them all in one go.
     if (next == subs.size() && drain) {
@@ -175,7 +185,7 @@ std::pair<double, double> run_step(StepRunner& runner, StepFlows& step, double b
   std::sort(subs.begin(), subs.end(), [](const auto& x, const auto& y) { return x.latency < y.latency; });
   if (!subs.empty()) {
     FlowNetwork& net = runner.network();
-    run_events(net, step, subs, t0, done, drained, ended);
+    run_events(net, step, subs, t0, done, drained, runner.stopping, ended);
     net.restart();
   }
   double slowest = kUnlimited;
@@ -259,30 +269,45 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
     StepRunner& ideal = my.ideal;
     real.prepare(model.capacity(), probation, real_probation);
     if (ideal_run) ideal.prepare(model.capacity(), probation, ideal_probation);
+    real.stopping = ideal.stopping = [&chunks, t] { return chunks.stopping(t); };
     StepFlows& step_flows = my.step_flows;
     LinkUses& my_uses = my.uses;
     my_uses.count.assign(static_cast<size_t>(model.num_links()), 0);
     my_uses.whole = true;
+    auto simulate_step = [&](int64_t s) {
+      schedule.step(s, my.flows);
+      StepTime& st = steps[static_cast<size_t>(s)];
+      st.step = s;
+      st.flows = static_cast<int64_t>(my.flows.size());
+      step_flows.build(model, my.flows, placement, s, message_bytes, false, my.routes, &my_uses);
+      network_flows[static_cast<size_t>(s)] = static_cast<int64_t>(step_flows.flows());
+      const auto [seconds, slowest] = step_flows.run(real, message_bytes, my.flow_end, my.finished, my.drained);
+      st.seconds = seconds;
+      st.min_gbps = step_flows.flows() == 0 ? 0 : slowest * 8 / 1e9;
+      if (ideal_run) {
+        step_flows.build(model, my.flows, placement, s, message_bytes, true, my.routes, nullptr);
+        st.ideal_seconds = step_flows.run(ideal, message_bytes, my.flow_end, my.finished, my.drained).first;
+      } else {
+        st.ideal_seconds = std::numeric_limits<double>::quiet_NaN();
+      }
+    };
     int64_t first = 0, last = 0;
-    while (chunks.next(first, last)) {
-      for (int64_t s = first; s < last; ++s) {
-        schedule.step(s, my.flows);
-        StepTime& st = steps[static_cast<size_t>(s)];
-        st.step = s;
-        st.flows = static_cast<int64_t>(my.flows.size());
-        step_flows.build(model, my.flows, placement, s, message_bytes, false, my.routes, &my_uses);
-        network_flows[static_cast<size_t>(s)] = static_cast<int64_t>(step_flows.flows());
-        const auto [seconds, slowest] = step_flows.run(real, message_bytes, my.flow_end, my.finished, my.drained);
-        st.seconds = seconds;
-        st.min_gbps = step_flows.flows() == 0 ? 0 : slowest * 8 / 1e9;
-        if (ideal_run) {
-          step_flows.build(model, my.flows, placement, s, message_bytes, true, my.routes, nullptr);
-          st.ideal_seconds = step_flows.run(ideal, message_bytes, my.flow_end, my.finished, my.drained).first;
-        } else {
-          st.ideal_seconds = std::numeric_limits<double>::quiet_NaN();
+    bool abandoned = false;
+    while (!abandoned && chunks.next(first, last)) {
+      for (int64_t s = first; s < last && !abandoned; ++s) {
+        try {
+          simulate_step(s);
+        } catch (const StepAbandoned&) {
+          // The steps done end before this one. Its links were counted, and so may be later
+          // steps of other threads: the link loads are left to a pass over the steps done.
+          chunks.abandon(s);
+          my_uses.whole = false;
+          real.net.reset();
+          ideal.net.reset();
+          abandoned = true;
         }
       }
-      chunks.done(t, last - first);
+      if (!abandoned) chunks.done(t, last - first);
     }
     if (real.net) stats[t] = real.net->stats();
     stats[t].solves += real.solver.solves();

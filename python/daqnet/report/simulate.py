@@ -53,7 +53,9 @@ def simulate_summary(r: Mapping[str, Any]) -> str:
     ]
     if r["mode"] == "steps":
         lines += [f"  workload   {r['workload']}, {r['message_bytes']:,.0f}-byte messages", ""]
-        if r["ideal_seconds"] is None:
+        if r["steps_done"] == 0:  # stopped inside the first step: no time, and 0 would read as one
+            lines.append("  no step finished before the interrupt")
+        elif r["ideal_seconds"] is None:
             lines += [
                 f"  total      {duration(r['total_seconds'])}",
                 f"  per host   {r['gbps_per_host']:.2f} Gb/s",
@@ -71,15 +73,23 @@ def simulate_summary(r: Mapping[str, Any]) -> str:
             )
         ebb = r.get("effective_bisection")
         if ebb and ebb["gbps"] is not None:
+            # After a stop, the rates of the first bisections only (see steps.EBB_AFTER_STOP).
+            of = f" of the {r['steps_done']:,} simulated" if ebb["rounds"] < r["steps_done"] else ""
             lines.append(
                 f"  bisection  effective bisection bandwidth {ebb['gbps']:.2f} Gb/s per flow, "
-                f"{ebb['fraction']:.1%} of their rate on a contention-free fabric (mean over {ebb['rounds']} "
-                f"random bisections; slowest flow {ebb['min_flow_gbps']:.2f} Gb/s)"
+                f"{ebb['fraction']:.1%} of their rate on a contention-free fabric (mean over "
+                f"{count(ebb['rounds'], 'random bisection')}{of}; slowest flow {ebb['min_flow_gbps']:.2f} Gb/s)"
             )
-        lines += link_load_table(r.get("link_loads", []))
+        if r["steps_done"]:
+            lines += link_load_table(r.get("link_loads", []))
         done = f"{r['steps_done']:,} of {r['steps_total']:,} steps"
         if r["interrupted"] and r["steps_done"] == r["steps_total"]:
-            done += " (the interrupt came as the last step ended: every figure is complete)"
+            cut = ebb is not None and ebb["rounds"] < r["steps_done"]
+            done += (
+                " (the interrupt came in the bisections' rates, the steps were complete)"
+                if cut
+                else " (the interrupt came as the last step ended: every figure is complete)"
+            )
     else:
         lat = r["latency_seconds"]
         lines += [

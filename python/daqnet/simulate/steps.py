@@ -20,6 +20,10 @@ from .results import SolverStats, StepsResult
 
 __all__ = ["simulate_steps"]
 
+#: Bisections whose rates are averaged after a stopped run: a user who stopped it does not
+#: wait for a second pass as long as the first (one round costs about one simulated step).
+EBB_AFTER_STOP = 1000
+
 
 def simulate_steps(
     scenario: Scenario,
@@ -62,7 +66,9 @@ def simulate_steps(
     )
     loads = class_loads(fabric, per_link)
     ebb = (
-        effective_bisection(model, placement, workload, done)
+        effective_bisection(
+            model, placement, workload, min(done, EBB_AFTER_STOP) if r.interrupted else done
+        )
         if workload.kind == "bisection" and done
         else None
     )
@@ -103,7 +109,8 @@ def simulate_steps(
         slowdown=ratio(total, ideal),
         gbps_per_host=rate(total),
         ideal_gbps_per_host=rate(ideal) if with_ideal else None,
-        interrupted=bool(r.interrupted),
+        # A Ctrl-C in the bisections' rates, after every step, stops the run too.
+        interrupted=bool(r.interrupted) or (ebb is not None and ebb["rounds"] < done),
         solver=SolverStats.of(r.solver, int(r.reused_steps)),
         steps=steps,
         link_loads=loads,
@@ -120,17 +127,22 @@ def effective_bisection(
     a contention-free fabric: with one task per node, its rate alone; with several, the
     tasks of a node share its own link in any fabric, which is not the fabric's doing."""
     means, shares, lowest, local = [], [], math.inf, 0
-    for s in range(rounds):
-        rates, free, n_local = _core.simulate.step_flow_rates(
-            model, placement.hosts, workload._core, s
-        )
-        local += int(n_local)
-        if len(rates):
-            means.append(float(rates.mean()))
-            shares.append(float((rates / free).mean()))
-            lowest = min(lowest, float(rates.min()))
+    done = 0
+    try:
+        for s in range(rounds):
+            rates, free, n_local = _core.simulate.step_flow_rates(
+                model, placement.hosts, workload._core, s
+            )
+            local += int(n_local)
+            if len(rates):
+                means.append(float(rates.mean()))
+                shares.append(float((rates / free).mean()))
+                lowest = min(lowest, float(rates.min()))
+            done = s + 1
+    except KeyboardInterrupt:  # Ctrl-C in this pass: the mean of the rounds done
+        pass
     return {
-        "rounds": rounds,
+        "rounds": done,
         "gbps": float(np.mean(means)) if means else None,
         "fraction": float(np.mean(shares)) if shares else None,
         "min_flow_gbps": lowest if means else None,
