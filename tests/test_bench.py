@@ -251,6 +251,20 @@ def test_sizes_vary_per_readout_unit_and_are_checked(tmp_path):
         assert abs(mean - means[i]) < 5 * sigma * means[i] / math.sqrt(n) + 8, (i, mean)
 
 
+def test_events_assigned_ahead_of_their_data_are_not_called_lost(tmp_path):
+    # At 2 Hz the 8 events assigned at the start exist from 0, 0.5, ... 3.5 s: with a 1 s
+    # fragment timeout counted from the assignment, event 3 was called lost and the run failed.
+    p, r = bench(
+        tmp_path,
+        "bench.rate_hz=2",
+        "bench.fragment_timeout_seconds=1",
+        "bench.seconds=1",
+        "bench.warmup_seconds=0",
+    )
+    assert p.returncode == 0, p.stderr
+    assert r["status"] == "finished" and r["lost_fragments"] == 0
+
+
 def test_rate_limit_is_respected(tmp_path):
     p, r = bench(tmp_path, "bench.rate_hz=100", "bench.seconds=1", "bench.warmup_seconds=0.2")
     assert p.returncode == 0, p.stderr
