@@ -463,7 +463,10 @@ def test_interrupt_keeps_what_was_measured(tmp_path, sig, sets):
     # hydra, or (under recover) by the shell it runs in dying of the signal.
     assert r["errors"] == []
     for rank in range(r["ranks"]):
-        assert json.loads((out / f"rank-{rank}.json").read_text())["status"] == "interrupted"
+        doc = json.loads((out / f"rank-{rank}.json").read_text())
+        assert doc["status"] == "interrupted"
+        if not sets:  # MPI: none on the event path; the signal's own message is not (it was 1)
+            assert doc["memory"]["allocations_after_warmup"] == 0, doc["memory"]
 
 
 def _run_pids(out: Path) -> list[int]:
@@ -539,6 +542,10 @@ def test_interrupted_in_the_warm_up_measured_no_rate(tmp_path):
     for key in ("throughput_gbps", "events_per_second", "measured_seconds", "warmup_seconds"):
         assert r.get(key) is None, key
     assert "nan" not in stderr and "warning" not in stderr, stderr
+    # No warm-up ended, so no allocation came after one (every set-up allocation was counted).
+    for rank in range(r["ranks"]):
+        memory = json.loads((tmp_path / "out" / f"rank-{rank}.json").read_text())["memory"]
+        assert "allocations_after_warmup" not in memory, memory
 
 
 def test_repeated_interrupts_never_crash_a_rank(tmp_path):

@@ -278,8 +278,8 @@ std::string Node::memory_json(std::uint64_t allocs_now) const {
       .add("buffer_bytes", buffers)
       .add("huge_page_bytes", memory::huge_page_bytes())
       .add("allocations", allocs_now);
-  if (warmed_up_) {
-    std::uint64_t end = stop_seconds_ >= 0 ? allocs_at_stop_ : allocs_now;
+  if (allocs_warmed_up_) {
+    std::uint64_t end = stop_seconds_ >= 0 ? allocs_at_stop_ : allocs_at_signal_ > 0 ? allocs_at_signal_ : allocs_now;
     m.add("allocations_after_warmup", end - allocs_at_warmup_ - report_allocs_);
   }
   m.add("numa_node", memory::cpu_node())
@@ -322,6 +322,7 @@ int Node::run() {
   try {
     while (true) {
       if (interrupted()) {
+        allocs_at_signal_ = memory::allocations();
         status = "interrupted";
         error = "interrupted by a signal";
         exit_code = 130;
@@ -345,6 +346,7 @@ int Node::run() {
         at_warmup_.clear();
         for (auto& u : units_) at_warmup_.push_back(u->counters);
         allocs_at_warmup_ = memory::allocations();
+        allocs_warmed_up_ = true;
         memory::watch(true);
       }
       if (t >= next_report) {

@@ -117,6 +117,10 @@ private:
   // Allocations (memory::allocations) at the warm-up and at the stop, and those the periodic
   // reports made in between: the event path's own are the rest.
   std::uint64_t allocs_at_warmup_ = 0, allocs_at_stop_ = 0, report_allocs_ = 0;
+  // Allocations are counted from the warm-up's end, if the run got there, to the stop or
+  // the signal (whose own strings are not the event path's).
+  bool allocs_warmed_up_ = false;
+  std::uint64_t allocs_at_signal_ = 0;
   std::string nic_;     // the interface the transport uses, when known
   int nic_node_ = -1;   // its NUMA node (sysfs), read once
   int numa_nodes_ = 1;  // nodes online, read once
