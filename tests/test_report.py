@@ -195,6 +195,30 @@ def test_bad_input_is_one_line_naming_the_file(outputs, tmp_path, setup, message
     assert not (tmp_path / "r.html").exists()
 
 
+def test_direct_network_figures_reach_the_page(tmp_path):
+    # The effective bisection bandwidth was in the summary but not on the page; conflicts on
+    # PERCS (links of several rates) offered a slowdown from flow counts there.
+    percs = ["--set", "fabric.kind=percs", "--set", "fabric.supernodes=3"]
+    percs += ["--set", "routing.engine=direct", "--set", "workload.tasks_per_node=1"]
+    bisection = ["--set", "workload.kind=bisection", "--set", "workload.rounds=3"]
+    runs = {
+        "steps": ["simulate", SMALL, *percs, *bisection],
+        "conflicts": ["conflicts", SMALL, *percs, "--set", "workload.kind=all-to-all"],
+    }
+    for name, args in runs.items():
+        p = daqnet(*args, "--out", tmp_path / name)
+        assert p.returncode == 0, p.stderr
+    page = tmp_path / "page.html"
+    p = daqnet("report", tmp_path / "steps", tmp_path / "conflicts", "-o", page)
+    assert p.returncode == 0, p.stderr
+    html = page.read_text()
+    steps = load(tmp_path / "steps" / "result.json")["effective_bisection"]
+    assert 'data-json="effective_bisection.gbps"' in html
+    assert f"{steps['gbps']:.2f}" in html
+    assert "flow counts do not give step times" in html
+    assert "slowdown of equal-flow steps" not in html
+
+
 def test_output_file_problems(outputs, tmp_path):
     p = daqnet("report", outputs["steps"], "-o", tmp_path / "no" / "r.html")
     assert p.returncode == 2 and "does not exist" in p.stderr and p.stderr.count("\n") == 1

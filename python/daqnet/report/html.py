@@ -336,6 +336,20 @@ def _simulate_steps(s: Section, d: Mapping[str, Any]) -> None:
     if d.get("ideal_gbps_per_host") is not None:
         s.summary.append(("per host, contention-free", _num(d, "ideal_gbps_per_host", "Gb/s")))
     s.summary.append(("steps", _num(d, "steps_done", f"of {d['steps_total']:,}", 0)))
+    ebb = d.get("effective_bisection") or {}
+    if ebb.get("gbps") is not None:  # a bisection workload: the ORCS / Netgauge figure
+        s.summary += [
+            (
+                "effective bisection bandwidth",
+                _num(d, "effective_bisection.gbps", "Gb/s per flow"),
+            ),
+            (
+                "… of the rate on a contention-free fabric",
+                _num(d, "effective_bisection.fraction", "%", 1, 100),
+            ),
+            ("… over random bisections", _num(d, "effective_bisection.rounds", "", 0)),
+            ("slowest flow", _num(d, "effective_bisection.min_flow_gbps", "Gb/s")),
+        ]
     if d.get("interrupted"):
         s.notes.append(f"interrupted: {d['steps_done']:,} of {d['steps_total']:,} steps done")
     rows = d.get("link_loads") or []
