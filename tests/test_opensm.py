@@ -81,6 +81,19 @@ def test_ftree_refuses_a_partial_three_level_tree_loudly(tmp_path):
         run_opensm(f, "ftree", tmp_path)
 
 
+@pytest.mark.parametrize("engine", ["ftree", "updn"])
+def test_a_tree_engine_on_a_dragonfly_says_why_and_what_routes_it(tmp_path, engine):
+    # updn was named as routing any topology, and its reason ("no root nodes") was dropped.
+    from daqnet.fabric import dragonfly
+
+    f = dragonfly(p=2, a=4, h=2, g=9)
+    why = {"updn": "no root nodes were found", "ftree": "ERR"}[engine]
+    with pytest.raises(
+        DaqnetError, match=rf"{why}.*\(--engine dfsssp, minhop route any topology\)"
+    ):
+        run_opensm(f, engine, tmp_path)
+
+
 @pytest.mark.parametrize("engine", ["updn", "minhop", "dfsssp"])
 def test_other_engines_import_and_analyse(tmp_path, engine):
     f = daqnet.fat_tree(radix=8, hosts=27)

@@ -224,18 +224,22 @@ def run_opensm(fabric: Fabric, engine: str, out: str | Path, timeout: float = 60
             if configured
             else "no engine"
         )
+        # The engine's own lines ("updn:", and its functions' "updn_lid_matrices: ...
+        # no root nodes were found", which says why) and OpenSM's errors.
         errors = [
             ln.split("-> ", 1)[-1]
             for ln in text.splitlines()
-            if f"{engine}:" in ln or " ERR " in ln
+            if f"{engine}:" in ln or f"{engine}_" in ln or " ERR " in ln
         ]
-        others = ", ".join(e for e in ("updn", "dfsssp", "minhop") if e != engine)
+        # ftree takes only trees it recognises (every switch of a level alike) and updn needs
+        # root switches (a tree's top level: none on a direct network); dfsssp and minhop
+        # route any topology.
+        fits = ("dfsssp", "minhop") if fabric.units else ("updn", "dfsssp", "minhop")
+        others = ", ".join(e for e in fits if e != engine)
         raise DaqnetError(
             f"OpenSM's {engine} engine did not route this fabric (OpenSM fell back to {used}): "
             f"{'; '.join(errors[:3]) or 'see ' + str(log)}"
-            # ftree takes only trees it recognises (every switch of a level alike); the
-            # others route any topology.
-            + (f" (--engine {others} route any topology)" if engine == "ftree" else "")
+            + (f" (--engine {others} route any topology)" if engine in ("ftree", "updn") else "")
         )
     for written in ("opensm-lfts.dump", "opensm-subnet.lst"):
         if not (outdir / written).exists():
