@@ -851,3 +851,26 @@ def test_run_scan_from_a_script(scenario, tmp_path, guarded):
         assert f"{script}:2: run_scan with jobs > 1 starts worker processes" in r.stderr
         assert 'if __name__ == "__main__":' in r.stderr
         assert not (tmp_path / "o").exists()
+
+
+def test_mappings_that_keep_bytes_on_a_node_are_not_ranked_by_rate(tmp_path):
+    # Blocked mappings keep neighbours on a node: the same time with fewer bytes in the
+    # network reads as a lower rate, and "best gbps_per_host" went to the mapping that
+    # sends the most. The summary says so; a scan whose points send alike does not.
+    from daqnet.report.scan import scan_summary
+
+    s = tmp_path / "p.toml"
+    s.write_text(
+        '[fabric]\nkind = "percs"\nsupernodes = 2\n[routing]\nengine = "direct"\n'
+        '[workload]\nkind = "stencil2d"\n'
+    )
+    doc = run_scan(
+        str(s), ["placement.order=default,blocked-node"], out=str(tmp_path / "m"), jobs=1
+    )
+    sent = [r["gbps_per_host"] * r["total_seconds"] for r in doc["rows"]]
+    assert min(sent) < max(sent)
+    assert "--metric total_seconds compares times" in scan_summary(doc, [])
+    # Not a mapping: link rates, and message sizes (whose rates are what a size scan compares).
+    for vary in ("fabric.d_gbps=80,40", "simulate.message_bytes=1000,2000"):
+        other = run_scan(str(s), [vary], out=str(tmp_path / vary[:5]), jobs=1)
+        assert "compares times" not in scan_summary(other, []), vary

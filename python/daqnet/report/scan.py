@@ -116,6 +116,13 @@ def scan_summary(doc: Mapping[str, Any], files: list[str]) -> str:
         lines.append(
             f"  best       {doc['metric']} = {cell(best[doc['metric']])} ({how}) at {where} (point {best['point']})"
         )
+        # Mappings (not message sizes, whose rates are the point) change what stays on a node.
+        mapping = any(
+            v["key"].startswith("placement.") or v["key"] == "workload.tasks_per_node"
+            for v in doc["vary"]
+        )
+        if doc["mode"] == "steps" and mapping and doc["metric"] in ("gbps_per_host", "slowdown"):
+            lines += _unequal_bytes(doc["rows"])
     state = "INTERRUPTED: " if doc["interrupted"] else ""
     lines.append(
         f"  {state}{doc['points_done']:,} of {doc['points_total']:,} points in {doc['elapsed_seconds']:.1f} s"
@@ -124,6 +131,27 @@ def scan_summary(doc: Mapping[str, Any], files: list[str]) -> str:
     )
     lines.append(f"  results    {', '.join(files)}")
     return "\n".join(lines)
+
+
+def _unequal_bytes(rows: list[Mapping[str, Any]]) -> list[str]:
+    """A note when the points send different bytes per host into the network (mappings of
+    several tasks per node keep different shares on a node): a rate, or a slowdown against
+    each point's own contention-free time, then favours the point that sends the most,
+    not the fastest one."""
+    sent = [
+        r["gbps_per_host"] * r["total_seconds"]
+        for r in rows
+        if isinstance(r.get("gbps_per_host"), (int, float))
+        and isinstance(r.get("total_seconds"), (int, float))
+        and r["total_seconds"] > 0
+    ]
+    if len(sent) < 2 or max(sent) <= min(sent) * (1 + 1e-9):
+        return []
+    return [
+        f"  note       the points send {min(sent) / max(sent):.0%} to 100% as many bytes per host into "
+        "the network (what stays on a node differs): the best rate need not be the fastest point; "
+        "--metric total_seconds compares times"
+    ]
 
 
 def figure(doc: Mapping[str, Any], path: Path) -> str | None:
