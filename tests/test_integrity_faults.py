@@ -103,3 +103,21 @@ def test_each_corrupted_fragment_is_counted_once(tmp_path, protocol, transport):
     assert corrupted >= 150 // 7
     assert r["corrupt_fragments"] == corrupted
     assert r["lost_fragments"] == r["duplicate_fragments"] == 0
+
+
+def test_a_corrupted_fragment_sent_twice_is_one_corrupt_and_one_duplicate(tmp_path):
+    # The copy of a damaged fragment failed the duplicate test (its checksum) and was taken
+    # for the next event's fragment in that slot: 752 corrupt counted against 677 damaged.
+    p, r = bench(
+        tmp_path,
+        *FIXED_RUN,
+        "bench.drain_timeout_seconds=1",  # the last copy may find no receive: unmatched
+        env={"DAQNET_EVB_FAULTS": "fault_corrupt_every=7,fault_duplicate_every=9"},
+    )
+    assert p.returncode == 1
+    hooks = ru0(tmp_path / "out")
+    assert hooks["fault_corrupted_fragments"] >= 150 // 7
+    assert r["corrupt_fragments"] == hooks["fault_corrupted_fragments"]
+    # Every copy that arrived is a duplicate (the last ones may still be on their way).
+    assert 0 < r["duplicate_fragments"] <= hooks["fault_duplicated_fragments"]
+    assert r["lost_fragments"] == 0

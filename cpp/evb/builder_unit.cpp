@@ -180,8 +180,10 @@ bool BuilderUnit::check_fragment(Slot& s, int ru, const Completion& done) {
   if (received >= sizeof h) std::memcpy(&h, frag, sizeof h);
   auto slot = static_cast<std::uint32_t>(&s - slots_.data());
   if (received >= sizeof h && h.magic == kFragmentMagic && h.ru == static_cast<std::uint32_t>(ru) &&
-      h.event < s.event && genuine(h, frag, received)) {
-    // An intact fragment of an older event, again: count it, receive the real one in its place.
+      h.event < s.event && received == h.bytes && h.bytes == node_.sizes().bytes(h.event, ru)) {
+    // A fragment of an older event again, told by its header and length whatever its
+    // payload (a copy of a damaged one was taken for this event's, and counted corrupt a
+    // second time): count it, receive the real one in its place.
     ++duplicate_;
     if (done.data) node_.give_back(done.loan);
     node_.recv(node_.layout().ru_rank[ru], data_tag(slot), s.data.data() + data_offset(ru), node_.sizes().max_bytes(ru),

@@ -110,6 +110,7 @@ void ReadoutUnit::start_send(const Item& item) {
     ++allocated_;
   }
   int copies = index_ == 0 && c.fault_duplicate_every > 0 && sent_ % c.fault_duplicate_every == 0 ? 2 : 1;
+  duplicated_ += copies - 1;
 
   std::size_t send_id;
   if (!send_free_.empty()) {
@@ -223,6 +224,7 @@ void ReadoutUnit::report(JsonObject& out) const {
   if (c.fault_drop_every > 0) out.add("fault_dropped_fragments", dropped_);
   if (c.fault_allocate_every > 0) out.add("fault_allocations", allocated_);
   if (c.fault_delay_every > 0) out.add("fault_delayed_fragments", delayed_);
+  if (c.fault_duplicate_every > 0) out.add("fault_duplicated_fragments", duplicated_);
 }
 
 }  // namespace daqnet::evb

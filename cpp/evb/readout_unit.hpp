@@ -67,7 +67,7 @@ private:
   std::vector<char> bu_dead_, bu_fin_;  // recovery: per builder
   std::uint64_t sent_ = 0;
   std::pmr::deque<Held> held_;
-  std::uint64_t corrupted_ = 0, dropped_ = 0, delayed_ = 0, allocated_ = 0;  // by the test hooks
+  std::uint64_t corrupted_ = 0, dropped_ = 0, delayed_ = 0, allocated_ = 0, duplicated_ = 0;  // by the test hooks
 };
 
 }  // namespace daqnet::evb
