@@ -749,7 +749,8 @@ def test_a_short_window_is_named(tmp_path, fragment):
     warned = "event latencies" in p.stderr
     assert warned == (latencies < WINDOW_LATENCIES), (latencies, p.stderr)
     if warned:
-        assert f"{latencies:.1f} event latencies" in p.stderr and "bench.seconds >=" in p.stderr
+        shown = math.floor(latencies * 10) / 10  # rounded down: 14.98 is not "15.0"
+        assert f"{shown:.1f} event latencies" in p.stderr and "bench.seconds >=" in p.stderr
 
 
 def test_window_warning_text():
@@ -760,6 +761,20 @@ def test_window_warning_text():
     assert why.endswith("give emulate.seconds >= 18")
     assert short_window(15.0, 1.19, "bench.seconds") is None
     assert short_window(None, 1.19, "bench.seconds") is None
+    # Just under the bound reads under it; a window sized in events is lengthened in events
+    # (it advised bench.seconds, which bench.events refuses beside it).
+    assert "only 14.9 event latencies" in short_window(14.98, 0.001, "bench.seconds")
+    why = short_window(2.5, 0.0015, "bench.events", events=5)
+    assert why.endswith("give bench.events >= 30")
+
+
+def test_small_figures_keep_two_significant_digits():
+    from daqnet.report.format import quantity
+
+    assert quantity(0.0262, " Gb/s") == "0.026 Gb/s"  # it read 0.00 GB/s
+    assert quantity(0.00327, " GB/s") == "0.0033 GB/s"
+    assert quantity(0.5, " s") == "0.50 s" and quantity(0.0, " s") == "0.00 s"
+    assert quantity(2422.4, "/s", 1, 0) == "2,422/s" and quantity(5.3, "/s", 1, 0) == "5.3/s"
 
 
 def test_window_halves_name_a_run_still_starting():

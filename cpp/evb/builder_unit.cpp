@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/count.hpp"
 #include "evb/flow_control.hpp"
 #include "evb/gather_order.hpp"
 #include "evb/memory.hpp"
@@ -345,7 +346,7 @@ void BuilderUnit::report(JsonObject& out) const {
 
 namespace daqnet::evb {
 std::string BuilderUnit::waiting() const {
-  return "BU " + std::to_string(index_) + " misses " + std::to_string(missing()) + " fragments" +
+  return "BU " + std::to_string(index_) + " misses " + count(missing(), "fragment") +
          (fin_em_ ? "" : " and the EM's end of run");
 }
 }  // namespace daqnet::evb

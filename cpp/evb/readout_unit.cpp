@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/count.hpp"
 #include "evb/flow_control.hpp"
 #include "evb/memory.hpp"
 
@@ -231,8 +232,8 @@ void ReadoutUnit::report(JsonObject& out) const {
 
 namespace daqnet::evb {
 std::string ReadoutUnit::waiting() const {
-  return "RU " + std::to_string(index_) + " has " + std::to_string(pending_.size()) + " fragments to send, " +
-         std::to_string(sending_.size()) + " sends unmatched, " + std::to_string(fins_needed_ - fins_) +
-         " end-of-run messages missing";
+  return "RU " + std::to_string(index_) + " has " + count(pending_.size(), "fragment") + " to send, " +
+         count(sending_.size(), "send") + " unmatched, " +
+         count(static_cast<std::uint64_t>(fins_needed_ - fins_), "end-of-run message") + " missing";
 }
 }  // namespace daqnet::evb

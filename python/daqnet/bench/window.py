@@ -36,17 +36,24 @@ WINDOW_LATENCIES = 15
 STEADY_TOLERANCE = 0.20
 
 
-def short_window(latencies: float | None, latency_seconds: float, key: str) -> str | None:
+def short_window(
+    latencies: float | None, latency_seconds: float, key: str, events: int | None = None
+) -> str | None:
     """Why a window of `latencies` event latencies of `latency_seconds` each leaves the
-    throughput uncertain, naming the length of `key` to give; None when it is long enough
-    (or unknown)."""
+    throughput uncertain, naming the length of `key` to give (in seconds; in events when
+    the window was `events` long, bench.events); None when it is long enough (or unknown)."""
     if latencies is None or latencies >= WINDOW_LATENCIES:
         return None
+    enough = (
+        math.ceil(events * WINDOW_LATENCIES / latencies)
+        if events
+        else math.ceil(WINDOW_LATENCIES * latency_seconds)
+    )
+    # Rounded down: 14.98 printed as "15.0" read as no reason to warn.
     return (
-        f"the measurement window held only {latencies:.1f} event latencies "
-        f"({latency_seconds:.2g} s each): the throughput counts the events built in it, so it "
-        f"can be several % off either way; give {key} >= "
-        f"{math.ceil(WINDOW_LATENCIES * latency_seconds)}"
+        f"the measurement window held only {math.floor(latencies * 10) / 10:.1f} event "
+        f"latencies ({latency_seconds:.2g} s each): the throughput counts the events built in "
+        f"it, so it can be several % off either way; give {key} >= {enough:,}"
     )
 
 

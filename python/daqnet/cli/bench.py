@@ -36,14 +36,23 @@ def _finish(result: Mapping[str, Any], as_json: bool, label: str, ext: str = "cs
             "of 0 says nothing: give a longer bench.seconds (or bench.events)"
         )
     elif seconds:
-        # A window of few latencies first: its halves would differ by its edges alone.
+        # A window of few latencies first: its halves would differ by its edges alone. A
+        # window sized in events (bench.events) is lengthened in events: bench.seconds is
+        # refused beside it.
+        events = ((result.get("config") or {}).get("values", {}).get("bench") or {}).get("events")
+        key = "bench.events" if events else "bench.seconds"
         why = (
-            short_window(seconds / latency, latency, "bench.seconds") if latency else None
-        ) or unsteady_window(
-            halves_difference(
-                result.get("timeseries") or [], result.get("warmup_seconds") or 0, seconds
-            ),
-            "bench.warmup_seconds",
+            short_window(seconds / latency, latency, key, events or None) if latency else None
+        ) or (
+            # A rank lost and recovered from (degraded) changes the rate by itself.
+            None
+            if result["status"] == "degraded"
+            else unsteady_window(
+                halves_difference(
+                    result.get("timeseries") or [], result.get("warmup_seconds") or 0, seconds
+                ),
+                "bench.warmup_seconds",
+            )
         )
         if why:
             warn(why)

@@ -22,7 +22,7 @@ def summary(result: Mapping[str, Any], name: str = "") -> str:
         f"  latency      p50 {quantity(lat['p50'], ' ms', 1e3, 3)}  p99 {quantity(lat['p99'], ' ms', 1e3, 3)}  max {quantity(lat['max'], ' ms', 1e3, 3)}",
         f"  integrity    lost {result['lost_fragments']}, duplicate {result['duplicate_fragments']}, corrupt {result['corrupt_fragments']}"
         + (
-            f"; {result['in_flight_fragments']} in flight when it stopped"
+            f"; {count(result['in_flight_fragments'], 'fragment')} in flight when it stopped"
             if result.get("in_flight_fragments")
             else ""
         ),

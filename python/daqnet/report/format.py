@@ -20,10 +20,15 @@ def duration(seconds: float) -> str:
 
 
 def quantity(value: float | None, unit: str = "", scale: float = 1.0, digits: int = 2) -> str:
-    """``value × scale`` with `digits` decimals and a unit; ``n/a`` when there is no value."""
+    """``value × scale`` with `digits` decimals and a unit, or more decimals for two
+    significant digits of a small value (0.03 Gb/s printed "0.00 GB/s"); ``n/a`` when
+    there is no value."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
-    return f"{value * scale:,.{digits}f}{unit}"
+    v = value * scale
+    if v and abs(v) < 10.0 ** (1 - digits):
+        digits = 1 - math.floor(math.log10(abs(v)))
+    return f"{v:,.{digits}f}{unit}"
 
 
 def table(
