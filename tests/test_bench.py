@@ -588,6 +588,11 @@ RECOVER_FRAMES = ("bench.recover=true", "bench.transport=tcp", "bench.mode=time-
         (("workload.kind=all-to-all",), "event building only"),
         (("bench.launcher_args='\"x'",), "bench.launcher_args"),
         (("bench.credits=8000", "bench.fragment_bytes=100000000"), "of buffers"),
+        # It blamed bench.credits = 2, the default, for the fragment size given.
+        (
+            ("bench.ranks=64", "bench.fragment_bytes=2000000000"),
+            "bench.fragment_bytes = 2000000000: ",
+        ),
         # A '#' or a line break reached daqnet-evb as a shorter value, or as more lines.
         (("bench.transport=tcp", 'bench.tcp_interface="eth0 # x"'), "run.cfg cannot carry a '#'"),
         (
@@ -616,7 +621,7 @@ RECOVER_FRAMES = ("bench.recover=true", "bench.transport=tcp", "bench.mode=time-
         # An explicit 0 with no event count once ran the default 5 s silently.
         (("bench.seconds=0",), "bench.events and bench.seconds are both 0"),
         # Recovery was silently off over MPI and in time-frames mode.
-        (("bench.recover=true",), "bench.recover = True: failure recovery needs bench.transport"),
+        (("bench.recover=true",), "bench.recover = true: failure recovery needs bench.transport"),
         (
             RECOVER_FRAMES,
             "time-frames mode does not recover",

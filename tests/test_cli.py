@@ -931,3 +931,20 @@ def test_ctrl_c_while_the_command_loads_its_modules_is_no_traceback():
     code = "import signal, daqnet; assert signal.getsignal(signal.SIGINT) is signal.default_int_handler"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
+
+
+def test_mode_keys_are_ignored_in_the_other_mode_not_refused_after_a_warning():
+    # Time frames have one unit per rank: processes_per_node and local_path ran unnoticed.
+    # Event-manager mode warned that it ignores bench.senders, then refused it.
+    from daqnet.bench.config import run_config
+    from daqnet.scenario import unused
+
+    root = Path(__file__).resolve().parents[1] / "examples"
+    frames = Scenario.load(root / "alice-frames.toml")
+    for key in ("processes_per_node", "local_path"):
+        assert "read only when bench.mode is 'event-manager'" in unused(
+            frames, "bench", f"bench.{key}"
+        ), key
+    evb = Scenario.load(root / "bench-local.toml", ["bench.senders=2", "bench.barrier=true"])
+    assert "read only when bench.mode is 'time-frames'" in unused(evb, "bench", "bench.senders")
+    assert run_config(evb)["mode"] == "event-manager"  # no error

@@ -52,7 +52,10 @@ def run_config(
     ranks = ranks or bench_ranks(scenario)
 
     def bad(key: str, why: str) -> DaqnetError:
-        return DaqnetError(f"{src}: bench.{key} = {b[key]!r}: {why}")
+        value = b[key]
+        # As the scenario file spells it (TOML's true, not Python's True).
+        shown = str(value).lower() if isinstance(value, bool) else repr(value)
+        return DaqnetError(f"{src}: bench.{key} = {shown}: {why}")
 
     if scenario["workload"]["kind"] != "event-building":
         raise DaqnetError(
@@ -77,10 +80,9 @@ def run_config(
                 "time-frames mode pushes frames to the receiver that granted them; use push",
             )
     else:
-        if b["senders"] or b["receivers"] or b["barrier"]:
-            raise DaqnetError(
-                f"{src}: bench.senders, bench.receivers and bench.barrier belong to mode = 'time-frames'"
-            )
+        # bench.senders, receivers and barrier are time-frames keys, ignored here as any key
+        # of another mode is (with a warning when --set: scenario.key_use), not refused after
+        # that warning said they were ignored.
         if ranks % b["processes_per_node"]:
             raise bad(
                 "ranks",
@@ -127,13 +129,18 @@ def run_config(
         max(builder_bytes, readout_bytes) if time_frames else builder_bytes + readout_bytes
     )
     memory = _physical_memory() if check_memory else 0
+    # The key to name: the one the user gave among those that size the buffers.
+    blame = next(
+        (k for k in (size_key, "credits", "max_in_flight") if f"bench.{k}" in scenario.given),
+        "credits",
+    )
     what = (
         "credits × readout units × largest fragment for a builder, "
         f"{premade:,} fragments made up front for a readout unit"
     )
     if memory and process_bytes > memory / 2:
         raise bad(
-            "credits",
+            blame,
             f"each node would need {process_bytes / 2**30:.1f} GiB of buffers ({what}), more than half of this machine's {memory / 2**30:.0f} GiB",
         )
     # mpiexec with no hosts given runs every rank here: their units share this machine (4
@@ -141,7 +148,7 @@ def run_config(
     total = builders * builder_bytes + rus * readout_bytes
     if memory and _all_ranks_here(b) and total > memory / 2:
         raise bad(
-            "credits",
+            blame,
             f"the {ranks} ranks, all on this machine (mpiexec without hosts), would need {total / 2**30:.1f} GiB of buffers ({what}), more than half of its {memory / 2**30:.0f} GiB",
         )
 

@@ -166,6 +166,9 @@ def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str |
         ("bench", "senders"): ("bench.mode", "time-frames"),
         ("bench", "receivers"): ("bench.mode", "time-frames"),
         ("bench", "barrier"): ("bench.mode", "time-frames"),
+        # Time frames run one unit per rank: no node holds an RU and a BU together.
+        ("bench", "processes_per_node"): ("bench.mode", "event-manager"),
+        ("bench", "local_path"): ("bench.mode", "event-manager"),
     }.get((section, key))
     for (sec, names), (other, values) in _ONLY_FOR.items():
         if section == sec and key in names:
