@@ -925,6 +925,11 @@ def test_evb_refuses_another_rank_count(tmp_path):
     assert c.returncode == 2
     assert "prepared for 4 ranks but daqnet-evb ran with 1" in c.stderr
     assert "--mpi=pmi2" in c.stderr
+    # Started by hand, not by srun: the advice is the rank count, not srun's PMI.
+    (out / "launch.json").write_text('{"ranks": 3, "em_rank": 0, "srun": false}')
+    c = daqnet("collect", str(out))
+    assert c.returncode == 2 and "ran with 3" in c.stderr
+    assert "start it with mpiexec -n 4" in c.stderr and "srun" not in c.stderr
 
 
 def test_prepare_then_collect(tmp_path):

@@ -217,6 +217,7 @@ int main(int argc, char** argv) {
                                                    .add("mpi_library", first)
                                                    .add("transport", transport->name())
                                                    .add("fabric_endpoint", fabric_endpoint)
+                                                   .add("srun", std::getenv("SLURM_STEP_NUM_TASKS") != nullptr)
                                                    .str());
   }
 

@@ -370,9 +370,11 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
     prepared = int(text) if text.isascii() and text.isdigit() else None
     n = prepared or expected_ranks or launch.get("ranks")
     if n and launch.get("ranks") not in (None, n):
+        # srun's process manager is the usual cause; by hand it is the rank count given.
+        hint = PMI_HINT if launch.get("srun", True) else f"start it with mpiexec -n {n}"
         raise DaqnetError(
             f"{out_dir}: run.cfg was prepared for {n} ranks but daqnet-evb ran with "
-            f"{launch['ranks']} (launch.json): not collected; {PMI_HINT}"
+            f"{launch['ranks']} (launch.json): not collected; {hint}"
         )
     ranks, corrupt_files = {}, []
     for path in out_dir.glob("rank-*.json"):

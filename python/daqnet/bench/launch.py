@@ -221,7 +221,9 @@ def run(
         write_run_config(cfg, out / "run.cfg", scenario.source)
         write_scenario(scenario, out)
     except OSError as err:
-        raise DaqnetError(f"output directory {out}: {err.strerror}") from None
+        # As every command says it (a file in the way read "output directory x: File exists").
+        what = "cannot create directory" if not out.is_dir() else "cannot write into it"
+        raise DaqnetError(f"--out {out}: {what}: {err.strerror}") from None
     keep_going = keeps_going(scenario)
     cmd = launch_command(
         b["launcher"],

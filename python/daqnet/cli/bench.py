@@ -99,7 +99,10 @@ def run_bench(args: argparse.Namespace) -> int:
 def run_collect(args: argparse.Namespace) -> int:
     from ..bench import collect
 
+    check_format(args.format)
     result = collect(args.out)
     result.out_dir = args.out
-    write_tables(result, args.out)
-    return _finish(result, args.json, args.out)
+    write_tables(result, args.out, args.format)
+    # Titled as daqnet bench titles it: the scenario's name, when the directory has it.
+    name = ((result.config or {}).get("values") or {}).get("name") or args.out
+    return _finish(result, args.json, name, args.format)

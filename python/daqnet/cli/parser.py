@@ -453,4 +453,5 @@ def parser() -> argparse.ArgumentParser:
     )
     g.add_argument("out", metavar="DIR")
     json_arg(g)
+    format_arg(g, "units, timeseries, memory")
     return p
