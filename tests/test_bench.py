@@ -997,3 +997,23 @@ def test_progress_line_shows_the_live_figures(tmp_path):
     # e.g. "bench: t=   0.4 s  events 1,234  5.67 Gb/s", never tqdm's ", " before them
     assert "bench: t=" in p.stderr and "events" in p.stderr and "Gb/s" in p.stderr
     assert "bench: ," not in p.stderr
+
+
+def test_normal_sizes_wide_enough_to_clip_are_said_to_lift_the_mean(tmp_path):
+    # sigma = 1 measured a mean fragment of 1.085 x fragment_bytes, unsaid.
+    import numpy as np
+    from daqnet.bench.config import clipped_mean
+
+    z = np.random.default_rng(1).standard_normal(2_000_000)
+    for sigma in (0.3, 0.5, 1.0, 2.0):
+        assert clipped_mean(sigma) == pytest.approx(np.maximum(1 + sigma * z, 0).mean(), rel=2e-3)
+    p = daqnet(
+        "bench", EXAMPLE, "--prepare", "--out", tmp_path / "p",
+        "--set", "bench.fragment_distribution=normal", "--set", "bench.fragment_sigma=1",
+    )  # fmt: skip
+    assert p.returncode == 0 and "the mean fragment is 1.083 × the size given" in p.stderr
+    p = daqnet(
+        "bench", EXAMPLE, "--prepare", "--out", tmp_path / "q",
+        "--set", "bench.fragment_distribution=normal", "--set", "bench.fragment_sigma=0.1",
+    )  # fmt: skip
+    assert p.returncode == 0 and "mean fragment" not in p.stderr

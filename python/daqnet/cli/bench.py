@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..bench.config import size_warning
 from ..bench.window import halves_difference, short_window, unsteady_window
 from ..io.bench_tables import clean, write_tables
 from ..io.files import ensure_dir
@@ -72,6 +73,8 @@ def run_bench(args: argparse.Namespace) -> int:
     from .. import bench
 
     scenario = load(args.scenario, args.overrides, "bench")
+    if why := size_warning(scenario):
+        warn(why)
     if args.prepare:
         out = Path(args.out or "daqnet-bench")
         cfg = bench.run_config(scenario, args.baseline)
