@@ -585,6 +585,8 @@ RECOVER_FRAMES = ("bench.recover=true", "bench.transport=tcp", "bench.mode=time-
         (("bench.events=10", "bench.seconds=2"), "not both"),
         (("bench.fragment_bytes_per_ru=[1000, 0]",), "at least 64"),
         (("bench.meta_bytes=10",), "at least 64"),
+        # 1 byte made TCP stall long enough for a fragment to be called lost.
+        (("bench.transport=tcp", "bench.tcp_socket_buffer_bytes=1"), "or at least 4096"),
         (("workload.kind=all-to-all",), "event building only"),
         (("bench.launcher_args='\"x'",), "bench.launcher_args"),
         (("bench.credits=8000", "bench.fragment_bytes=100000000"), "of buffers"),

@@ -108,7 +108,7 @@ const std::vector<ConfigKey>& config_keys() {
      [](Config& c, const ConfigValue& v) { c.tcp_interface = v.text; }},
     {"tcp_token", Kind::text, "", 0, 0, {}, "", "TCP: the run's secret, 32 hexadecimal digits a connection must show (daqnet bench draws one per run; empty: rank 0 draws one)", "",
      [](Config& c, const ConfigValue& v) { c.tcp_token = v.text; }},
-    {"tcp_socket_buffer_bytes", Kind::integer, "0", 0, kInt32, {}, "bytes", "TCP: SO_SNDBUF/SO_RCVBUF, 0 = system default", "bench.tcp_socket_buffer_bytes",
+    {"tcp_socket_buffer_bytes", Kind::integer, "0", 0, kInt32, {}, "bytes", "TCP: SO_SNDBUF/SO_RCVBUF, 0 = system default, else at least 4096", "bench.tcp_socket_buffer_bytes",
      [](Config& c, const ConfigValue& v) { c.tcp_socket_buffer_bytes = static_cast<int>(v.integer); }},
     {"tcp_control_connection", Kind::boolean, "true", 0, 0, {}, "", "TCP: commands (credits, assignments, requests) on a connection of their own per peer, so they never wait behind fragments and meta-data queued on the data connection; false: one connection per peer", "bench.tcp_control_connection",
      [](Config& c, const ConfigValue& v) { c.tcp_control_connection = v.boolean; }},

@@ -98,6 +98,13 @@ def run_config(
         raise bad("recover", "time-frames mode does not recover from a rank's death")
     if 0 < b["meta_bytes"] < 64:
         raise bad("meta_bytes", "must be 0 (no meta-data messages) or at least 64")
+    if 0 < b["tcp_socket_buffer_bytes"] < 4096:
+        # 1 byte stalled TCP for seconds at a time: a fragment was called lost after 10 s.
+        raise bad(
+            "tcp_socket_buffer_bytes",
+            "must be 0 (the system's default) or at least 4096: smaller socket buffers stall "
+            "TCP for seconds at a time",
+        )
     if b["events"] and b["seconds"]:
         raise DaqnetError(f"{src}: give bench.events or bench.seconds, not both")
     if not b["events"] and not b["seconds"] and {"bench.events", "bench.seconds"} & scenario.given:
