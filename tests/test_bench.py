@@ -1019,3 +1019,28 @@ def test_normal_sizes_wide_enough_to_clip_are_said_to_lift_the_mean(tmp_path):
         "--set", "bench.fragment_distribution=normal", "--set", "bench.fragment_sigma=0.1",
     )  # fmt: skip
     assert p.returncode == 0 and "mean fragment" not in p.stderr
+
+
+def test_a_launcher_left_waiting_after_every_rank_ended_is_stopped(tmp_path):
+    # Under bench.recover each rank runs under a shell; with one such shell killed (its rank
+    # lives on and finishes), hydra waited on, and after 69 s of silence the run that every
+    # rank had finished was killed and called failed.
+    proc = _start(tmp_path, "bench.transport=tcp", "bench.recover=true", "bench.seconds=3")
+    out = tmp_path / "out"
+    _wait_for_measurements(out)
+    shells = []
+    for p in Path("/proc").iterdir():
+        try:
+            argv = (p / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[0] == b"/bin/sh" and f"{out}/run.cfg".encode() in argv:
+            shells.append(int(p.name))
+    assert shells, "no rank runs under its shell: bench.recover changed"
+    os.kill(shells[-1], signal.SIGKILL)
+    start = time.monotonic()
+    stdout, stderr = proc.communicate(timeout=120)
+    assert time.monotonic() - start < 15, stderr  # the run's end, plus 3 s of grace
+    assert proc.returncode == 0, stderr
+    r = json.loads(stdout)
+    assert r["status"] == "finished" and r["errors"] == [], r["errors"]

@@ -243,6 +243,7 @@ def run(
         + 3 * b["baseline_seconds"]
     )
     interrupted = False
+    baseline_due = cfg.get("baseline", "none") != "none"
     segments = RankSegments(out, on_segments)
     why = ""  # the ranks stopped reporting
     # SIGTERM and SIGHUP stop the ranks as Ctrl-C does; once they are done, what they wrote
@@ -252,6 +253,7 @@ def run(
             last_change = time.monotonic()
             last_seen = 0.0
             done_at: float | None = None
+            idle = False  # the launcher outlived every rank's end, and was stopped
             proc: subprocess.Popen[bytes] | None = None
             try:  # entered first: a signal as postponed() hands back the handlers is caught
                 with postponed() as pending:
@@ -271,12 +273,16 @@ def run(
                         last_seen, last_change = newest, time.monotonic()
                     if progress and text:
                         progress(text)
-                    if keep_going and _only_the_dead_remain(out, ranks):
-                        # A rank declared dead may still live (hung): the others are done.
+                    if keep_going and _only_the_dead_remain(out, ranks, baseline_due):
+                        # Every rank wrote its final snapshot (a rank declared dead may still
+                        # live, hung), yet the launcher waits on: it is stopped, and the run
+                        # is what the ranks wrote (a killed wrapper shell kept it 69 s more,
+                        # then it was called failed).
                         if done_at is None:
                             done_at = time.monotonic()
                         elif time.monotonic() - done_at > 3:
                             _stop(proc, signal.SIGKILL)
+                            idle = True
                             break
                     if time.monotonic() - last_change > quiet_limit:
                         stops.hold()
@@ -294,7 +300,7 @@ def run(
         _append_rank_logs(out)
         notes = [why] if why else []
         status = proc.returncode if proc is not None else None
-        if status not in (0, None) and not interrupted and not why:
+        if status not in (0, None) and not interrupted and not why and not idle:
             cause = first_error(out / "launcher.log")
             notes.append(f"launcher exited with status {status}" + (f": {cause}" if cause else ""))
         # A run killed for its silence is not one that keeps going without its dead.
@@ -322,9 +328,11 @@ def _supervised(argv: list[str]) -> list[str]:
     return ["/bin/sh", "-c", _SUPERVISOR, "daqnet-evb", *argv]
 
 
-def _only_the_dead_remain(out: Path, ranks: int) -> bool:
+def _only_the_dead_remain(out: Path, ranks: int, baseline: bool) -> bool:
     """Whether every rank has written its final snapshot but those the EM declared dead
-    (bench.recover): a hung rank keeps the launcher waiting for nothing."""
+    (bench.recover), and the `baseline` that follows them, if any, is written too (or a
+    rank died: survivors then leave without it): a launcher still running then waits for
+    nothing, a hung rank or the wrapper of a dead one."""
     launch = read_json(out / "launch.json") or {}
     em_rank = launch.get("em_rank", 0)
     em_doc = read_json(out / f"rank-{em_rank}.json")
@@ -332,7 +340,7 @@ def _only_the_dead_remain(out: Path, ranks: int) -> bool:
         return False
     em: dict[str, Any] = next((u for u in em_doc.get("units", []) if u.get("unit") == "em"), {})
     dead = {f.get("rank") for f in em.get("failures", []) if isinstance(f, dict)}
-    if not dead:
+    if not dead and baseline and not (out / "baseline.json").exists():
         return False
     for r in set(range(ranks)) - dead:
         doc = read_json(out / f"rank-{r}.json")
