@@ -171,6 +171,8 @@ def test_protocol_run_stopped_in_its_warm_up_says_so(tmp_path):
             "incomplete",
             "incomplete/result.json: not a complete daqnet simulate (steps mode) result",
         ),
+        # It said "no daqnet result in this directory", not which file lacked what.
+        ("no-rows", "no-rows/scan.json: not a complete daqnet scan result: no 'rows'"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_file(outputs, tmp_path, setup, message):
@@ -188,6 +190,11 @@ def test_bad_input_is_one_line_naming_the_file(outputs, tmp_path, setup, message
         doc = load(outputs["steps"] / "result.json")
         doc["link_loads"] = [{"class": "host->leaf"}]
         (target / "result.json").write_text(json.dumps(doc))
+    elif setup == "no-rows":
+        target.mkdir()
+        doc = load(outputs["scan"] / "scan.json")
+        del doc["rows"]
+        (target / "scan.json").write_text(json.dumps(doc))
     p = daqnet("report", target, "-o", tmp_path / "r.html")
     assert p.returncode == 2, p.stderr
     assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr

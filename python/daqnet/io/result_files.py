@@ -86,6 +86,21 @@ def recognise(doc: Any) -> str | None:
     return None
 
 
+def _incomplete(doc: Any) -> str | None:
+    """What a document lacks to be the result it comes closest to (most of a kind's keys,
+    at least half): "not a complete daqnet scan result: no 'rows'", or None."""
+    if not isinstance(doc, dict):
+        return None
+    have = {kind: len(keys & doc.keys()) for kind, (keys, _values) in _SIGNATURES.items()}
+    best = max(have, key=lambda kind: have[kind])
+    keys = _SIGNATURES[best][0]
+    missing = keys - doc.keys()
+    if have[best] * 2 < len(keys) or not missing:
+        return None
+    names = ", ".join(f"'{k}'" for k in sorted(missing))
+    return f"not a complete {KINDS[best]} result: no {names}"
+
+
 def _load(path: Path) -> Any:
     text = read_text(path, "result file")
     try:
@@ -110,6 +125,8 @@ def _from_dir(directory: Path) -> list[ResultFile]:
         kind = recognise(doc)
         if kind is not None:
             found.append(ResultFile(kind, path, doc))
+        elif why := _incomplete(doc):
+            broken.append(DaqnetError(f"{path}: {why}"))
     if broken and not found:
         raise broken[0]
     for problem in broken:  # beside a readable result: say so, and go on
@@ -138,8 +155,12 @@ def read_results(paths: Iterable[str | Path]) -> list[ResultFile]:
             kind = recognise(doc)
             if kind is None:
                 raise DaqnetError(
-                    f"{path}: not a daqnet result (no document of daqnet conflicts, simulate, "
-                    "bench, scan, study or repair)"
+                    f"{path}: "
+                    + (
+                        _incomplete(doc)
+                        or "not a daqnet result (no document of daqnet conflicts, simulate, "
+                        "bench, scan, study or repair)"
+                    )
                 )
             results = [ResultFile(kind, path, doc)]
         elif path.exists():
