@@ -328,6 +328,17 @@ def test_uplink_clashes_of_ranks_all_on_one_leaf(tmp_path):
     assert [x.clashes_per_step for x in uplink_usage(r, pl).leaves] == [0.0]
 
 
+def test_uplinks_refuse_a_direct_network(tmp_path, capsys):
+    # A dragonfly's routers were 'leaves' with 5 'up-ports' (local and global links).
+    p = tmp_path / "df.toml"
+    p.write_text(
+        '[fabric]\nkind = "dragonfly"\np = 2\na = 4\nh = 2\n[routing]\nengine = "direct"\n'
+    )
+    assert main(["uplinks", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert f"{p}: up-ports belong to a tree's leaves" in err and "direct network" in err
+
+
 def test_uplink_usage_tells_regular_from_irregular_tables(tmp_path):
     from daqnet.analysis.uplinks import uplink_usage
     from daqnet.report.uplinks import plot_uplinks, uplinks_summary

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import DaqnetError
 from ..placement import Placement
 from ..repair.tree_view import host_leaves
 from ..result import Result
@@ -89,6 +90,12 @@ def _clashes_per_step(ports: np.ndarray, senders: np.ndarray) -> float:
 def uplink_usage(routing: Routing, placement: Placement) -> UplinkUsage:
     """The up-port every leaf's table uses towards every placed rank."""
     fabric = routing.fabric
+    if fabric.units:  # routers of a direct network have no up and down, nor spines
+        raise DaqnetError(
+            f"up-ports belong to a tree's leaves; {fabric.describe()} is a direct network: "
+            "daqnet conflicts and simulate give its loads per link class (LL, LR, D, local, "
+            "global)"
+        )
     H = fabric.num_hosts
     lv = fabric.nodes()["level"]
     links = fabric.links()

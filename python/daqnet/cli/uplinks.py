@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..analysis.uplinks import uplink_usage
+from ..errors import DaqnetError
 from .common import emit, load, note
 
 __all__ = ["run_uplinks"]
@@ -20,7 +21,10 @@ def run_uplinks(args: argparse.Namespace) -> int:
     fabric = scenario.build_fabric()
     routing = scenario.build_routing(fabric)
     placement = scenario.build_placement(fabric)
-    usage = uplink_usage(routing, placement)
+    try:
+        usage = uplink_usage(routing, placement)
+    except DaqnetError as err:  # a direct network: named with its scenario
+        raise DaqnetError(f"{scenario.source}: {err}") from None
     emit(usage, args.json, lambda _: uplinks_summary(usage, args.scenario))
     if args.plot:
         plot_uplinks(usage, args.plot, title=f"{scenario.name}: up-port per destination rank")
