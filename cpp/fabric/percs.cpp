@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "common/count.hpp"
 #include "common/error.hpp"
 #include "fabric/direct_names.hpp"
 #include "fabric/fat_tree.hpp"
@@ -89,9 +90,10 @@ Fabric build_percs(const PercsSpec& spec) {
         auto [b, pb] = d_end(j, i, m);
         f.connect(a, pa, b, pb, spec.d_gbps, lat, dl, dl);
       }
-  f.set_description("PERCS: " + std::to_string(S) + " supernodes × " + std::to_string(D) + " drawers × " +
-                    std::to_string(N) + " nodes = " + std::to_string(hosts) + " hubs, " + std::to_string(L) +
-                    " D link(s) per supernode pair");
+  f.set_description("PERCS: " + count(static_cast<uint64_t>(S), "supernode") + " × " +
+                    count(static_cast<uint64_t>(D), "drawer") + " × " + count(static_cast<uint64_t>(N), "node") +
+                    " = " + count(static_cast<uint64_t>(hosts), "hub") + ", " +
+                    count(static_cast<uint64_t>(L), "D link") + " per supernode pair");
   return f;
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "common/count.hpp"
 #include "common/error.hpp"
 #include "common/random.hpp"
 
@@ -143,9 +144,9 @@ std::unique_ptr<Schedule> bisection(int32_t ranks, int32_t rounds, uint64_t seed
     }
   };
   return std::make_unique<Steps>(ranks, rounds,
-                                 "random bisection: " + std::to_string(rounds) + " rounds of " +
-                                     std::to_string(ranks / 2) + " pairs exchanging (seed " + std::to_string(seed) +
-                                     ")",
+                                 "random bisection: " + count(static_cast<uint64_t>(rounds), "round") + " of " +
+                                     count(static_cast<uint64_t>(ranks / 2), "pair") + " exchanging (seed " +
+                                     std::to_string(seed) + ")",
                                  fill);
 }
 

@@ -69,10 +69,14 @@ class Placement:
     def describe(self) -> str:
         if self.tasks_per_node > 1:
             return (
-                f"{self.order} mapping, {self.ranks} tasks ({self.tasks_per_node} per node) "
-                f"on {self.ranks // self.tasks_per_node} of {self.fabric.num_hosts} hosts"
+                f"{self.order} mapping, {self.ranks:,} tasks ({self.tasks_per_node} per node) "
+                f"on {self.ranks // self.tasks_per_node:,} of {self.fabric.num_hosts:,} hosts"
             )
-        return f"{self.order} order, {self.ranks} ranks on {self.fabric.num_hosts} hosts"
+        n, hosts = self.ranks, self.fabric.num_hosts
+        return (
+            f"{self.order} order, {n:,} rank{'s' if n != 1 else ''} on "
+            f"{hosts:,} host{'s' if hosts != 1 else ''}"
+        )
 
     def with_tasks(self, tasks_per_node: int) -> Placement:
         """The same hosts in the same order, each running `tasks_per_node` consecutive ranks."""
