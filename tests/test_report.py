@@ -374,3 +374,11 @@ def test_page_in_a_real_browser(outputs, tmp_path):
         shown, tolerance = _shown(by_label[label][3].rstrip("×"))
         assert math.isclose(shown, ratio, abs_tol=tolerance * 1.0001), (label, by_label[label])
     assert shot.stat().st_size > 10_000
+
+
+def test_table_cells_drop_decimals_that_say_nothing():
+    from daqnet.report.html import _digits
+
+    # A study's bytes and prices are floats: "4,000,000.00" and "133,200.00" said nothing.
+    assert _digits(4e6) == _digits(133200.0) == _digits(2000.0) == 0
+    assert _digits(13.42) == _digits(1.0) == 2 and _digits(0.000107) == 7 and _digits(7) == 0

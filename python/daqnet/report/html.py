@@ -581,13 +581,16 @@ def _scan(s: Section, d: Mapping[str, Any]) -> None:
 
 def _digits(v: float) -> int:
     """Decimals for a table cell: four significant digits below 1 (0.0001 s said little of
-    107 µs), two above."""
+    107 µs), two above, none from 10,000 on or for whole thousands (bytes and prices in float
+    columns read "4,000,000.00")."""
     if isinstance(v, int):
+        return 0
+    if v == 0 or not math.isfinite(v):  # 0 and NaN
+        return 4
+    if abs(v) >= 1e4 or (abs(v) >= 1e3 and v == int(v)):
         return 0
     if abs(v) >= 1:
         return 2
-    if v == 0 or not math.isfinite(v):  # 0 and NaN
-        return 4
     return min(12, max(4, 3 - math.floor(math.log10(abs(v)))))
 
 
