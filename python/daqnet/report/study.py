@@ -102,7 +102,9 @@ def study_figure(r: Mapping[str, Any]) -> Figure:
             ax.set_yscale("log")
             ax.set_ylabel("iteration time (ms)")
             ax.set_title(pattern)
-            ax.legend(fontsize=8)
+        # One legend below the panels: inside one it covered the last bars (multicast).
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8)
     else:
         tapers = list(dict.fromkeys(row["taper"] for row in rows))
         patterns = list(dict.fromkeys(row["pattern"] for row in rows))
