@@ -1044,3 +1044,14 @@ def test_a_launcher_left_waiting_after_every_rank_ended_is_stopped(tmp_path):
     assert proc.returncode == 0, stderr
     r = json.loads(stdout)
     assert r["status"] == "finished" and r["errors"] == [], r["errors"]
+
+
+def test_packed_events_are_named_beside_the_fragment_sets(tmp_path):
+    # With 4 events per fragment the summary's "events" were fragment sets, unsaid.
+    p = daqnet(
+        "bench", EXAMPLE, "--out", tmp_path / "o", *(a for s in QUICK for a in ("--set", s)),
+        "--set", "bench.events_per_fragment=4",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    built = json.loads((tmp_path / "o" / "result.json").read_text())["events_built"]
+    assert f"{built:,} built ({4 * built:,} events packed 4 per fragment)" in p.stdout

@@ -10,6 +10,15 @@ from .format import count, quantity
 __all__ = ["summary"]
 
 
+def _packed(result: Mapping[str, Any]) -> str:
+    """' (N events packed k per fragment)' when fragments pack several events: every count
+    and rate is of fragment sets, which the event manager assigns."""
+    k = int((result.get("run_config") or {}).get("events_per_fragment") or 1)
+    if k <= 1:
+        return ""
+    return f" ({result.get('events_built', 0) * k:,} events packed {k} per fragment)"
+
+
 def summary(result: Mapping[str, Any], name: str = "") -> str:
     lat = result["latency_seconds"]
     lines = [
@@ -17,7 +26,7 @@ def summary(result: Mapping[str, Any], name: str = "") -> str:
         + (f" ({result['fabric_endpoint']})" if result.get("fabric_endpoint") else ""),
         f"  throughput   {quantity(result.get('throughput_gbps'), ' Gb/s')} "
         f"({quantity(result.get('bytes_per_second'), ' GB/s', 1e-9)}) built-event payload, all builders",
-        f"  events       {result.get('events_built', 0):,} built in {quantity(result.get('measured_seconds'), ' s')} "
+        f"  events       {result.get('events_built', 0):,} built{_packed(result)} in {quantity(result.get('measured_seconds'), ' s')} "
         f"({quantity(result.get('events_per_second'), '/s', 1, 0)}) after {quantity(result.get('warmup_seconds'), ' s')} warm-up",
         f"  latency      p50 {quantity(lat['p50'], ' ms', 1e3, 3)}  p99 {quantity(lat['p99'], ' ms', 1e3, 3)}  max {quantity(lat['max'], ' ms', 1e3, 3)}",
         f"  integrity    lost {result['lost_fragments']}, duplicate {result['duplicate_fragments']}, corrupt {result['corrupt_fragments']}"
