@@ -156,5 +156,7 @@ def test_ctrl_c_inside_one_long_step_stops_it():
     r = simulate_steps(sc, progress=stop, threads=2)
     assert calls == [(0, 1)]
     assert r.interrupted and r.steps_done == 0 and r.steps_total == 1
+    # No time was measured: no rate or slowdown (0 Gb/s and x1 read as figures).
+    assert r.gbps_per_host is None and r.slowdown is None and r.ideal_gbps_per_host is None
     text = simulate_summary(r.to_dict())
     assert "no step finished before the interrupt" in text and "total " not in text

@@ -45,12 +45,20 @@ public:
         if (!failure_) failure_ = std::current_exception();
         stop_ = true;
       }
+      --live_;
     };
     next_report_ = clock::now() + period_;
+    live_ = threads_;
     {
       std::vector<std::jthread> pool;
       for (size_t t = 1; t < threads_; ++t) pool.emplace_back(guarded, t);
       guarded(0);
+      // No chunk left for thread 0, but others may be inside long steps: it goes on
+      // reporting (the only way Ctrl-C is seen) until they end.
+      while (live_.load() > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        stopping(0);
+      }
     }  // joins
     if (failure_) std::rethrow_exception(failure_);
     return std::min({total_, next_.load(), abandoned_.load()});
@@ -99,6 +107,7 @@ private:
   clock::time_point next_report_;  // thread 0 only
   std::atomic<int64_t> next_{0}, done_{0}, abandoned_{std::numeric_limits<int64_t>::max()};
   std::atomic<bool> stop_{false};
+  std::atomic<size_t> live_{0};  // workers still running
   std::exception_ptr failure_;
   std::mutex failure_mutex_;
 };

@@ -300,10 +300,10 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
         } catch (const StepAbandoned&) {
           // The steps done end before this one. Its links were counted, and so may be later
           // steps of other threads: the link loads are left to a pass over the steps done.
+          // Its networks hold flows still: freed as the thread ends (Release), once their
+          // stats, of the work done, are counted.
           chunks.abandon(s);
           my_uses.whole = false;
-          real.net.reset();
-          ideal.net.reset();
           abandoned = true;
         }
       }

@@ -323,10 +323,12 @@ def _conflicts(s: Section, d: Mapping[str, Any]) -> None:
 
 def _simulate_steps(s: Section, d: Mapping[str, Any]) -> None:
     s.summary += _stages(d)
-    s.summary += [
-        ("message", _num(d, "message_bytes", "bytes", 0)),
-        ("total time", _num(d, "total_seconds", "ms", 3, 1e3)),
-    ]
+    s.summary.append(("message", _num(d, "message_bytes", "bytes", 0)))
+    if d["steps_done"] == 0:  # stopped inside the first step: no figure to show
+        s.notes.append("no step finished before the interrupt")
+        s.summary.append(("steps", _num(d, "steps_done", f"of {d['steps_total']:,}", 0)))
+        return
+    s.summary.append(("total time", _num(d, "total_seconds", "ms", 3, 1e3)))
     if d.get("ideal_seconds") is not None:
         s.summary += [
             ("contention-free", _num(d, "ideal_seconds", "ms", 3, 1e3)),

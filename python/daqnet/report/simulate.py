@@ -84,7 +84,7 @@ def simulate_summary(r: Mapping[str, Any]) -> str:
             lines += link_load_table(r.get("link_loads", []))
         done = f"{r['steps_done']:,} of {r['steps_total']:,} steps"
         if r["interrupted"] and r["steps_done"] == r["steps_total"]:
-            cut = ebb is not None and ebb["rounds"] < r["steps_done"]
+            cut = bool(ebb and ebb.get("interrupted"))
             done += (
                 " (the interrupt came in the bisections' rates, the steps were complete)"
                 if cut

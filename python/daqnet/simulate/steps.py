@@ -106,11 +106,13 @@ def simulate_steps(
         steps_done=len(steps),
         total_seconds=total,
         ideal_seconds=ideal if with_ideal else None,
-        slowdown=ratio(total, ideal),
-        gbps_per_host=rate(total),
-        ideal_gbps_per_host=rate(ideal) if with_ideal else None,
+        # Stopped inside the first step: no time was measured, and 0 Gb/s or a slowdown of 1 would read
+        # as one (the sums over no step stay 0).
+        slowdown=ratio(total, ideal) if done else None,
+        gbps_per_host=rate(total) if done else None,
+        ideal_gbps_per_host=rate(ideal) if with_ideal and done else None,
         # A Ctrl-C in the bisections' rates, after every step, stops the run too.
-        interrupted=bool(r.interrupted) or (ebb is not None and ebb["rounds"] < done),
+        interrupted=bool(r.interrupted) or bool(ebb and ebb["interrupted"]),
         solver=SolverStats.of(r.solver, int(r.reused_steps)),
         steps=steps,
         link_loads=loads,
@@ -123,26 +125,35 @@ def effective_bisection(
 ) -> dict[str, Any]:
     """Effective bisection bandwidth (Hoefler et al. 2008; ORCS, Netgauge ebb): over random
     bisections (the workload's steps), every pair exchanging at once, the mean of each
-    network flow's max-min rate. Also as a share of each flow's rate with the same flows on
-    a contention-free fabric: with one task per node, its rate alone; with several, the
-    tasks of a node share its own link in any fabric, which is not the fabric's doing."""
+    network flow's max-min rate. Also as a share of the same flows' rates on a contention-
+    free fabric (Σ over Σ per round): with one task per node, a flow's rate alone; with
+    several, the tasks of a node share its own link in any fabric, which is not the
+    fabric's doing (one flow may then get more than there, from a slowed node-mate)."""
     means, shares, lowest, local = [], [], math.inf, 0
-    done = 0
+    done, stopped = 0, False
     try:
         for s in range(rounds):
             rates, free, n_local = _core.simulate.step_flow_rates(
                 model, placement.hosts, workload._core, s
             )
+            # Figures of the round first, kept together: a Ctrl-C between two appends left
+            # the lists over different rounds.
+            row = (
+                (float(rates.mean()), float(rates.sum() / free.sum()), float(rates.min()))
+                if len(rates)
+                else None
+            )
             local += int(n_local)
-            if len(rates):
-                means.append(float(rates.mean()))
-                shares.append(float((rates / free).mean()))
-                lowest = min(lowest, float(rates.min()))
+            if row:
+                means.append(row[0])
+                shares.append(row[1])
+                lowest = min(lowest, row[2])
             done = s + 1
     except KeyboardInterrupt:  # Ctrl-C in this pass: the mean of the rounds done
-        pass
+        stopped = True
     return {
         "rounds": done,
+        "interrupted": stopped,
         "gbps": float(np.mean(means)) if means else None,
         "fraction": float(np.mean(shares)) if shares else None,
         "min_flow_gbps": lowest if means else None,
