@@ -1001,19 +1001,32 @@ def test_progress_line_shows_the_live_figures(tmp_path):
     assert "bench: ," not in p.stderr
 
 
-def test_normal_sizes_wide_enough_to_clip_are_said_to_lift_the_mean(tmp_path):
+def test_sizes_spread_wide_enough_to_clip_say_how_the_mean_moves(tmp_path):
     # sigma = 1 measured a mean fragment of 1.085 x fragment_bytes, unsaid.
     import numpy as np
     from daqnet.bench.config import clipped_mean
 
+    # The closed forms against sampling, with both clips: 64 B and mean x (1 + 8 sigma).
     z = np.random.default_rng(1).standard_normal(2_000_000)
-    for sigma in (0.3, 0.5, 1.0, 2.0):
-        assert clipped_mean(sigma) == pytest.approx(np.maximum(1 + sigma * z, 0).mean(), rel=2e-3)
+    for sigma in (0.3, 0.5, 1.0, 2.0, 3.0):
+        for mean in (128.0, 1048576.0):
+            s = np.sqrt(np.log1p(sigma**2))
+            for dist, sizes in (
+                ("normal", 1 + sigma * z),
+                ("lognormal", np.exp(s * z - s * s / 2)),
+            ):
+                sampled = np.clip(sizes, 64 / mean, 1 + 8 * sigma).mean()
+                assert clipped_mean(dist, sigma, mean) == pytest.approx(sampled, rel=3e-3)
     p = daqnet(
         "bench", EXAMPLE, "--prepare", "--out", tmp_path / "p",
         "--set", "bench.fragment_distribution=normal", "--set", "bench.fragment_sigma=1",
     )  # fmt: skip
     assert p.returncode == 0 and "the mean fragment is 1.083 × the size given" in p.stderr
+    p = daqnet(
+        "bench", EXAMPLE, "--prepare", "--out", tmp_path / "l",
+        "--set", "bench.fragment_distribution=lognormal", "--set", "bench.fragment_sigma=3",
+    )  # fmt: skip
+    assert p.returncode == 0 and "the mean fragment is 0.963 × the size given" in p.stderr
     p = daqnet(
         "bench", EXAMPLE, "--prepare", "--out", tmp_path / "q",
         "--set", "bench.fragment_distribution=normal", "--set", "bench.fragment_sigma=0.1",

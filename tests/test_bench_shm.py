@@ -18,7 +18,7 @@ def test_looks_stop_once_the_ranks_are_past_mpi_init(tmp_path, monkeypatch):
     # Under srun the ranks may all run on other nodes: once rank 0 wrote launch.json, one
     # more look and no more, rather than a scan of /proc every poll for the whole run.
     scans = []
-    monkeypatch.setattr(shm, "_ranks", lambda out: scans.append(out) or [])
+    monkeypatch.setattr(shm, "rank_pids", lambda out: scans.append(out) or [])
     seg = shm.RankSegments(tmp_path)
     seg.look()
     seg.look()
@@ -55,7 +55,7 @@ def test_segments_left_by_the_run_are_removed_and_others_kept(tmp_path, monkeypa
         )
         try:
             assert holder.stdout.readline().strip() == "mapped"
-            monkeypatch.setattr(shm, "_ranks", lambda out: [])  # the run's ranks are gone
+            monkeypatch.setattr(shm, "rank_pids", lambda out: [])  # the run's ranks are gone
             removed = seg.release()
         finally:
             holder.kill()
@@ -75,7 +75,7 @@ def test_nothing_is_removed_while_a_rank_lives(tmp_path, monkeypatch):
     late.write_bytes(b"\0")
     try:
         seg.paths = {"/dev/shm/mpich_shm_gone"}
-        monkeypatch.setattr(shm, "_ranks", lambda out: [os.getpid()])
+        monkeypatch.setattr(shm, "rank_pids", lambda out: [os.getpid()])
         assert seg.release() == []
         assert late.exists()
     finally:

@@ -299,7 +299,7 @@ std::uint64_t BuilderUnit::missing() const {
 // fragments are lost. They are counted here, once, and the run fails naming them (time
 // frames waiting for their release have received nothing yet and are not timed). Under
 // bench.rate_hz an event's fragments exist from event / rate_hz on: the time counts from
-// then (assigned ahead at 0.2 Hz, event 8 was called lost 10 s before it was made).
+// then (assigned ahead at 0.2 Hz, event 8 was called lost at 10 s, 30 s before it was made).
 void BuilderUnit::check_timeouts() {
   const auto& c = node_.config();
   double now = node_.now();

@@ -191,6 +191,9 @@ Config parse_config(const std::string& text, const std::string& path, std::map<s
   }
   const auto fail = [&](const std::string& key, const std::string& what) { throw key_error(path, values, key, what); };
   if (c.meta_bytes > 0 && c.meta_bytes < 64) fail("meta_bytes", "must be 0 (no meta-data) or at least 64");
+  // Smaller socket buffers stall TCP for seconds at a time (1 byte: a fragment called lost).
+  if (c.transport == "tcp" && c.tcp_socket_buffer_bytes > 0 && c.tcp_socket_buffer_bytes < 4096)
+    fail("tcp_socket_buffer_bytes", "must be 0 (the system's default) or at least 4096");
   if (!c.tcp_token.empty() &&
       (c.tcp_token.size() != 32 || c.tcp_token.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos))
     fail("tcp_token", "must be 32 hexadecimal digits");

@@ -98,7 +98,7 @@ def run_config(
         raise bad("recover", "time-frames mode does not recover from a rank's death")
     if 0 < b["meta_bytes"] < 64:
         raise bad("meta_bytes", "must be 0 (no meta-data messages) or at least 64")
-    if 0 < b["tcp_socket_buffer_bytes"] < 4096:
+    if b["transport"] == "tcp" and 0 < b["tcp_socket_buffer_bytes"] < 4096:
         # 1 byte stalled TCP for seconds at a time: a fragment was called lost after 10 s.
         raise bad(
             "tcp_socket_buffer_bytes",
@@ -156,7 +156,7 @@ def run_config(
     total = builders * builder_bytes + rus * readout_bytes
     if memory and _all_ranks_here(b) and total > memory / 2:
         raise bad(
-            blame,
+            "ranks" if "bench.ranks" in scenario.given else blame,
             f"the {ranks} ranks, all on this machine (mpiexec without hosts), would need {total / 2**30:.1f} GiB of buffers ({what}), more than half of its {memory / 2**30:.0f} GiB",
         )
 
@@ -238,30 +238,51 @@ def run_config(
     return cfg
 
 
-def clipped_mean(sigma: float) -> float:
-    """Mean fragment over bench.fragment_bytes for normal sizes of relative spread `sigma`,
-    raised to at least 64 B (about 0 against the mean): E[max(1 + sigma Z, 0)]."""
-    if sigma <= 0:
+def _phi(x: float) -> float:
+    return math.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+
+
+def _cdf(x: float) -> float:
+    return 0.5 * (1 + math.erf(x / math.sqrt(2)))
+
+
+def clipped_mean(distribution: str, sigma: float, mean: float) -> float:
+    """Mean fragment over its `mean` once the sizes are clipped as daqnet-evb clips them:
+    at least 64 B, at most mean·(1 + 8 sigma) (cpp/evb/fragments.cpp; rounding to 8 B
+    aside). Normal: E[clamp(1 + sigma Z, lo, hi)]; log-normal of mean 1 and relative spread
+    sigma: E[clamp(Y, lo, hi)]."""
+    if distribution == "fixed" or sigma <= 0:
         return 1.0
-    a = 1 / sigma
-    return 0.5 * (1 + math.erf(a / math.sqrt(2))) + sigma * math.exp(-a * a / 2) / math.sqrt(
-        2 * math.pi
-    )
+    lo, hi = 64 / mean, 1 + 8 * sigma
+    if distribution == "normal":
+        a, b = (lo - 1) / sigma, 8.0
+        return lo * _cdf(a) + hi * (1 - _cdf(b)) + (_cdf(b) - _cdf(a)) + sigma * (_phi(a) - _phi(b))
+    s = math.sqrt(math.log1p(sigma * sigma))  # ln Y ~ N(-s²/2, s²)
+    mu = -s * s / 2
+
+    def below(x: float) -> float:  # E[Y 1{Y < x}]
+        return _cdf((math.log(x) - mu - s * s) / s) if x > 0 else 0.0
+
+    def p_below(x: float) -> float:
+        return _cdf((math.log(x) - mu) / s) if x > 0 else 0.0
+
+    return lo * p_below(lo) + (below(hi) - below(lo)) + hi * (1 - p_below(hi))
 
 
 def size_warning(scenario: Scenario) -> str | None:
-    """Why the fragments' mean is not bench.fragment_bytes: normal sizes with a spread wide
-    enough that the draws below 64 B, raised to it, lift the mean by over 1 %."""
+    """Why the fragments' mean is not what was given: sizes spread so wide that the clips
+    (at least 64 B, at most mean·(1 + 8σ)) move the mean by over 1 % (normal sizes are
+    lifted by the floor, log-normal ones lowered by the ceiling)."""
     b = scenario["bench"]
-    if b["fragment_distribution"] != "normal":
-        return None
-    lift = clipped_mean(b["fragment_sigma"])
-    if lift <= 1.01:
+    means = b["fragment_bytes_per_ru"] or [b["fragment_bytes"]]
+    factors = [clipped_mean(b["fragment_distribution"], b["fragment_sigma"], m) for m in means]
+    worst = max(factors, key=lambda f: abs(f - 1))
+    if abs(worst - 1) <= 0.01:
         return None
     return (
-        f"bench.fragment_sigma = {b['fragment_sigma']:g} with normal sizes: draws below 64 B are "
-        f"raised to it, so the mean fragment is {lift:.3f} × the size given (every figure "
-        "counts the bytes moved); lognormal keeps the mean at any spread"
+        f"bench.fragment_sigma = {b['fragment_sigma']:g} with {b['fragment_distribution']} "
+        f"sizes: sizes are kept between 64 B and the mean × (1 + 8σ), so the mean fragment is "
+        f"{worst:.3f} × the size given (every figure counts the bytes moved)"
     )
 
 

@@ -31,7 +31,7 @@ from ..stops import Stops, postponed
 from .collect import PMI_HINT, collect, read_json
 from .config import bench_ranks, run_config, write_run_config, write_scenario
 from .result import BenchResult
-from .shm import RankSegments
+from .shm import RankSegments, rank_pids
 
 __all__ = [
     "check_transport_built",
@@ -340,7 +340,9 @@ def _only_the_dead_remain(out: Path, ranks: int, baseline: bool) -> bool:
         return False
     em: dict[str, Any] = next((u for u in em_doc.get("units", []) if u.get("unit") == "em"), {})
     dead = {f.get("rank") for f in em.get("failures", []) if isinstance(f, dict)}
-    if not dead and baseline and not (out / "baseline.json").exists():
+    # Without a death the ranks still tear down (buffers, MPI_Finalize, shared memory): only
+    # a launcher that outlives every rank process here waits for nothing.
+    if not dead and (rank_pids(out) or (baseline and not (out / "baseline.json").exists())):
         return False
     for r in set(range(ranks)) - dead:
         doc = read_json(out / f"rank-{r}.json")

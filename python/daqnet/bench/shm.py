@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["RankSegments", "mapped_segments", "remove_unmapped"]
+__all__ = ["RankSegments", "mapped_segments", "rank_pids", "remove_unmapped"]
 
 # MPICH (mpich_shm_*, mpich_shar_tmp*), Open MPI (vader_segment.*, sm_segment.*).
 PREFIXES = ("mpich_", "vader_segment.", "sm_segment.")
@@ -37,7 +37,7 @@ def mapped_segments(maps: str) -> set[str]:
     return found
 
 
-def _ranks(out: Path) -> list[int]:
+def rank_pids(out: Path) -> list[int]:
     """Pids of daqnet-evb processes started for this output directory (their first argument
     is its run.cfg, as launch_command wrote it)."""
     needle = b"\0" + str(out / "run.cfg").encode() + b"\0"
@@ -133,7 +133,7 @@ class RankSegments:
         if self.paths or self.done or not os.path.isdir("/proc"):
             return
         self.done = (self.out / "launch.json").exists()
-        for pid in _ranks(self.out):
+        for pid in rank_pids(self.out):
             try:
                 self.paths |= mapped_segments(Path(f"/proc/{pid}/maps").read_text())
             except OSError:
@@ -144,7 +144,7 @@ class RankSegments:
     def release(self) -> list[str]:
         """Remove the noted segments still there, unless a rank of the run still lives; the
         paths removed."""
-        if not self.paths or _ranks(self.out):
+        if not self.paths or rank_pids(self.out):
             return []
         late = _segments_in_shm() - self.before - self.paths
         return sorted(_unlink(self.paths) + remove_unmapped(late))

@@ -107,5 +107,8 @@ def run_collect(args: argparse.Namespace) -> int:
     result.out_dir = args.out
     write_tables(result, args.out, args.format)
     # Titled as daqnet bench titles it: the scenario's name, when the directory has it.
-    name = ((result.config or {}).get("values") or {}).get("name") or args.out
+    config = result.config or {}
+    name = (config.get("values") or {}).get("name") or (
+        Path(config["file"]).stem if config.get("file") else args.out
+    )
     return _finish(result, args.json, name, args.format)
