@@ -234,12 +234,15 @@ def run_opensm(fabric: Fabric, engine: str, out: str | Path, timeout: float = 60
         # ftree takes only trees it recognises (every switch of a level alike) and updn needs
         # root switches (a tree's top level: none on a direct network); dfsssp and minhop
         # route any topology.
-        fits = ("dfsssp", "minhop") if fabric.units else ("updn", "dfsssp", "minhop")
-        others = ", ".join(e for e in fits if e != engine)
+        trees = "; updn routes trees" if engine == "ftree" and not fabric.units else ""
         raise DaqnetError(
             f"OpenSM's {engine} engine did not route this fabric (OpenSM fell back to {used}): "
             f"{'; '.join(errors[:3]) or 'see ' + str(log)}"
-            + (f" (--engine {others} route any topology)" if engine in ("ftree", "updn") else "")
+            + (
+                f" (--engine dfsssp or minhop route any topology{trees})"
+                if engine in ("ftree", "updn")
+                else ""
+            )
         )
     for written in ("opensm-lfts.dump", "opensm-subnet.lst"):
         if not (outdir / written).exists():

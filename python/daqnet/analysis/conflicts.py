@@ -102,7 +102,8 @@ class ConflictReport:
     def times_note(self) -> str | None:
         """Why flow counts do not give step times here (None when they do): sum_max_link_load
         measures time only when every link has one rate and every flow one path."""
-        gbps = self.fabric.links()["gbps"]
+        # Over the links the flows use: an unused slower link changes no step's time.
+        gbps = self.fabric.links()["gbps"][self._core.link_table()["flows"] > 0]
         why = []
         if len(gbps) and float(gbps.min()) != float(gbps.max()):
             why.append(f"links run at {float(gbps.min()):g} to {float(gbps.max()):g} Gb/s")

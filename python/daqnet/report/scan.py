@@ -122,7 +122,7 @@ def scan_summary(doc: Mapping[str, Any], files: list[str]) -> str:
             for v in doc["vary"]
         )
         if doc["mode"] == "steps" and mapping and doc["metric"] in ("gbps_per_host", "slowdown"):
-            lines += _unequal_bytes(doc["rows"])
+            lines += _unequal_bytes(doc["rows"], doc["metric"])
     state = "INTERRUPTED: " if doc["interrupted"] else ""
     lines.append(
         f"  {state}{doc['points_done']:,} of {doc['points_total']:,} points in {doc['elapsed_seconds']:.1f} s"
@@ -133,11 +133,10 @@ def scan_summary(doc: Mapping[str, Any], files: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _unequal_bytes(rows: list[Mapping[str, Any]]) -> list[str]:
+def _unequal_bytes(rows: list[Mapping[str, Any]], metric: str) -> list[str]:
     """A note when the points send different bytes per host into the network (mappings of
-    several tasks per node keep different shares on a node): a rate, or a slowdown against
-    each point's own contention-free time, then favours the point that sends the most,
-    not the fastest one."""
+    several tasks per node keep different shares on a node): a rate per host, or a slowdown
+    against each point's own contention-free time, then does not rank them by time."""
     sent = [
         r["gbps_per_host"] * r["total_seconds"]
         for r in rows
@@ -149,7 +148,7 @@ def _unequal_bytes(rows: list[Mapping[str, Any]]) -> list[str]:
         return []
     return [
         f"  note       the points send {min(sent) / max(sent):.0%} to 100% as many bytes per host into "
-        "the network (what stays on a node differs): the best rate need not be the fastest point; "
+        f"the network (what stays on a node differs): {metric} does not rank them by time; "
         "--metric total_seconds compares times"
     ]
 
