@@ -1053,7 +1053,8 @@ def test_a_launcher_left_waiting_after_every_rank_ended_is_stopped(tmp_path):
     os.kill(shells[-1], signal.SIGKILL)
     start = time.monotonic()
     stdout, stderr = proc.communicate(timeout=120)
-    assert time.monotonic() - start < 15, stderr  # the run's end, plus 3 s of grace
+    # The run's end, plus at most 10 s for the orphaned rank to leave (it waited 69 s).
+    assert time.monotonic() - start < 25, stderr
     assert proc.returncode == 0, stderr
     r = json.loads(stdout)
     assert r["status"] == "finished" and r["errors"] == [], r["errors"]

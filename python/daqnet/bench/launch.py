@@ -277,11 +277,21 @@ def run(
                         # Every rank wrote its final snapshot (a rank declared dead may still
                         # live, hung), yet the launcher waits on: it is stopped, and the run
                         # is what the ranks wrote (a killed wrapper shell kept it 69 s more,
-                        # then it was called failed).
+                        # then it was called failed). With a rank dead, 3 s on; with none,
+                        # once no rank process is left here (they tear down after their last
+                        # snapshot), or after 10 s, ranks still here (hung) included.
+                        now = time.monotonic()
                         if done_at is None:
-                            done_at = time.monotonic()
-                        elif time.monotonic() - done_at > 3:
+                            done_at = now
+                        elif now - done_at > 3 and (_declared_dead(out) or not rank_pids(out)):
                             _stop(proc, signal.SIGKILL)
+                            idle = True
+                            break
+                        elif now - done_at > 10:
+                            _stop(proc, signal.SIGKILL)
+                            for pid in rank_pids(out):
+                                with contextlib.suppress(OSError):
+                                    os.kill(pid, signal.SIGKILL)
                             idle = True
                             break
                     if time.monotonic() - last_change > quiet_limit:
@@ -328,6 +338,19 @@ def _supervised(argv: list[str]) -> list[str]:
     return ["/bin/sh", "-c", _SUPERVISOR, "daqnet-evb", *argv]
 
 
+def _declared_dead(out: Path, em_doc: dict[str, Any] | None = None) -> set[int]:
+    """The ranks the event manager declared dead (bench.recover), from its rank file."""
+    if em_doc is None:
+        launch = read_json(out / "launch.json") or {}
+        em_doc = read_json(out / f"rank-{launch.get('em_rank', 0)}.json") or {}
+    em: dict[str, Any] = next((u for u in em_doc.get("units", []) if u.get("unit") == "em"), {})
+    return {
+        int(f["rank"])
+        for f in em.get("failures", [])
+        if isinstance(f, dict) and isinstance(f.get("rank"), int)
+    }
+
+
 def _only_the_dead_remain(out: Path, ranks: int, baseline: bool) -> bool:
     """Whether every rank has written its final snapshot but those the EM declared dead
     (bench.recover), and the `baseline` that follows them, if any, is written too (or a
@@ -338,11 +361,8 @@ def _only_the_dead_remain(out: Path, ranks: int, baseline: bool) -> bool:
     em_doc = read_json(out / f"rank-{em_rank}.json")
     if em_doc is None or em_doc.get("status") == "running":
         return False
-    em: dict[str, Any] = next((u for u in em_doc.get("units", []) if u.get("unit") == "em"), {})
-    dead = {f.get("rank") for f in em.get("failures", []) if isinstance(f, dict)}
-    # Without a death the ranks still tear down (buffers, MPI_Finalize, shared memory): only
-    # a launcher that outlives every rank process here waits for nothing.
-    if not dead and (rank_pids(out) or (baseline and not (out / "baseline.json").exists())):
+    dead = _declared_dead(out, em_doc)
+    if not dead and baseline and not (out / "baseline.json").exists():
         return False
     for r in set(range(ranks)) - dead:
         doc = read_json(out / f"rank-{r}.json")
