@@ -88,6 +88,16 @@ def test_plan_table_columns_hold_their_widest_value(capsys):
     assert len(header) == len(row)  # the columns line up
 
 
+def test_hosts_that_fit_one_switch_are_told_so(capsys):
+    # 18 hosts were priced on a leaf and 18 idle spines (285,300 CHF): one 36-port switch
+    # holds them, 36 x 400 + 18 x 150 = 17,100 CHF.
+    assert main(["plan", "--hosts", "18"]) == 0
+    out = capsys.readouterr().out
+    assert "18 hosts fit on one 36-port switch" in out and "17,100 CHF" in out
+    assert main(["plan", "--hosts", "37"]) == 0
+    assert "fit on one" not in capsys.readouterr().out
+
+
 def test_plan_json_has_the_interface_keys(capsys):
     assert main(["plan", "--hosts", "540", "--taper", "1:1", "--taper", "2:1", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -62,6 +62,17 @@ def plan_summary(r: Mapping[str, Any]) -> str:
             f"  a partly filled {unit} breaks the symmetry that keeps shift patterns conflict-free "
             f"under D-mod-K: consider the 'hosts that fill every {unit}'"
         )
+    if r["hosts"] <= r["radix"]:
+        # daqnet's trees have spines: 18 hosts were priced on 1 leaf and 18 idle spines.
+        copper = "host->leaf" in p["copper_stages"]
+        one = r["radix"] * p["switch_port"] + r["hosts"] * (
+            p["copper_cable"] if copper else p["optical_cable"]
+        )
+        lines.append(
+            f"  {r['hosts']:,} hosts fit on one {r['radix']}-port switch, a non-blocking crossbar "
+            f"with no spines: {one:,.0f} {cur} at these prices (the trees above are what daqnet "
+            "builds and analyses)"
+        )
     for c in rows:
         top = list(c["switches"])[-1]
         if c.get("top_ports_used", r["radix"]) < r["radix"] // 2:
