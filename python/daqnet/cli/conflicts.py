@@ -65,9 +65,10 @@ def run_conflicts(args: argparse.Namespace) -> int:
 
         plot_conflicts(report, args.plot, title=f"{scenario.name}: {workload.describe()}")
     if report.interrupted:
+        where = f"written to {out}" if out else "printed above (give --out DIR to keep files)"
         note(
-            f"interrupted after {report.steps_done} of {report.steps_total} steps; "
-            "partial results written"
+            f"interrupted after {report.steps_done:,} of {report.steps_total:,} steps; "
+            f"the results so far are {where}"
         )
         return EXIT_INTERRUPTED
     return 0
