@@ -160,6 +160,19 @@ def test_node_set_fills_leaves_when_n_cannot_be_conflict_free():
         assert len(leaves) == 4
 
 
+def test_node_set_says_when_no_larger_set_is_conflict_free(tmp_path, capsys):
+    # 14 hosts on radix-8 leaves: 4, 4, 4, 2; the pool has no host to add. It ended at 4
+    # conflicts with no word of a nearest set.
+    p = tmp_path / "s.toml"
+    p.write_text('[fabric]\nradix = 8\nhosts = 14\n[placement]\norder = "random"\n')
+    assert main(["repair", str(p), "--what", "node-set", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["conflicts_after"] > 0 and doc.get("nearest") is None
+    assert "no set of whole leaves from the pool (14 hosts)" in doc["no_nearest"]
+    assert main(["repair", str(p), "--what", "node-set"]) == 0
+    assert "  nearest    none: no set of whole leaves" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("method", ["barrel-rand", "random-steps"])
 def test_schedule_repairs_cover_every_flow_once_without_conflicts(method):
     f = fabric.fat_tree(radix=8, hosts=28, levels=2)

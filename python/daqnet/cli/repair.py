@@ -86,6 +86,18 @@ def run_repair(args: argparse.Namespace) -> int:
             extra = _order_fields(ns.chosen)
             extra["method"] = "whole leaves, fullest first; " + ns.chosen.method
             extra["candidates"] = ns.tried
+            if ns.nearest is None and ns.chosen.conflicts > 0 and not ns.chosen.interrupted:
+                # Said, not left to the reader: no larger set of whole leaves of the pool
+                # runs without conflicts (the pool may have none to add).
+                extra["no_nearest"] = (
+                    f"no set of whole leaves from the pool ({len(pool):,} hosts) runs "
+                    f"{ranks:,} ranks or more without conflicts"
+                    + (
+                        f" (tried {', '.join(str(t['ranks']) for t in ns.tried)} hosts)"
+                        if len(ns.tried) > 1
+                        else ""
+                    )
+                )
             if ns.nearest is not None and ns.nearest[0] != ranks:
                 n2, o2 = ns.nearest
                 w2 = scenario.build_workload(n2)

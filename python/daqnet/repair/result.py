@@ -35,6 +35,7 @@ class RepairResult(Result):
     search: dict[str, Any] | None = optional()  #: local search: moves, accepted, interrupted
     candidates: list[dict[str, Any]] | None = optional()  #: what else was weighed
     nearest: dict[str, Any] | None = optional()  #: node-set: smallest conflict-free N' ≥ N
+    no_nearest: str | None = optional()  #: node-set: why there is none (conflicts left)
     launch: dict[str, str] | None = optional()  #: command lines that apply the repair
     files: dict[str, str] | None = optional()  #: what --out wrote
     interrupted: bool = False

@@ -68,6 +68,8 @@ def repair_summary(r: Mapping[str, Any]) -> str:
         more = f", {count(c['steps'], 'step')}" if "steps" in c else ""
         more += f", {c['seconds'] * 1e3:,.3f} ms" if "seconds" in c else ""
         lines.append(f"    {label:<14} {count(c['conflicts'], 'conflict')}{more}")
+    if r.get("no_nearest"):
+        lines.append(f"  nearest    none: {r['no_nearest']}")
     if r.get("nearest"):
         n = r["nearest"]
         lines.append(
