@@ -268,6 +268,22 @@ def test_duplicate_guid_names_both_lines(tmp_path):
     assert msg.endswith(f"(line {first})"), msg
 
 
+def test_duplicate_ca_lid_names_the_nodes_and_their_port_lines(tmp_path):
+    # It named the GUID ids ("H-0000000000100032") at the Ca line, not the port line that
+    # holds a CA's LID.
+    text = TOPO.read_text()
+    node25 = _line_of(text, '"S-0000000000200006"[2]\t\t# lid 37')
+    node26 = _line_of(text, '"S-0000000000200006"[3]\t\t# lid 38')
+    bad = _edit(tmp_path, TOPO, lambda t: t.replace("# lid 38 lmc 0", "# lid 37 lmc 0", 1))
+    with pytest.raises(USER_ERRORS) as err:
+        fabric.from_ibnetdiscover(bad)
+    msg = str(err.value)
+    assert (
+        msg
+        == f'{bad}:{node25}: lid: LID 37 of "node25" is also the LID of "node26" (line {node26})'
+    )
+
+
 @pytest.mark.parametrize(
     ("edit", "field", "text"),
     [

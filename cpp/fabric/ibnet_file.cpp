@@ -48,6 +48,7 @@ struct RawNode {
   uint64_t port_guid = 0;
   int32_t lid = 0;
   uint32_t line = 0;
+  uint32_t lid_line = 0;     // where the LID is: the node line (switch) or its port's (CA)
   bool aggregation = false;  // a SHARP Aggregation Node: left out of the fabric
 };
 
@@ -243,7 +244,10 @@ private:
       ++i;
       skip_blanks(line, i);
       if (i < line.size() && line[i] == '"') n.desc = std::string(trim(quoted(line, i, "node description")));
-      if (n.is_switch) n.lid = lid_after(line.substr(i));
+      if (n.is_switch) {
+        n.lid = lid_after(line.substr(i));
+        n.lid_line = n.line;
+      }
     } else if (i < line.size()) {
       in_.fail("node line", "unexpected '" + std::string(line.substr(i)) + "' after the node id");
     }
@@ -296,6 +300,7 @@ private:
       if (own_guid != 0) unique_guid(port_guids_, own_guid, "port GUID", n.id, p.line, "port guid");
       if (n.lid == 0) {
         n.lid = lid;
+        n.lid_line = p.line;
         n.port_guid = own_guid != 0 ? own_guid : n.port_guid;
       }
     }
@@ -414,10 +419,15 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
   for (size_t k = 0; k < nodes.size(); ++k) {
     if (nodes[k].lid == 0) continue;
     const auto [it, added] = by_lid.emplace(nodes[k].lid, k);
+    // Named by description where there is one (node00, not H-0000000000100000), at the
+    // lines that hold the LIDs.
+    auto name = [&](size_t i) { return "\"" + (nodes[i].desc.empty() ? nodes[i].id : nodes[i].desc) + "\""; };
     if (!added)
-      parser.fail(nodes[k].line, "lid",
-                  "LID " + std::to_string(nodes[k].lid) + " of \"" + nodes[k].id + "\" is also the LID of \"" +
-                      nodes[it->second].id + "\" (line " + std::to_string(nodes[it->second].line) + ")");
+      parser.fail(nodes[k].lid_line ? nodes[k].lid_line : nodes[k].line, "lid",
+                  "LID " + std::to_string(nodes[k].lid) + " of " + name(k) + " is also the LID of " + name(it->second) +
+                      " (line " +
+                      std::to_string(nodes[it->second].lid_line ? nodes[it->second].lid_line : nodes[it->second].line) +
+                      ")");
   }
 
   // Cable every port line to its remote end; both ends of a cable usually appear, and must agree.
