@@ -268,6 +268,14 @@ def test_duplicate_guid_names_both_lines(tmp_path):
     assert msg.endswith(f"(line {first})"), msg
 
 
+def test_a_node_list_is_told_from_a_topology(tmp_path):
+    # ibnetdiscover -l read "number of ports: ':' is not a whole number".
+    bad = tmp_path / "list.out"
+    bad.write_text('Ca\t : 0x000000000010001e ports 1 devid 0x0 vendid 0x0 "node15"\n')
+    with pytest.raises(USER_ERRORS, match=r"list.out:1: node line: this is ibnetdiscover -l"):
+        fabric.from_ibnetdiscover(bad)
+
+
 def test_duplicate_ca_lid_names_the_nodes_and_their_port_lines(tmp_path):
     # It named the GUID ids ("H-0000000000100032") at the Ca line, not the port line that
     # holds a CA's LID.

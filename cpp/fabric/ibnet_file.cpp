@@ -232,6 +232,11 @@ private:
     skip_blanks(line, i);
     size_t j = i;
     while (j < line.size() && !is_blank(line[j]) && line[j] != '"') ++j;
+    // "Ca : 0x… ports 1 …" is ibnetdiscover -l (a list of nodes, with no cables).
+    if (line.substr(i, j - i) == ":")
+      in_.fail("node line",
+               "this is ibnetdiscover -l (or -H, -S) output, a list without cables: capture the topology "
+               "with plain ibnetdiscover");
     n.num_ports = in_.decimal(line.substr(i, j - i), "number of ports");
     if (n.num_ports < 1 || n.num_ports > 254)
       in_.fail("number of ports", std::to_string(n.num_ports) + " is not in 1..254");
