@@ -273,6 +273,8 @@ def test_a_schedule_repair_never_slower_than_the_given_schedule(tmp_path, capsys
     assert given["method"] == "given" and all(
         r["conflicts"] == 0 and r["seconds"] > given["seconds"] for r in repairs
     )
+    # The plain barrel of these 8 hosts has no conflict: weighed too (7 steps, not 9).
+    assert [(r["method"], r["steps"]) for r in repairs][-1] == ("barrel", 7)
     ranks, steps = read_steps(out / "steps.txt")
     assert ranks == 8 and len(steps) == 1 and len(steps[0]) == 8 * 7
 
