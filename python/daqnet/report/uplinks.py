@@ -78,7 +78,8 @@ def plot_uplinks(u: UplinkUsage, path: str | Path, title: str | None = None) -> 
 
     m = np.ma.masked_less(u.matrix, 0)
     ports = int(u.matrix.max()) + 1 if u.matrix.size else 1
-    height = min(2.0 + 0.12 * len(u.leaves), 14.0)
+    # At least as tall as the colour bar's label needs (4 leaves cut it to "p-port (index").
+    height = min(max(3.5, 2.0 + 0.12 * len(u.leaves)), 14.0)
     fig, ax = plt.subplots(figsize=(10, height), layout="constrained")
     cmap = plt.get_cmap("tab20" if ports <= 20 else "viridis", ports)
     im = ax.imshow(
@@ -88,7 +89,9 @@ def plot_uplinks(u: UplinkUsage, path: str | Path, title: str | None = None) -> 
     ax.set_ylabel("leaf")
     if len(u.leaves) <= 40:
         ax.set_yticks(range(len(u.leaves)), [r.leaf for r in u.leaves], fontsize=7)
-    fig.colorbar(im, ax=ax, label="up-port (index among the leaf's up-ports)")
+    bar = fig.colorbar(im, ax=ax, label="up-port (index\namong the leaf's up-ports)")
+    if ports <= 20:  # one tick per port, not at the colours' edges
+        bar.set_ticks(range(ports))
     ax.set_title(title or f"up-port per destination: {u.routing}", fontsize=10)
     save_figure(fig, path, 150)
     plt.close(fig)
