@@ -369,7 +369,15 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
   } catch (const RouteError& e) {
     const size_t s = static_cast<size_t>(e.switch_node() - f.num_hosts());
     const uint32_t at = entry_line[s * H + static_cast<size_t>(e.destination())];
-    if (at != 0) in.fail_at(at, "output port", e.what());
+    // A loop is every entry on it: their lines, so that the edited one is among them.
+    std::string lines;
+    for (NodeId sw : e.loop()) {
+      const uint32_t l = entry_line[static_cast<size_t>(sw - f.num_hosts()) * H + static_cast<size_t>(e.destination())];
+      if (l != 0 && l != at)
+        lines += (lines.empty() ? " (the loop's other entries: line " : ", line ") + std::to_string(l);
+    }
+    if (!lines.empty()) lines += ")";
+    if (at != 0) in.fail_at(at, "output port", e.what() + lines);
     if (header_line[s] != 0) in.fail_at(header_line[s], "switch", std::string(e.what()) + " (no entry in this table)");
     throw Error(path + ": " + e.what() + " (the dump has no table for switch " + f.node(e.switch_node()).name + ")");
   }

@@ -99,13 +99,17 @@ protected:
 /// readers can point at the file line that holds it (port() == 0: the entry is missing).
 class RouteError : public Error {
 public:
-  RouteError(const std::string& what, NodeId sw, NodeId dst) : Error(what), sw_(sw), dst_(dst) {}
+  RouteError(const std::string& what, NodeId sw, NodeId dst, std::vector<NodeId> loop = {})
+      : Error(what), sw_(sw), dst_(dst), loop_(std::move(loop)) {}
   NodeId switch_node() const { return sw_; }
   NodeId destination() const { return dst_; }
+  /// For a loop: the switches on it, whose entries for destination() form it.
+  const std::vector<NodeId>& loop() const { return loop_; }
 
 private:
   NodeId sw_;
   NodeId dst_;
+  std::vector<NodeId> loop_;
 };
 
 /// Destination-based forwarding tables: for every switch and destination host, the output

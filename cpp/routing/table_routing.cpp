@@ -85,7 +85,9 @@ void TableRouting::route_error(NodeId sw, NodeId dst) const {
         msg += " -> ";
       }
       msg += f.node(node).name;
-      throw RouteError(msg, trail.back(), d);
+      // The switches of the loop itself (the trail may lead into it).
+      std::vector<NodeId> loop(std::find(trail.begin(), trail.end(), node), trail.end());
+      throw RouteError(msg, trail.back(), d, std::move(loop));
     }
     seen[static_cast<size_t>(node)] = 1;
     trail.push_back(node);
