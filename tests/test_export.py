@@ -196,3 +196,16 @@ def test_simgrid_export_shows_progress_and_writes_nothing_when_interrupted(tmp_p
         write_simgrid_platform(routing_, tmp_path / "q.xml", progress=stop_at_the_tenth)
     assert calls == list(range(11)) and not (tmp_path / "q.xml").exists()
     assert not list(tmp_path.glob(".q.xml*")) and not list(tmp_path.glob("q.xml.*"))
+
+
+def test_a_topology_in_pieces_is_named_as_such(tmp_path, capsys):
+    # Two leaves and no spine read "black hole: switch leaf0 has no route to node05".
+    conf = tmp_path / "topology.conf"
+    conf.write_text("SwitchName=leaf0 Nodes=node[00-03]\nSwitchName=leaf1 Nodes=node[04-07]\n")
+    scen = tmp_path / "s.toml"
+    scen.write_text(
+        f'[fabric]\nkind = "slurm-topology"\nfile = "{conf}"\n[routing]\nengine = "minhop"\n'
+    )
+    assert main(["conflicts", str(scen)]) == 2
+    err = capsys.readouterr().err
+    assert "the fabric is not connected: no cable path joins leaf1 (host node04) to leaf0" in err

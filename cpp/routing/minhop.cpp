@@ -39,6 +39,15 @@ std::shared_ptr<TableRouting> minhop(const std::shared_ptr<const Fabric>& fabric
     }
     r->set_port(leaf, d, f.node(d).ports[1].peer_port);
     for (NodeId s = H; s < f.num_nodes(); ++s) {
+      // A switch with hosts that no cable path joins to this one: the fabric is in pieces
+      // (it read "black hole: switch leaf0 has no route to node05").
+      if (dist[static_cast<size_t>(s)] == kFar && s != leaf) {
+        for (const auto& p : f.node(s).ports)
+          if (p.peer >= 0 && f.node(p.peer).is_host)
+            throw Error("routing (minhop): the fabric is not connected: no cable path joins " + f.node(s).name +
+                        " (host " + f.node(p.peer).name + ") to " + f.node(leaf).name + " (host " + f.node(d).name +
+                        ")");
+      }
       if (s == leaf || dist[static_cast<size_t>(s)] == kFar) continue;
       const auto& ports = f.node(s).ports;
       auto& count = used[static_cast<size_t>(s)];
