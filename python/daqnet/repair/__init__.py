@@ -1,12 +1,12 @@
 """Repairs with their predicted gain: a rank order, a node set or a schedule that the given
 forwarding tables serve without conflicts (docs/repair.md)."""
 
-from .node_set import NodeSetFound, leaf_blocks, repair_node_set
+from .node_set import NodeSetFound, repair_node_set
 from .objective import Judge, rank_order_lower_bound
 from .rank_order import OrderFound, repair_rank_order
 from .result import RepairResult
 from .schedule import METHODS, ScheduleFound, repair_schedule
-from .tree_view import host_leaves, table_order, up_port_colours
+from .tree_view import host_leaves, leaf_blocks, table_order, up_port_colours
 
 REPAIRS: dict[str, str] = {
     "rank-order": "an order of the placed hosts with the fewest conflicts",

@@ -20,9 +20,9 @@ from ..routing import Routing
 from ..workload import Workload
 from .objective import Judge
 from .rank_order import OrderFound, repair_rank_order
-from .tree_view import _groups, host_leaves
+from .tree_view import leaf_blocks
 
-__all__ = ["NodeSetFound", "leaf_blocks", "repair_node_set"]
+__all__ = ["NodeSetFound", "repair_node_set"]
 
 
 @dataclass
@@ -30,23 +30,6 @@ class NodeSetFound:
     chosen: OrderFound  #: N hosts in rank order
     nearest: tuple[int, OrderFound] | None  #: (N', order) with no conflicts, N' ≥ N
     tried: list[dict[str, Any]]
-
-
-def leaf_blocks(routing: Routing, pool: np.ndarray) -> list[np.ndarray]:
-    """The pool's hosts by leaf, in the order to take them: leaves the pool fills first, then
-    fuller leaves first; within that, pod by pod and leaf by leaf."""
-    fabric = routing.fabric
-    leaf = host_leaves(fabric)
-    capacity = np.bincount(leaf, minlength=len(fabric.node_names))
-    pod = _groups(fabric, 2) if fabric.levels >= 3 else np.arange(len(fabric.node_names))
-    blocks: dict[int, list[int]] = {}
-    for h in pool:
-        blocks.setdefault(int(leaf[h]), []).append(int(h))
-    order = sorted(
-        blocks,
-        key=lambda s: (len(blocks[s]) < capacity[s], -len(blocks[s]), int(pod[s]), s),
-    )
-    return [np.array(sorted(blocks[s]), dtype=np.int32) for s in order]
 
 
 def _take(blocks: list[np.ndarray], n: int) -> np.ndarray:

@@ -20,7 +20,7 @@ from .. import _core
 from ..routing import Routing
 from ..workload import Workload
 from .objective import Judge, rank_order_lower_bound
-from .tree_view import table_order
+from .tree_view import leaf_blocks, table_order
 
 __all__ = ["OrderFound", "repair_rank_order"]
 
@@ -70,8 +70,6 @@ def repair_rank_order(
         # Whole leaves in cabling order, as the node-set repair takes them: on 3 levels
         # OpenSM's ftree rotates each spine's up-ports, the table order's vote per host is
         # then arbitrary, and it scattered the leaves (7,416 conflicts where this has 0).
-        from .node_set import leaf_blocks
-
         blocks = np.ascontiguousarray(np.concatenate(leaf_blocks(routing, start)), dtype=np.int32)
         c = int(judge.conflicts(blocks, workload).total_conflicts)
         candidates.append({"order": "leaf blocks", "conflicts": c})

@@ -15,7 +15,7 @@ import numpy as np
 from ..fabric import Fabric
 from ..routing import Routing
 
-__all__ = ["host_leaves", "table_order", "up_port_colours"]
+__all__ = ["host_leaves", "leaf_blocks", "table_order", "up_port_colours"]
 
 
 def host_leaves(fabric: Fabric) -> np.ndarray:
@@ -97,3 +97,20 @@ def table_order(fabric: Fabric, routing: Routing, hosts: np.ndarray) -> np.ndarr
         keys.append(leaf)
     # np.lexsort sorts by the last key first: host id last-resort, then finest to coarsest.
     return hosts[np.lexsort([hosts, *reversed(keys)])]
+
+
+def leaf_blocks(routing: Routing, pool: np.ndarray) -> list[np.ndarray]:
+    """The pool's hosts by leaf, in the order to take them: leaves the pool fills first, then
+    fuller leaves first; within that, pod by pod and leaf by leaf."""
+    fabric = routing.fabric
+    leaf = host_leaves(fabric)
+    capacity = np.bincount(leaf, minlength=len(fabric.node_names))
+    pod = _groups(fabric, 2) if fabric.levels >= 3 else np.arange(len(fabric.node_names))
+    blocks: dict[int, list[int]] = {}
+    for h in pool:
+        blocks.setdefault(int(leaf[h]), []).append(int(h))
+    order = sorted(
+        blocks,
+        key=lambda s: (len(blocks[s]) < capacity[s], -len(blocks[s]), int(pod[s]), s),
+    )
+    return [np.array(sorted(blocks[s]), dtype=np.int32) for s in order]
