@@ -21,7 +21,16 @@ from .fabric import fat_tree, parse_taper
 from .io.files import read_toml
 from .result import Result
 
-__all__ = ["DEFAULT_PRICES", "Plan", "candidate", "hosts_per_leaf", "plan", "read_prices"]
+__all__ = [
+    "DEFAULT_PRICES",
+    "Plan",
+    "candidate",
+    "hosts_per_leaf",
+    "one_switch_cost",
+    "plan",
+    "price",
+    "read_prices",
+]
 
 #: Unit prices. Cables as reported for the LHCb upgrade (copper ≤ 3 m ~150 CHF, optical
 #: ≤ 100 m ~500 CHF); the switch price per port is an assumption to override.
@@ -98,6 +107,22 @@ def hosts_per_leaf(radix: int, taper: str) -> int:
     return radix * a // (a + b)
 
 
+def price(ports: int, copper: int, optical: int, prices: dict[str, Any]) -> float:
+    """What switch ports and copper and optical cables cost at `prices`."""
+    return float(
+        ports * prices["switch_port"]
+        + copper * prices["copper_cable"]
+        + optical * prices["optical_cable"]
+    )
+
+
+def one_switch_cost(hosts: int, radix: int, prices: dict[str, Any]) -> float:
+    """A single `radix`-port switch holding `hosts` hosts (a non-blocking crossbar), priced
+    as candidate() prices a tree: its ports and the hosts' cables."""
+    copper = hosts if "host->leaf" in prices["copper_stages"] else 0
+    return price(radix, copper, hosts - copper, prices)
+
+
 def candidate(
     hosts: int,
     gbps: float,
@@ -139,11 +164,7 @@ def candidate(
     copper = sum(n for s, n in cables.items() if s in prices["copper_stages"])
     optical = sum(cables.values()) - copper
     ports = int(fab.nodes()["ports"][level >= 1].sum())
-    cost = (
-        ports * prices["switch_port"]
-        + copper * prices["copper_cable"]
-        + optical * prices["optical_cable"]
-    )
+    cost = price(ports, copper, optical, prices)
     # Bisection: half the hosts against the other half, limited by the up-links of each
     # level (half of them serve each half); the hosts' own links bound it too.
     narrowest = min(cables.values())

@@ -273,7 +273,8 @@ def run(
                         last_seen, last_change = newest, time.monotonic()
                     if progress and text:
                         progress(text)
-                    if keep_going and _only_the_dead_remain(out, ranks, baseline_due):
+                    dead = _only_the_dead_remain(out, ranks, baseline_due) if keep_going else None
+                    if dead is not None:
                         # Every rank wrote its final snapshot (a rank declared dead may still
                         # live, hung), yet the launcher waits on: it is stopped, and the run
                         # is what the ranks wrote (a killed wrapper shell kept it 69 s more,
@@ -283,7 +284,7 @@ def run(
                         now = time.monotonic()
                         if done_at is None:
                             done_at = now
-                        elif now - done_at > 3 and (_declared_dead(out) or not rank_pids(out)):
+                        elif now - done_at > 3 and (dead or not rank_pids(out)):
                             _stop(proc, signal.SIGKILL)
                             idle = True
                             break
@@ -338,11 +339,8 @@ def _supervised(argv: list[str]) -> list[str]:
     return ["/bin/sh", "-c", _SUPERVISOR, "daqnet-evb", *argv]
 
 
-def _declared_dead(out: Path, em_doc: dict[str, Any] | None = None) -> set[int]:
+def _declared_dead(em_doc: dict[str, Any]) -> set[int]:
     """The ranks the event manager declared dead (bench.recover), from its rank file."""
-    if em_doc is None:
-        launch = read_json(out / "launch.json") or {}
-        em_doc = read_json(out / f"rank-{launch.get('em_rank', 0)}.json") or {}
     em: dict[str, Any] = next((u for u in em_doc.get("units", []) if u.get("unit") == "em"), {})
     return {
         int(f["rank"])
@@ -351,24 +349,24 @@ def _declared_dead(out: Path, em_doc: dict[str, Any] | None = None) -> set[int]:
     }
 
 
-def _only_the_dead_remain(out: Path, ranks: int, baseline: bool) -> bool:
-    """Whether every rank has written its final snapshot but those the EM declared dead
-    (bench.recover), and the `baseline` that follows them, if any, is written too (or a
-    rank died: survivors then leave without it): a launcher still running then waits for
-    nothing, a hung rank or the wrapper of a dead one."""
+def _only_the_dead_remain(out: Path, ranks: int, baseline: bool) -> set[int] | None:
+    """The ranks the EM declared dead (bench.recover), once every other rank has written
+    its final snapshot and the `baseline` that follows them, if any, is written too (or a
+    rank died: survivors then leave without it); None before. A launcher still running then
+    waits for nothing, a hung rank or the wrapper of a dead one."""
     launch = read_json(out / "launch.json") or {}
     em_rank = launch.get("em_rank", 0)
     em_doc = read_json(out / f"rank-{em_rank}.json")
     if em_doc is None or em_doc.get("status") == "running":
-        return False
-    dead = _declared_dead(out, em_doc)
+        return None
+    dead = _declared_dead(em_doc)
     if not dead and baseline and not (out / "baseline.json").exists():
-        return False
+        return None
     for r in set(range(ranks)) - dead:
         doc = read_json(out / f"rank-{r}.json")
         if doc is None or doc.get("status") == "running":
-            return False
-    return True
+            return None
+    return dead
 
 
 def _append_rank_logs(out: Path) -> None:

@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..plan import one_switch_cost
+
 __all__ = ["plan_summary"]
 
 
@@ -64,10 +66,7 @@ def plan_summary(r: Mapping[str, Any]) -> str:
         )
     if r["hosts"] <= r["radix"]:
         # daqnet's trees have spines: 18 hosts were priced on 1 leaf and 18 idle spines.
-        copper = "host->leaf" in p["copper_stages"]
-        one = r["radix"] * p["switch_port"] + r["hosts"] * (
-            p["copper_cable"] if copper else p["optical_cable"]
-        )
+        one = one_switch_cost(r["hosts"], r["radix"], p)
         lines.append(
             f"  {r['hosts']:,} hosts fit on one {r['radix']}-port switch, a non-blocking crossbar "
             f"with no spines: {one:,.0f} {cur} at these prices (the trees above are what daqnet "
