@@ -311,6 +311,10 @@ def run(
         _append_rank_logs(out)
         notes = [why] if why else []
         status = proc.returncode if proc is not None else None
+        # Under bench.recover hydra may also give up by itself (status 9) over a wrapper
+        # killed after its rank ended: as when it is stopped, the run is what the ranks wrote.
+        if keep_going and status not in (0, None):
+            idle = idle or _only_the_dead_remain(out, ranks, baseline_due) is not None
         if status not in (0, None) and not interrupted and not why and not idle:
             cause = first_error(out / "launcher.log")
             notes.append(f"launcher exited with status {status}" + (f": {cause}" if cause else ""))
