@@ -25,6 +25,8 @@ The model (docs/simulate.md, "Protocol mode"):
   at that instant (a message due now, after those already due).
 - An RU sends what it was asked for in event order. ``max_in_flight`` (0 = none) caps a
   node's transfers (sends and receives together); a unit's oldest event may pass it.
+  With ``rate_hz`` (0 = none) event e's fragments exist from e / rate_hz on: an RU sends
+  none before, and the event's latency counts from then if that is after its assignment.
 - A fragment moves ``fragment + meta`` bytes: between two hosts it waits for its route's
   latency, then is a flow over the route's links at its max-min fair rate; on one host it is
   a copy at ``local_gbps`` (0: at once). An event is built when its N fragments are in.
@@ -124,10 +126,11 @@ class Built:
     assigned: Fraction
     built: Fraction
     bytes: int
+    made: Fraction = Fraction(0)  # when its fragments exist (rate_hz)
 
     @property
     def latency(self):
-        return self.built - self.assigned
+        return self.built - max(self.assigned, self.made)
 
 
 @dataclass
@@ -194,6 +197,7 @@ def simulate(
     local_gbps=0.0,
     last_first=False,
     eager=False,
+    rate_hz=0.0,
 ):
     """Play the protocol on ``network`` with node k on host ``hosts[k]``.
 
@@ -209,6 +213,8 @@ def simulate(
     size = [per_ru[r % len(per_ru)] for r in range(n)]
     assert all(b % 8 == 0 and b >= 64 for b in size)
     local_rate = Fraction(local_gbps) * 10**9 / 8 if local_gbps > 0 else None
+    rate = Fraction(rate_hz) if rate_hz > 0 else None
+    wakes = set()  # (RU, time) of the wakes sent, one per instant
     em = hosts[0]
 
     now = Fraction(0)
@@ -297,6 +303,11 @@ def simulate(
     def ru_pump(r):
         while pending[r]:
             e, b, k = min(pending[r])
+            if rate is not None and e / rate > now:  # not made yet: pumped again then
+                if (r, e / rate) not in wakes:
+                    wakes.add((r, e / rate))
+                    send(e / rate, "wake", r)
+                return
             exempt = not sending[r] or e < min(sending[r])
             if not caps[r].take(exempt):
                 return
@@ -358,7 +369,8 @@ def simulate(
         caps[b].give()
         if s.complete == n:
             s.busy = False
-            built.append(Built(s.event, b, s.assigned, now, s.bytes))
+            made = s.event / rate if rate is not None else Fraction(0)
+            built.append(Built(s.event, b, s.assigned, now, s.bytes, made))
             command(hosts[b], em, "credit", b, k)
             count = len(built)
             if st["edge"] is None and not st["open"] and count == warmup_events:
@@ -380,6 +392,8 @@ def simulate(
             r, e, b, k = args
             pending[r].append((e, b, k))
             ru_pump(r)
+        elif what == "wake":
+            ru_pump(args[0])
         elif what == "received":
             b, k, r = args
             received(b, k, r)

@@ -283,6 +283,10 @@ def test_rate_limit_is_respected(tmp_path):
         # + 0.01: the time is printed to 6 digits; one fragment early is still caught.
         assert int(row["fragments_out"]) <= 100 * float(row["time_seconds"]) + 1.01, row
     assert r["events_built"] > 0
+    # Latency counts from when an event's fragments exist: 4 builders of 2 credits are
+    # assigned 8 events ahead of their data, and from the assignment read 80 ms (the
+    # lookahead) for a build of 64 KiB fragments that takes about 1 ms.
+    assert r["latency_seconds"]["p50"] < 0.5 * 8 / 100, r["latency_seconds"]
 
 
 @pytest.mark.parametrize("protocol", ["push", "pull"])

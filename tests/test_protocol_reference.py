@@ -109,7 +109,7 @@ def per_builder(builders, assigned, built, nodes):
 def of_reference(r, nodes):
     return per_builder(
         [e.builder for e in r.built],
-        [e.assigned for e in r.built],
+        [e.built - e.latency for e in r.built],  # the assignment, or when made (rate_hz)
         [e.built for e in r.built],
         nodes,
     )
@@ -218,6 +218,11 @@ CASES = [
         },
     ),
     ("tree", 8, {"protocol": "pull", "credits": 2, "in_flight": 2, "transport": "tcp"}),
+    # Fragments made at a rate: events assigned ahead wait for their data; PULL's requests
+    # reach an RU out of event order.
+    ("tree", 8, {"protocol": "push", "credits": 2, "in_flight": 2, "rate_hz": 100000.0}),
+    ("tree", 8, {"protocol": "pull", "credits": 3, "in_flight": 4, "rate_hz": 100000.0}),
+    ("switch", 4, {"protocol": "pull", "credits": 2, "schedule": "all-at-once", "rate_hz": 2e5}),
 ]
 EVENTS = 40
 

@@ -174,6 +174,40 @@ def test_one_builder_closed_form(protocol):
     assert r["partial_fragments"] == n - 1  # every other builder holds its own fragment only
 
 
+@pytest.mark.parametrize("protocol", ["push", "pull"])
+def test_latency_under_a_rate_counts_from_the_data(protocol):
+    # As above, but event k's fragments exist from k / rate_hz on, long after the builders
+    # were assigned at the start (1 credit each: events 0 .. N-1 at once). Each event then
+    # moves alone: from k / rate_hz its N-1 remote fragments pay the route latency 2L and
+    # share the builder's link, T = 2L + (N-1)(F+M)/C. The latency is T, as the benchmark
+    # times it, not k / rate_hz + T minus the assignment (which read the credits' lookahead).
+    # Event 0, made at 0, counts from its assignment: builder 0's is at once (the EM's host).
+    n, frag, meta, lat, gbps, rate = 6, 200_000, 1000, 3e-7, 100.0, 1000.0
+    r = simulate_protocol(
+        scenario(
+            {
+                "protocol": protocol,
+                "fragment_bytes": frag,
+                "meta_bytes": meta,
+                "credits": 1,
+                "rate_hz": rate,
+            },
+            {"events": n, "warmup_events": 0},
+            fabric={"radix": 16, "hosts": 8, "latency_seconds": lat, "link_gbps": gbps},
+            placement={"ranks": n},
+            workload={"schedule": "all-at-once"},
+        )
+    )
+    c = gbps * 1e9 / 8
+    moves = 2 * lat + (n - 1) * (frag + meta) / c
+    assert moves < 1 / rate / 10  # events do not overlap
+    assert r["events_built"] == n
+    # Event 0 (builder 0): d + 2L + ..., where d is the RUs' assignment; events 1 .. N-1: T.
+    assert r["latency_seconds"]["p50"] == pytest.approx(moves, rel=1e-9)
+    assert r["latency_seconds"]["max"] == pytest.approx(moves + 2 * lat + 64 / c, rel=1e-9)
+    assert r["total_seconds"] == pytest.approx((n - 1) / rate + moves, rel=1e-9)
+
+
 def test_injection_limit_bounds_the_throughput():
     # An injection limit of 25 Gb/s per NIC bounds what a node sends; its own fragment of
     # every event stays local (free), so a node builds at most 25 · N/(N-1) Gb/s.
