@@ -271,12 +271,12 @@ def test_rate_limit_is_respected(tmp_path):
     # Fragment e exists from e / 100 s on, on its readout unit's clock, so by its report at
     # time T the unit has sent at most 100 T + 1. (The window's events/s is no such bound:
     # a moment's lag on a loaded machine leaves a backlog that the window then builds, and
-    # 106.8 events/s was seen.)
+    # 106.8 events/s was seen.) Until the stop at 1.2 s: the drain makes the rest at once.
     rows = [
         row
         for path in (tmp_path / "out").glob("rank-*.csv")
         for row in csv.DictReader(path.read_text().splitlines())
-        if row["unit"] == "ru"
+        if row["unit"] == "ru" and float(row["time_seconds"]) < 1.19
     ]
     assert rows
     for row in rows:
@@ -287,6 +287,36 @@ def test_rate_limit_is_respected(tmp_path):
     # assigned 8 events ahead of their data, and from the assignment read 80 ms (the
     # lookahead) for a build of 64 KiB fragments that takes about 1 ms.
     assert r["latency_seconds"]["p50"] < 0.5 * 8 / 100, r["latency_seconds"]
+
+
+@pytest.mark.parametrize("protocol", ["push", "pull"])
+def test_a_slow_rate_ends_with_its_window(tmp_path, protocol):
+    # At 0.5 Hz the 8 events that 4 builders of 2 credits hold exist at 0, 2, ... 14 s. The
+    # run stops at 2 s: the RUs then make what they hold at once, where the end of the run
+    # waited for event 7's data (14 s). And a gap of 2 s between events is no stall, even
+    # with stall_seconds = 1 (it counts from when the next event's data exists).
+    p, r = bench(
+        tmp_path,
+        f"bench.protocol={protocol}",
+        "bench.rate_hz=0.5",
+        "bench.seconds=2",
+        "bench.warmup_seconds=0",
+        "bench.stall_seconds=1",
+        "bench.fragment_timeout_seconds=0.5",
+    )
+    assert p.returncode == 0, p.stderr
+    assert r["status"] == "finished" and r["lost_fragments"] == 0
+    # Events 0 (at 0 s) and 1 (at 2 s, the window's edge): none made early counts.
+    assert r["events_built"] in (1, 2)
+    ends = [
+        float(row["time_seconds"])
+        for path in (tmp_path / "out").glob("rank-*.csv")
+        for row in csv.DictReader(path.read_text().splitlines())
+        if row["final"] == "1"
+    ]
+    assert ends and max(ends) < 7, ends  # event 7's data would exist at 14 s
+    # Every builder built both its events, the drain's with the window's.
+    assert sum(u["events_built"] for u in r["units"] if u["unit"] == "bu") >= 8
 
 
 @pytest.mark.parametrize("protocol", ["push", "pull"])

@@ -79,7 +79,10 @@ void EventManager::on_command(const Command& cmd, int) {
     // In the window by the builder's clock: with large fragments this process may read a
     // DONE long after the event was built (seen: none of 7 events of a 2.3 s window of
     // 64 MiB fragments counted), and those built before the stop still come in afterwards.
-    if (cmd.built_at >= window_start_ && (!stopped_ || cmd.built_at <= window_end_)) {
+    // Under rate_hz, an event due after the stop was made early by its RUs (ReadoutUnit::pump):
+    // the drain's, whichever clock built it.
+    const bool made_after_stop = stopped_ && c.rate_hz > 0 && static_cast<double>(cmd.event) / c.rate_hz > window_end_;
+    if (cmd.built_at >= window_start_ && (!stopped_ || cmd.built_at <= window_end_) && !made_after_stop) {
       ++window_events_;
       window_bytes_ += cmd.bytes;
       latency_.add(static_cast<double>(cmd.latency_ns) * 1e-9);
@@ -108,7 +111,10 @@ void EventManager::pump() {
   const auto& c = node_.config();
   double now = node_.now();
   if (!stopped_ && c.seconds > 0 && now >= window_start_ + c.seconds) stop();
-  if (!stopped_ && now - std::max(last_done_, window_start_) > c.stall_seconds)
+  // Under rate_hz the next event cannot be built before its data exists: with D built, an
+  // event <= D is still under way, made by D / rate_hz (below 1/30 Hz every gap was a stall).
+  const double due = c.rate_hz > 0 ? static_cast<double>(done_total_) / c.rate_hz : 0;
+  if (!stopped_ && now - std::max({last_done_, window_start_, due}) > c.stall_seconds)
     throw TransportError("no event was built for stall_seconds = " + std::to_string(c.stall_seconds).substr(0, 6) +
                          " s: the event builder is stuck");
   while (!stopped_ && !credits_.empty()) {
@@ -127,8 +133,9 @@ void EventManager::stop() {
   // FIN follows every ASSIGN/GO on the same tag, so a unit that sees it knows it has all.
   Command fin{CommandType::fin, UnitKind::bu, UnitKind::em, 0, 0, 0, static_cast<std::uint64_t>(released_frame_), 0, 0};
   for (int j = 0; j < l.builder_units(); ++j) node_.send_command(l.bu_rank[j], fin, counters);
-  bool rus_listen =
-      (c.mode == Mode::event_manager && c.protocol == Protocol::push) || (c.mode == Mode::time_frames && c.barrier);
+  // PULL RUs hear of the stop under rate_hz: they then make at once what they still hold.
+  bool rus_listen = (c.mode == Mode::event_manager && (c.protocol == Protocol::push || c.rate_hz > 0)) ||
+                    (c.mode == Mode::time_frames && c.barrier);
   if (rus_listen) {
     fin.to = UnitKind::ru;
     for (int i = 0; i < l.readout_units(); ++i) node_.send_command(l.ru_rank[i], fin, counters);

@@ -33,8 +33,9 @@ ReadoutUnit::ReadoutUnit(Node& node, int index)
   for (std::size_t k = data_.size(); k-- > 0;) data_.give(k);  // index 0 is taken first
   bu_dead_.assign(static_cast<std::size_t>(node.layout().builder_units()), 0);
   bu_fin_ = bu_dead_;
+  // PULL: builders' FINs, and under rate_hz the EM's (see pump).
   if (c.mode == Mode::event_manager)
-    fins_needed_ = c.protocol == Protocol::push ? 1 : node.layout().builder_units();
+    fins_needed_ = c.protocol == Protocol::push ? 1 : node.layout().builder_units() + (c.rate_hz > 0 ? 1 : 0);
   else
     fins_needed_ = node.layout().builder_units() + (c.barrier ? 1 : 0);
 }
@@ -54,9 +55,9 @@ void ReadoutUnit::on_command(const Command& cmd, int) {
     if (cmd.from == UnitKind::bu && cmd.from_index < bu_fin_.size()) bu_fin_[cmd.from_index] = 1;
     ++fins_;
     node_.note_stop();
-    if (cmd.from == UnitKind::em && node_.config().mode == Mode::time_frames) {
+    if (cmd.from == UnitKind::em) {
       em_fin_ = true;
-      released_ = static_cast<std::int64_t>(cmd.event);
+      if (node_.config().mode == Mode::time_frames) released_ = static_cast<std::int64_t>(cmd.event);
     }
     break;
   default:
@@ -77,7 +78,10 @@ void ReadoutUnit::pump() {
   while (!pending_.empty()) {
     const Item item = *pending_.begin();
     if (barrier && static_cast<std::int64_t>(item.event) > released_) return;
-    if (c.rate_hz > 0 && static_cast<double>(item.event) / c.rate_hz > now) return;  // not generated yet
+    // Not generated yet, unless the EM has stopped: nothing after it is measured, and the
+    // events assigned ahead would hold the end of the run (at 1 Hz a 2.5 s run of 4
+    // builders of 2 credits took 10 s; 64 builders would take over 2 minutes).
+    if (c.rate_hz > 0 && !em_fin_ && static_cast<double>(item.event) / c.rate_hz > now) return;
     // The unit's oldest event may pass a full cap: grants can arrive out of event order.
     if (!node_.take_token(readout_exempt(sending_, item.event))) return;
     pending_.erase(pending_.begin());
