@@ -251,6 +251,8 @@ def test_a_repaired_schedule_keeps_the_message_size_given(tmp_path, capsys):
     )
     written = read_toml(out / "scenario.toml", "repaired scenario")
     assert written["workload"] == {"message_bytes": 4096, "kind": "steps", "file": "steps.txt"}
+    # As given: a whole byte count, not the float it is kept as (4096.0).
+    assert "message_bytes = 4096\n" in (out / "scenario.toml").read_text()
     assert main(["simulate", str(out / "scenario.toml"), "--json"]) == 0
     sim = json.loads(capsys.readouterr().out)
     assert sim["total_seconds"] == pytest.approx(doc["seconds_after"])

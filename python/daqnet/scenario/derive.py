@@ -16,10 +16,20 @@ def given_keys(scenario: Scenario, section: str) -> dict[str, Any]:
     """The keys of `section` the scenario was given (in its file or by --set), files as
     absolute paths (a derived scenario lives elsewhere)."""
     return {
-        k: str(Path(v).absolute()) if SCHEMA[section][k].kind == "path" else v
+        k: _written(SCHEMA[section][k].kind, SCHEMA[section][k].whole, v)
         for k, v in scenario.values[section].items()
         if v is not None and f"{section}.{k}" in scenario.given
     }
+
+
+def _written(kind: str, whole: bool, v: Any) -> Any:
+    """A value as the new file gives it: paths absolute, byte counts whole (1048576, where
+    the float they are kept as would read 1048576.0)."""
+    if kind == "path":
+        return str(Path(v).absolute())
+    if whole and isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
 
 
 def derived(
