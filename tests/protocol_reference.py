@@ -26,7 +26,8 @@ The model (docs/simulate.md, "Protocol mode"):
 - An RU sends what it was asked for in event order. ``max_in_flight`` (0 = none) caps a
   node's transfers (sends and receives together); a unit's oldest event may pass it.
   With ``rate_hz`` (0 = none) event e's fragments exist from e / rate_hz on: an RU sends
-  none before, and the event's latency counts from then if that is after its assignment.
+  none before, and the event's latency counts from then (its trigger), not from its
+  assignment.
 - A fragment moves ``fragment + meta`` bytes: between two hosts it waits for its route's
   latency, then is a flow over the route's links at its max-min fair rate; on one host it is
   a copy at ``local_gbps`` (0: at once). An event is built when its N fragments are in.
@@ -126,11 +127,11 @@ class Built:
     assigned: Fraction
     built: Fraction
     bytes: int
-    made: Fraction = Fraction(0)  # when its fragments exist (rate_hz)
+    made: Fraction | None = None  # when its fragments exist (rate_hz)
 
     @property
     def latency(self):
-        return self.built - max(self.assigned, self.made)
+        return self.built - (self.assigned if self.made is None else self.made)
 
 
 @dataclass
@@ -369,7 +370,7 @@ def simulate(
         caps[b].give()
         if s.complete == n:
             s.busy = False
-            made = s.event / rate if rate is not None else Fraction(0)
+            made = s.event / rate if rate is not None else None
             built.append(Built(s.event, b, s.assigned, now, s.bytes, made))
             command(hosts[b], em, "credit", b, k)
             count = len(built)

@@ -289,6 +289,17 @@ def test_rate_limit_is_respected(tmp_path):
     assert r["latency_seconds"]["p50"] < 0.5 * 8 / 100, r["latency_seconds"]
 
 
+def test_a_rate_not_sustained_is_said(tmp_path):
+    # 1 MHz of 4 x 64 KiB events is far beyond 4 ranks on a few cores: the backlog grows, and
+    # with it the latency from each event's data; the run says so.
+    p, r = bench(tmp_path, "bench.rate_hz=1000000")
+    assert p.returncode == 0, p.stderr
+    assert r["events_built"] / r["measured_seconds"] < 0.95e6
+    assert "bench.rate_hz = 1,000,000 Hz was not sustained" in p.stderr
+    # Not the window's length in latencies: the latency is the backlog's.
+    assert "event latencies" not in p.stderr
+
+
 @pytest.mark.parametrize("protocol", ["push", "pull"])
 def test_a_slow_rate_ends_with_its_window(tmp_path, protocol):
     # At 0.5 Hz the 8 events that 4 builders of 2 credits hold exist at 0, 2, ... 14 s. The

@@ -219,10 +219,11 @@ CASES = [
     ),
     ("tree", 8, {"protocol": "pull", "credits": 2, "in_flight": 2, "transport": "tcp"}),
     # Fragments made at a rate: events assigned ahead wait for their data; PULL's requests
-    # reach an RU out of event order.
+    # reach an RU out of event order; above what the builders sustain, a backlog.
     ("tree", 8, {"protocol": "push", "credits": 2, "in_flight": 2, "rate_hz": 100000.0}),
     ("tree", 8, {"protocol": "pull", "credits": 3, "in_flight": 4, "rate_hz": 100000.0}),
     ("switch", 4, {"protocol": "pull", "credits": 2, "schedule": "all-at-once", "rate_hz": 2e5}),
+    ("tree", 8, {"protocol": "push", "credits": 2, "in_flight": 2, "rate_hz": 4e5}),
 ]
 EVENTS = 40
 

@@ -181,7 +181,8 @@ def test_latency_under_a_rate_counts_from_the_data(protocol):
     # moves alone: from k / rate_hz its N-1 remote fragments pay the route latency 2L and
     # share the builder's link, T = 2L + (N-1)(F+M)/C. The latency is T, as the benchmark
     # times it, not k / rate_hz + T minus the assignment (which read the credits' lookahead).
-    # Event 0, made at 0, counts from its assignment: builder 0's is at once (the EM's host).
+    # Event 0, made at 0 and assigned at once (builder 0 is on the EM's host), also waits d:
+    # PUSH, for the RUs' assignment; PULL, for its requests to reach them.
     n, frag, meta, lat, gbps, rate = 6, 200_000, 1000, 3e-7, 100.0, 1000.0
     r = simulate_protocol(
         scenario(
@@ -206,6 +207,23 @@ def test_latency_under_a_rate_counts_from_the_data(protocol):
     assert r["latency_seconds"]["p50"] == pytest.approx(moves, rel=1e-9)
     assert r["latency_seconds"]["max"] == pytest.approx(moves + 2 * lat + 64 / c, rel=1e-9)
     assert r["total_seconds"] == pytest.approx((n - 1) / rate + moves, rel=1e-9)
+
+
+def test_a_rate_the_builders_cannot_sustain_is_said_and_its_backlog_timed():
+    # 16 nodes build about 70,000 events/s of 16 x 64 KiB on 100 Gb/s links. At 1 MHz the
+    # builders fall ever further behind: each event they take was made long before, and its
+    # latency (from its data) grows with the run, where from the assignment it read as
+    # small as at any rate. At 20 kHz they keep up: no warning, and no talk of rounds of
+    # credits or of the halves (the rate is the throughput; 100 events hold 6 rounds' worth).
+    free = simulate_protocol(scenario(simulate={"events": 400}))
+    fast = simulate_protocol(scenario({"rate_hz": 1e6}, {"events": 400}))
+    slow = simulate_protocol(scenario({"rate_hz": 2e4}, {"events": 20}))
+    assert free["events_per_second"] < 1e6 / 2
+    assert any("bench.rate_hz = 1,000,000 Hz was not sustained" in w for w in fast["warnings"])
+    assert fast["latency_seconds"]["p50"] > 5 * free["latency_seconds"]["p50"]
+    assert fast["latency_seconds"]["max"] > 1.5 * fast["latency_seconds"]["p50"]
+    assert slow["events_per_second"] == pytest.approx(2e4, rel=0.1)
+    assert slow["warnings"] == [], slow["warnings"]
 
 
 def test_injection_limit_bounds_the_throughput():

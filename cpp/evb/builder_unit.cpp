@@ -241,12 +241,14 @@ void BuilderUnit::event_built(std::uint32_t slot) {
   const auto& c = node_.config();
   Slot& s = slots_[slot];
   const double now = node_.now();
-  // Under bench.rate_hz from when the event's fragments exist, if later than its assignment:
-  // credits assign events ahead of their data (at 100 Hz, 8 credits read 80 ms of waiting).
-  // Not below 0: the ranks' clocks start at one barrier, a little apart, and after the EM's
-  // stop the RUs make at once what is due later (ReadoutUnit::pump).
-  const double made = c.rate_hz > 0 ? static_cast<double>(s.event) / c.rate_hz : 0;
-  double latency = std::max(0.0, now - std::max(s.started, made));
+  // Under bench.rate_hz from when the event's fragments exist (its trigger), not from its
+  // assignment: credits assign events ahead of their data (at 100 Hz, 8 credits read 80 ms
+  // of waiting), and builders that fall behind the rate are assigned events made long ago
+  // (at 20 kHz against 16 kHz built, the backlog read as 0.5 ms). Not below 0: the ranks'
+  // clocks start at one barrier, a little apart, and after the EM's stop the RUs make at
+  // once what is due later (ReadoutUnit::pump).
+  const double from = c.rate_hz > 0 ? static_cast<double>(s.event) / c.rate_hz : s.started;
+  double latency = std::max(0.0, now - from);
   // Events built after the EM's FIN are the drain's (the unit's rates end there too), and
   // under rate_hz their data came early: their latency is no figure of the run.
   if (node_.measuring() && !(fin_em_ && c.rate_hz > 0)) latency_.add(latency);

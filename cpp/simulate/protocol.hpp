@@ -40,7 +40,7 @@ struct ProtocolResult {
   std::vector<int64_t> event;
   std::vector<int32_t> builder;
   std::vector<double> built_at;    ///< seconds of simulated time
-  std::vector<double> latency;     ///< from the assignment (rate_hz: or the data, if later) to the last fragment
+  std::vector<double> latency;     ///< from the assignment (rate_hz: the data's existence) to the last fragment
   std::vector<double> bytes;       ///< fragment bytes (headers included, meta-data not)
   std::vector<double> payload_at;  ///< payload delivered since the window opened, when built (-1 outside it)
 

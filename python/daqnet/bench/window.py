@@ -21,6 +21,7 @@ __all__ = [
     "WINDOW_LATENCIES",
     "halves_difference",
     "rate_halves",
+    "rate_shortfall",
     "short_window",
     "unsteady_window",
 ]
@@ -98,3 +99,27 @@ def unsteady_window(difference: float | None, key: str) -> str | None:
         f"(over {STEADY_TOLERANCE:.0%}): the run was not in a steady state (still starting, "
         f"or the machine's load changed); give a longer {key} and read timeseries.csv"
     )
+
+
+def rate_shortfall(
+    rate_hz: float, events_built: int, window_seconds: float, p50: float | None
+) -> str | None:
+    """Why a run under bench.rate_hz did not keep up with it: fewer events built in the window
+    than the rate makes (by more than 5 % and 2 events: the window's edges cut events in
+    two); None when it kept up, or without a rate. The builders then take events made ever
+    longer ago, so the latency, counted from each event's data, grows with the run."""
+    if not rate_hz > 0 or not window_seconds > 0:
+        return None
+    made = rate_hz * window_seconds
+    if made - events_built <= max(2.0, 0.05 * made):
+        return None
+    at = f", and the latency (from each event's data) reads p50 {p50 * 1e3:.3g} ms" if p50 else ""
+    return (
+        f"bench.rate_hz = {_per_second(rate_hz)} Hz was not sustained: {_per_second(events_built / window_seconds)} "
+        f"events/s were built in the window, so a backlog of events made but not yet built "
+        f"grows with the run{at}, however long it is"
+    )
+
+
+def _per_second(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"

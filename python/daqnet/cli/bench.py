@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bench.config import size_warning
-from ..bench.window import halves_difference, short_window, unsteady_window
+from ..bench.window import halves_difference, rate_shortfall, short_window, unsteady_window
 from ..io.bench_tables import clean, write_tables
 from ..io.files import ensure_dir
 from ..io.table_files import check_format
@@ -42,12 +42,18 @@ def _finish(result: Mapping[str, Any], as_json: bool, label: str, ext: str = "cs
         # refused beside it.
         events = ((result.get("config") or {}).get("values", {}).get("bench") or {}).get("events")
         key = "bench.events" if events else "bench.seconds"
+        rate_hz = float(((result.get("run_config") or {}).get("rate_hz")) or 0)
+        behind = rate_shortfall(rate_hz, result["events_built"], seconds, latency)
+        # Behind the rate, the latency is the backlog's; at a rate kept up with, the rate is
+        # the throughput, and the halves differ by the events at their edges.
         why = (
-            short_window(seconds / latency, latency, key, events or None) if latency else None
+            short_window(seconds / latency, latency, key, events or None)
+            if latency and not behind
+            else None
         ) or (
             # A rank lost and recovered from (degraded) changes the rate by itself.
             None
-            if result["status"] == "degraded"
+            if result["status"] == "degraded" or (rate_hz > 0 and not behind)
             else unsteady_window(
                 halves_difference(
                     result.get("timeseries") or [], result.get("warmup_seconds") or 0, seconds
@@ -55,8 +61,9 @@ def _finish(result: Mapping[str, Any], as_json: bool, label: str, ext: str = "cs
                 "bench.warmup_seconds",
             )
         )
-        if why:
-            warn(why)
+        for w in (behind, why):
+            if w:
+                warn(w)
     if result["interrupted"]:
         note("interrupted; what was measured is written")
         return EXIT_INTERRUPTED

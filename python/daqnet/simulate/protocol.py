@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _core
 from ..bench.config import run_config, run_config_text
-from ..bench.window import rate_halves
+from ..bench.window import rate_halves, rate_shortfall
 from ..errors import DaqnetError
 from ..fabric import Fabric
 from ..placement import Placement
@@ -248,7 +248,17 @@ def protocol_warnings(doc: Mapping[str, Any], run: dict[str, Any]) -> list[str]:
     keys = "bench.events or bench.seconds" if run["from"] == "bench" else "simulate.events"
     if doc["window_seconds"] <= 0 or doc["events_built"] == 0:
         return [f"no event was built in the measurement window: raise {keys}"]
-    short = doc["events_built"] < rounds
+    rate_hz = float(doc["config"]["values"]["bench"].get("rate_hz") or 0)
+    behind = rate_shortfall(
+        rate_hz, doc["events_built"], doc["window_seconds"], doc["latency_seconds"]["p50"]
+    )
+    if behind:
+        out.append(behind)
+    # Under a rate the builders keep up with, they wait for data: the rate is the throughput,
+    # and neither rounds of credits nor the halves measure steady state (at 5 Hz a second
+    # holds 5 events, whatever the credits, and its halves 2 and 3).
+    paced = rate_hz > 0 and behind is None
+    short = doc["events_built"] < rounds and not paced
     if short:
         out.append(
             f"the measurement window holds {doc['events_built']:,} events, fewer than one round "
@@ -287,7 +297,14 @@ def protocol_warnings(doc: Mapping[str, Any], run: dict[str, Any]) -> list[str]:
             )
     p50 = doc["latency_seconds"]["p50"]
     timed = run["from"] == "bench"
-    if timed and p50 and not short and doc["window_seconds"] < WINDOW_LATENCIES * p50:
+    # Behind the rate, the latency is the backlog's: no measure of the window's edges.
+    if (
+        timed
+        and p50
+        and not short
+        and not behind
+        and doc["window_seconds"] < WINDOW_LATENCIES * p50
+    ):
         x = doc["window_seconds"] / p50
         out.append(
             f"the measurement window is {x:.1f} event latencies long (p50 {p50 * 1e3:.3f} ms): "
@@ -296,7 +313,7 @@ def protocol_warnings(doc: Mapping[str, Any], run: dict[str, Any]) -> list[str]:
             f"{WINDOW_LATENCIES} latencies long ({keys})"
         )
     drift = doc["halves_difference"]
-    if drift is not None and drift > STEADY_TOLERANCE and not short:
+    if drift is not None and drift > STEADY_TOLERANCE and not short and not paced:
         out.append(
             f"the payload throughput of the window's two halves differs by {_above(drift, STEADY_TOLERANCE)} "
             f"(over {STEADY_TOLERANCE:.0%}): not yet steady; raise {keys}"
