@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from daqnet.io.result_files import read_results, recognise
-from daqnet.report.pairing import find_pairs
+from daqnet.report.pairing import NODES, find_pairs
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SMALL = EXAMPLES / "slurm-hostname-64.toml"
@@ -135,6 +135,13 @@ def test_prediction_pairs_with_the_measurement_of_the_same_scenario(outputs, tmp
     (other / "result.json").write_text(json.dumps(doc))
     pairs, near = find_pairs(read_results([outputs["bench"], other]))
     assert len(pairs) == 1
+    # Equal keys, other node counts (the benchmark's 4 ranks, the simulation's placed
+    # hosts): a near miss, not a comparison of 8-fragment events with 4-fragment ones.
+    doc["nodes"] = 8
+    (other / "result.json").write_text(json.dumps(doc))
+    pairs, near = find_pairs(read_results([outputs["bench"], other]))
+    assert not pairs
+    assert [(k, a, b) for k, a, b in near[0].differences] == [(NODES, 4, 8)]
 
 
 def test_protocol_run_stopped_in_its_warm_up_says_so(tmp_path):

@@ -8,6 +8,7 @@ shape the event builder's traffic, the placement order, the gather schedule) has
 value in both. Keys only one side reads do not count: the fabric (the benchmark runs on
 whatever hardware it is given), ``[simulate]``, the transport. A pair that differs only
 in keys is listed with those keys, so a near miss is visible instead of silently dropped.
+Their node counts must agree too: the benchmark's ranks per node, the simulation's nodes.
 """
 
 from __future__ import annotations
@@ -19,7 +20,12 @@ from typing import Any
 from ..errors import DaqnetError
 from ..io.result_files import ResultFile
 
-__all__ = ["Pair", "compared_keys", "find_pairs", "nodes_of_bench"]
+__all__ = ["NODES", "Pair", "compared_keys", "find_pairs", "nodes_of_bench"]
+
+#: How a pair that differs in node count names it (the keys that set it on each side).
+NODES = (
+    "nodes (bench.ranks / bench.processes_per_node; simulate: bench.ranks, else every placed host)"
+)
 
 
 @dataclass
@@ -100,6 +106,12 @@ def find_pairs(results: list[ResultFile]) -> tuple[list[Pair], list[Pair]]:
                 for k in keys
                 if _value(b.doc, k) != _value(s.doc, k)
             ]
+            # Equal keys may still mean other node counts: without bench.ranks the benchmark
+            # runs its 4 ranks and the simulation every placed host (8 nodes against 2 were
+            # compared, "equal in both", at 0.039x per node).
+            measured, predicted = nodes_of_bench(b.doc), s.doc.get("nodes")
+            if measured is not None and isinstance(predicted, int) and measured != predicted:
+                diff.append((NODES, measured, predicted))
             pair = Pair(b, s, keys, diff)
             if pair.same:
                 same.append(pair)
