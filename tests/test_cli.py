@@ -740,6 +740,28 @@ def test_set_of_an_ignored_key_warns(scenario):
     assert "daqnet simulate in steps mode does not read simulate.events" in r.stderr
 
 
+def test_who_reads_an_ignored_key_never_names_the_command_ignoring_it(scenario):
+    # It read "daqnet bench does not read workload.message_bytes (read by daqnet conflicts,
+    # daqnet simulate, daqnet bench)", and protocol mode took the key in silence.
+    from daqnet.scenario import unused
+
+    sc = Scenario.load(scenario, ["workload.message_bytes=100"])
+    assert unused(sc, "bench", "workload.message_bytes") == (
+        "daqnet bench does not read workload.message_bytes "
+        "(read by daqnet conflicts, daqnet simulate in steps mode)"
+    )
+    protocol = Scenario.load(scenario, ["simulate.mode=protocol"])
+    for key in ("message_bytes", "shifts", "file"):
+        why = unused(protocol, "simulate", f"workload.{key}")
+        assert why and why.startswith("daqnet simulate in protocol mode does not read"), key
+        assert "protocol mode)" not in why and "protocol mode," not in why
+    for key in ("schedule", "kind"):
+        assert unused(protocol, "simulate", f"workload.{key}") is None
+    for key in ("placement.ranks", "workload.tasks_per_node", "fabric.hosts"):
+        why = unused(sc, "bench", key)
+        assert why and "daqnet bench)" not in why and "daqnet bench," not in why, why
+
+
 def test_emulate_reads_the_simulate_keys_of_its_prediction():
     # The event builder's prediction is the protocol simulation with the scenario's NIC and
     # local limits, run for the benchmark's seconds; steps traffic shares only the NIC limits.

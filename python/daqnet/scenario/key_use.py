@@ -52,6 +52,11 @@ _BENCH_PROTOCOL = {
 }
 
 
+# [workload] keys the event builder reads (its gather schedule), and the protocol simulation.
+_WORKLOAD_BENCH = ("kind", "schedule", "seed")
+_WORKLOAD_PROTOCOL = (*_WORKLOAD_BENCH, "tasks_per_node")
+
+
 def run_length_from_bench(scenario: Scenario) -> bool:
     """Whether the protocol simulation takes its run length from ``[bench]``: yes when
     ``bench.events`` or ``bench.seconds`` is above 0 (docs/simulate.md)."""
@@ -64,28 +69,31 @@ def _command_name(command: str, scenario: Scenario) -> str:
     return f"daqnet {command}"
 
 
-def _readers(section: str, key: str) -> str:
-    """Who reads the key, for the message."""
-    who = []
-    if section in ("fabric", "routing"):
-        who += ["conflicts", "simulate"]
-    elif section in ("placement", "workload"):
-        who += ["conflicts", "simulate", "bench"]
-    elif section == "simulate":
-        if key in _SIMULATE_STEPS:
-            who.append("simulate in steps mode")
-        if key in _SIMULATE_PROTOCOL:
-            who.append("simulate in protocol mode")
-    elif section == "bench":
-        who.append("bench")
-        if key in _BENCH_PROTOCOL:
-            who.append("simulate in protocol mode")
-    return ", ".join(f"daqnet {w}" for w in dict.fromkeys(who))
+# The commands a "read by" names, with the mode of simulate.
+_READERS = (
+    ("conflicts", "conflicts", None),
+    ("simulate in steps mode", "simulate", "steps"),
+    ("simulate in protocol mode", "simulate", "protocol"),
+    ("bench", "bench", None),
+)
 
 
-def _by_command(command: str, scenario: Scenario, section: str, key: str) -> bool:
-    """Whether `command` (in the scenario's mode) reads section.key at all."""
-    mode = scenario["simulate"]["mode"]
+def _readers(scenario: Scenario, section: str, key: str) -> str:
+    """Who reads the key, for the message: asked of the same rules, so that it never names
+    the command that does not read it ("bench does not read workload.message_bytes (read
+    by ..., daqnet bench)")."""
+    return ", ".join(
+        f"daqnet {label}"
+        for label, command, mode in _READERS
+        if _by_command(command, scenario, section, key, mode)
+    )
+
+
+def _by_command(
+    command: str, scenario: Scenario, section: str, key: str, mode: str | None = None
+) -> bool:
+    """Whether `command` (in `mode`, else the scenario's) reads section.key at all."""
+    mode = mode or scenario["simulate"]["mode"]
     if command in ("tables", "export"):
         return section in ("fabric", "routing")
     if command == "uplinks":
@@ -112,11 +120,13 @@ def _by_command(command: str, scenario: Scenario, section: str, key: str) -> boo
         if section == "placement":
             return key in ("order", "seed", "file")
         if section == "workload":
-            return key in ("kind", "schedule", "seed")
+            return key in _WORKLOAD_BENCH
         return False
     # simulate and scan
     if section in _STAGES:
-        return mode == "steps" or section != "workload" or key not in ("shifts", "file")
+        # The protocol simulation's traffic is the event builder's: of [workload], what bench
+        # reads (the gather schedule), and tasks_per_node, which must be 1.
+        return mode == "steps" or section != "workload" or key in _WORKLOAD_PROTOCOL
     if section == "simulate":
         return key in (_SIMULATE_STEPS if mode == "steps" else _SIMULATE_PROTOCOL)
     if section == "bench":
@@ -217,7 +227,7 @@ def unused(scenario: Scenario, command: str, key: str) -> str | None:
     if section not in scenario.values or not isinstance(scenario.values[section], dict):
         return None
     if not _by_command(command, scenario, section, name):
-        readers = _readers(section, name)
+        readers = _readers(scenario, section, name)
         return f"{_command_name(command, scenario)} does not read {key}" + (
             f" (read by {readers})" if readers else ""
         )
