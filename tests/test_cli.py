@@ -176,6 +176,11 @@ BAD = [
         ["--set", "simulate.message_bytes=1.5"],
         "simulate.message_bytes = 1.5: expected a whole number of bytes",
     ),
+    # Taken, and written to run.cfg as 65.5, where bench.fragment_bytes = 1e3.5 is refused.
+    (
+        ["--set", "bench.fragment_bytes_per_ru=[65536,1000000.7]"],
+        r"bench.fragment_bytes_per_ru = \[65536, 1000000.7\]: every value must be a whole number of bytes",
+    ),
     (
         ["--set", "routing.engine=table", "--set", "routing.file=nope.txt"],
         "cannot read routing table .*nope.txt",

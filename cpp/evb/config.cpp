@@ -78,7 +78,9 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+// Whole limits in full (2147483647, not 2.14748e+09), others as the stream writes them.
 std::string number_text(double v) {
+  if (v == std::floor(v) && std::abs(v) < 1e15) return std::to_string(static_cast<long long>(v));
   std::ostringstream out;
   out << v;
   return out.str();
@@ -131,9 +133,11 @@ ConfigValue read_value(const ConfigKey& k, const std::string& text,
   case Kind::number_list:
     for (const auto& item : split_list(text)) {
       double x = 0;
-      if (!parse_number(item, x) || x < k.minimum || x > k.maximum)
-        fail("has '" + item + "' (items are numbers from " + number_text(k.minimum) + " to " + number_text(k.maximum) +
-             ")");
+      // Byte counts are whole, as fragment_bytes is: 65.5 was taken (and rounded up to 72).
+      const bool whole = k.unit == "bytes";
+      if (!parse_number(item, x) || x < k.minimum || x > k.maximum || (whole && x != std::floor(x)))
+        fail("has '" + item + "' (items are " + (whole ? "whole numbers of bytes" : "numbers") + " from " +
+             number_text(k.minimum) + " to " + number_text(k.maximum) + ")");
       v.numbers.push_back(x);
     }
     break;

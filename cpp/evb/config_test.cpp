@@ -80,6 +80,11 @@ TEST(RunConfig, NumbersAreDecimal) {
   EXPECT_NE(refusal("seconds = +2\n"), "");
   EXPECT_NE(refusal("seconds = \v2\n"), "");
   EXPECT_NE(refusal("seconds = 1\nfragment_bytes_per_ru = 64, 0x100\n"), "");
+  // Byte counts are whole, as fragment_bytes is: 65.5 was taken.
+  EXPECT_EQ(refusal("seconds = 1\nfragment_bytes_per_ru = 65536, 65.5\n"),
+            "run.cfg:2: fragment_bytes_per_ru has '65.5' (items are whole numbers of bytes from 64 to 2147483647)");
+  EXPECT_EQ(
+      Config::parse("seconds = 1\nfragment_bytes_per_ru = 65536.0, 1e5\n", "run.cfg").fragment_bytes_per_ru.size(), 2U);
   EXPECT_NE(refusal("seconds = infinity\n"), "");
   EXPECT_EQ(Config::parse("seconds = 1.5e1\nwarmup_seconds = .5\nreport_seconds = 2.\n", "run.cfg").seconds, 15.0);
 }

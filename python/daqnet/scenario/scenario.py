@@ -200,6 +200,8 @@ class Scenario:
                 raise DaqnetError(f"{where}: every value must be at least {spec.minimum:g}")
             if spec.maximum is not None and any(v > spec.maximum for v in value):
                 raise DaqnetError(f"{where}: every value must be at most {spec.maximum:g}")
+            if spec.unit == "bytes" and any(v != int(v) for v in value):
+                raise DaqnetError(f"{where}: every value must be a whole number of bytes")
             value = [float(v) for v in value]
         if spec.choices and value not in spec.choices:
             raise DaqnetError(f"{where}: expected one of {', '.join(spec.choices)}")
