@@ -296,6 +296,10 @@ def test_a_rate_not_sustained_is_said(tmp_path):
     assert p.returncode == 0, p.stderr
     assert r["events_built"] / r["measured_seconds"] < 0.95e6
     assert "bench.rate_hz = 1,000,000 Hz was not sustained" in p.stderr
+    # Kept in the result as printed: --json and result.json lost the warnings.
+    saved = json.loads((tmp_path / "out" / "result.json").read_text())
+    assert r["warnings"] == saved["warnings"]
+    assert any("1,000,000 Hz was not sustained" in w for w in saved["warnings"])
     # Not the window's length in latencies: the latency is the backlog's.
     assert "event latencies" not in p.stderr
 

@@ -32,6 +32,7 @@ from .collect import PMI_HINT, collect, read_json
 from .config import bench_ranks, run_config, write_run_config, write_scenario
 from .result import BenchResult
 from .shm import RankSegments, rank_pids
+from .warnings import run_warnings
 
 __all__ = [
     "check_transport_built",
@@ -502,5 +503,6 @@ def _finish(
     if notes and result.status == "finished":
         result.status = "failed"
     result.out_dir = str(out)
+    result.warnings = run_warnings(result)
     write_tables(result, out, table_format)
     return result

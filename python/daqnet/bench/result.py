@@ -56,6 +56,8 @@ class BenchResult(Result):
     abandoned_events: int = 0  #: assigned to a builder that died before building them
     incomplete_events: int = 0  #: built without a readout unit that died
     builder_latency_seconds: dict[str, float | None] = field(default_factory=dict)
+    #: why the figures may mislead (a short or unsteady window, a rate not sustained), as printed
+    warnings: list[str] = field(default_factory=list)
     baseline: dict[str, Any] | None = optional()  #: name, throughput_gbps, ratio, ...
     units: list[Row] = field(default_factory=list)
     timeseries: list[Row] = field(default_factory=list)

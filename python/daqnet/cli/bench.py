@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bench.config import size_warning
-from ..bench.window import halves_difference, rate_shortfall, short_window, unsteady_window
+from ..bench.warnings import run_warnings
 from ..io.bench_tables import clean, write_tables
 from ..io.files import ensure_dir
 from ..io.table_files import check_format
@@ -29,41 +29,8 @@ def _finish(result: Mapping[str, Any], as_json: bool, label: str, ext: str = "cs
         return lines
 
     emit(result, as_json, text, clean)
-    latency = (result.get("latency_seconds") or {}).get("p50")
-    seconds = result.get("measured_seconds")
-    if seconds and not result.get("events_built"):
-        warn(
-            f"no event was built in the {seconds:.2g} s measurement window, so its throughput "
-            "of 0 says nothing: give a longer bench.seconds (or bench.events)"
-        )
-    elif seconds:
-        # A window of few latencies first: its halves would differ by its edges alone. A
-        # window sized in events (bench.events) is lengthened in events: bench.seconds is
-        # refused beside it.
-        events = ((result.get("config") or {}).get("values", {}).get("bench") or {}).get("events")
-        key = "bench.events" if events else "bench.seconds"
-        rate_hz = float(((result.get("run_config") or {}).get("rate_hz")) or 0)
-        behind = rate_shortfall(rate_hz, result["events_built"], seconds, latency)
-        # Behind the rate, the latency is the backlog's; at a rate kept up with, the rate is
-        # the throughput, and the halves differ by the events at their edges.
-        why = (
-            short_window(seconds / latency, latency, key, events or None)
-            if latency and not behind
-            else None
-        ) or (
-            # A rank lost and recovered from (degraded) changes the rate by itself.
-            None
-            if result["status"] == "degraded" or (rate_hz > 0 and not behind)
-            else unsteady_window(
-                halves_difference(
-                    result.get("timeseries") or [], result.get("warmup_seconds") or 0, seconds
-                ),
-                "bench.warmup_seconds",
-            )
-        )
-        for w in (behind, why):
-            if w:
-                warn(w)
+    for why in result.get("warnings") or []:
+        warn(why)
     if result["interrupted"]:
         note("interrupted; what was measured is written")
         return EXIT_INTERRUPTED
@@ -112,6 +79,7 @@ def run_collect(args: argparse.Namespace) -> int:
     check_format(args.format)
     result = collect(args.out)
     result.out_dir = args.out
+    result.warnings = run_warnings(result)
     write_tables(result, args.out, args.format)
     # Titled as daqnet bench titles it: the scenario's name, when the directory has it.
     config = result.config or {}

@@ -1,0 +1,46 @@
+"""Why a benchmark's figures may mislead: the warnings of ``daqnet bench`` and ``daqnet
+collect``, kept in the result document (``warnings``) as well as printed, as the protocol
+simulation keeps its own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .window import halves_difference, rate_shortfall, short_window, unsteady_window
+
+__all__ = ["run_warnings"]
+
+
+def run_warnings(result: Any) -> list[str]:
+    """The warnings of a BenchResult (empty when its window reads a steady state)."""
+    latency = (result.latency_seconds or {}).get("p50")
+    seconds = result.measured_seconds
+    if not seconds:
+        return []
+    if not result.events_built:
+        return [
+            f"no event was built in the {seconds:.2g} s measurement window, so its throughput "
+            "of 0 says nothing: give a longer bench.seconds (or bench.events)"
+        ]
+    # A window of few latencies first: its halves would differ by its edges alone. A window
+    # sized in events (bench.events) is lengthened in events: bench.seconds is refused beside it.
+    events = ((result.config or {}).get("values", {}).get("bench") or {}).get("events")
+    key = "bench.events" if events else "bench.seconds"
+    rate_hz = float((result.run_config or {}).get("rate_hz") or 0)
+    behind = rate_shortfall(rate_hz, result.events_built, seconds, latency)
+    # Behind the rate, the latency is the backlog's; at a rate kept up with, the rate is the
+    # throughput, and the halves differ by the events at their edges.
+    why = (
+        short_window(seconds / latency, latency, key, events or None)
+        if latency and not behind
+        else None
+    ) or (
+        # A rank lost and recovered from (degraded) changes the rate by itself.
+        None
+        if result.status == "degraded" or (rate_hz > 0 and not behind)
+        else unsteady_window(
+            halves_difference(result.timeseries or [], result.warmup_seconds or 0, seconds),
+            "bench.warmup_seconds",
+        )
+    )
+    return [w for w in (behind, why) if w]
