@@ -25,6 +25,63 @@ def test_648_hosts_on_36_ports_by_hand():
     assert full["cost"] == ports * 400 + 648 * 150 + 648 * 500
 
 
+def _min_bisection(fab) -> int:
+    """The fewest links between two halves of the hosts (sizes floor and ceil of H/2), by
+    brute force: every assignment of switches to two sides; each host then sits on its
+    leaf's side, except as many as the halves need moved across (one host link each)."""
+    import numpy as np
+
+    level, links = fab.nodes()["level"], fab.links()
+    src, dst = links["src"], links["dst"]
+    switches = np.flatnonzero(level >= 1)
+    index = np.full(len(level), -1)
+    index[switches] = np.arange(len(switches))
+    between = (level[src] >= 1) & (level[dst] >= 1) & (src < dst)
+    a, b = index[src[between]], index[dst[between]]
+    below = np.bincount(index[dst[level[src] == 0]], minlength=len(switches))
+    half = fab.num_hosts // 2
+    best = None
+    for mask in range(1 << (len(switches) - 1)):  # the last switch on one side: symmetry
+        side = (mask >> np.arange(len(switches))) & 1
+        cut = int((side[a] != side[b]).sum()) + abs(int(below[side == 1].sum()) - half)
+        best = cut if best is None else min(best, cut)
+    return best
+
+
+@pytest.mark.parametrize(
+    ("hosts", "radix", "taper", "exact"),
+    [(100, 36, "2:1", True), (18, 12, "2:1", True), (20, 12, "2:1", True), (26, 12, "2:1", False)],
+)
+def test_bisection_of_a_partly_filled_leaf_counts_what_its_hosts_fill(hosts, radix, taper, exact):
+    # 100 hosts at 2:1 on 36 ports: 4 leaves of 24 and one of 4, each with 12 up-links. The
+    # plan read 3,000 Gb/s, counting the small leaf's 12 up-links, where its 4 hosts fill 4:
+    # a cut of leaves 0 and 1 and 2 of the small leaf's hosts crosses 24 + 2 links, 2,600
+    # Gb/s. The figure is the true minimum bisection where whole leaves (and a part of the
+    # small one) make the halves; otherwise it may read below it (26 hosts: 7 against 9),
+    # never above.
+    from daqnet.fabric import fat_tree
+    from daqnet.plan import hosts_per_leaf
+
+    (c,) = plan(hosts, 100.0, radix, [taper]).candidates
+    fab = fat_tree(
+        radix=radix,
+        hosts=hosts,
+        levels=2,
+        taper=[taper],
+        hosts_per_leaf=hosts_per_leaf(radix, taper),
+        link_gbps=100.0,
+    )
+    cut = _min_bisection(fab) * 100.0
+    if exact:
+        assert c["bisection_gbps"] == pytest.approx(cut, rel=1e-12)
+    else:
+        assert c["bisection_gbps"] < cut
+    if hosts == 100:
+        assert c["bisection_gbps"] == pytest.approx(2600) and c[
+            "bisection_fraction"
+        ] == pytest.approx(0.52)
+
+
 def test_full_leaf_host_counts():
     # 72 rather than 64 with 36-port switches and 528 with 48, as reported. For 512 on
     # 36 ports the smallest count that fills every leaf is 522 (29 leaves of 18), not the

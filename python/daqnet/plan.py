@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .errors import DaqnetError
-from .fabric import fat_tree, parse_taper
+from .fabric import Fabric, fat_tree, parse_taper
 from .io.files import read_toml
 from .result import Result
 
@@ -166,8 +168,8 @@ def candidate(
     ports = int(fab.nodes()["ports"][level >= 1].sum())
     cost = price(ports, copper, optical, prices)
     # Bisection: half the hosts against the other half, limited by the up-links of each
-    # level (half of them serve each half); the hosts' own links bound it too.
-    narrowest = min(cables.values())
+    # level (half of them serve each half) as far as the hosts below can fill them.
+    narrowest = round(min(_fillable(fab)), 9)  # shares of a cable: 26.000000000000004
     # Three levels: leaves in different pods share no spine, so D-mod-K's symmetry needs every
     # pod full, not only every leaf (radix 36: 666 hosts, full leaves, still conflict).
     shape = fab.xgft  # the builder's trees are XGFTs
@@ -203,6 +205,28 @@ def candidate(
         "bisection_gbps": narrowest * gbps / 2,
         "bisection_fraction": narrowest / hosts,
     }
+
+
+def _fillable(fab: Fabric) -> list[float]:
+    """Per stage of up-cables (host->leaf, leaf->spine, ...), how many cables' worth the hosts
+    below can fill: a switch passes up at most what reaches it from below, spread evenly over
+    its up-cables. A leaf of 4 hosts has 4 cables' worth to give, however many up-links it
+    has: counting all 12 of one such leaf (100 hosts, 2:1) read 3,000 Gb/s of bisection where
+    a cut through it crosses 2,600."""
+    level = fab.nodes()["level"]
+    links = fab.links()
+    src, dst = links["src"], links["dst"]
+    n = len(level)
+    inflow = (level == 0).astype(float)  # a host fills its own link
+    stages = []
+    for lv in range(fab.levels):
+        up = (level[src] == lv) & (level[dst] == lv + 1)
+        s, d = src[up], dst[up]
+        cables = np.bincount(s, minlength=n).astype(float)
+        share = np.minimum(cables, inflow)[s] / cables[s]  # what each up-cable carries
+        stages.append(float(share.sum()))
+        inflow = np.bincount(d, weights=share, minlength=n)
+    return stages
 
 
 def plan(
