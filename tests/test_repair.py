@@ -12,8 +12,11 @@ import pytest
 from daqnet import _core, fabric, placement, routing, workload
 from daqnet.cli import main
 from daqnet.io.files import read_toml
+from daqnet.io.hostlist import expand
 from daqnet.io.steps_file import read_steps
 from daqnet.repair import Judge, repair_node_set, repair_rank_order, repair_schedule
+from daqnet.scenario import Scenario
+from daqnet.simulate.model import network_model
 
 
 def two_level(leaves: int, k: int, missing: dict[int, int] | None = None, seed: int = 0):
@@ -171,6 +174,29 @@ def test_node_set_says_when_no_larger_set_is_conflict_free(tmp_path, capsys):
     assert "no set of whole leaves from the pool (14 hosts)" in doc["no_nearest"]
     assert main(["repair", str(p), "--what", "node-set"]) == 0
     assert "  nearest    none: no set of whole leaves" in capsys.readouterr().out
+
+
+def test_node_set_is_judged_against_the_pool_and_never_slower(capsys):
+    # lhcb-540 under hostname order of shuffled names: its first 280 hosts lie mostly outside
+    # a pool of node[001-300]. "Before" was those 280 (1,120 conflicts, the same for any
+    # pool), and the repair read x0.968 against them. It is now the first 280 of the order
+    # within the pool, and a repair no faster than that leaves the given set.
+    example = Path(__file__).resolve().parents[1] / "examples" / "lhcb-540.toml"
+    docs = []
+    for pool in ("node[001-300]", "node[240-539]"):
+        args = ["repair", str(example), "--what", "node-set", "--ranks", "280"]
+        assert main([*args, "--pool", pool, "--moves", "2000", "--json"]) == 0
+        docs.append(json.loads(capsys.readouterr().out))
+    sc = Scenario.load(example)
+    f, r, p, _ = sc.build()
+    for doc, pool in zip(docs, ("node[001-300]", "node[240-539]"), strict=True):
+        inside = [h for h in p.hosts if f.host_names[h] in expand(pool, "pool")][:280]
+        j = Judge(r, network_model(sc, r), sc.message_bytes())
+        w = sc.build_workload(280)
+        assert doc["conflicts_before"] == j.conflicts(np.array(inside), w).total_conflicts
+        assert set(doc["hosts"]) <= set(expand(pool, "pool"))
+        assert doc["speedup"] >= 1 - 1e-9, doc["speedup"]
+    assert docs[0]["conflicts_before"] != docs[1]["conflicts_before"]
 
 
 @pytest.mark.parametrize("method", ["barrel-rand", "random-steps"])
