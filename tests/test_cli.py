@@ -745,6 +745,34 @@ def test_set_of_an_ignored_key_warns(scenario):
     assert "daqnet simulate in steps mode does not read simulate.events" in r.stderr
 
 
+@pytest.mark.parametrize(
+    "args", [("tables",), ("export", "--format", "slurm-topology"), ("export", "--format", "dot")]
+)
+def test_output_dash_is_stdout(scenario, tmp_path, args):
+    # -o - wrote a file named "-" in the current directory.
+    command, *rest = args
+    r = subprocess.run(
+        [sys.executable, "-m", "daqnet", command, str(scenario), *rest, "-o", "-"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "-").exists()
+    assert "wrote stdout" in r.stderr
+    assert run_cli(command, scenario, *rest, "-o", tmp_path / "file").returncode == 0
+    assert r.stdout == (tmp_path / "file").read_text()
+
+
+@pytest.mark.parametrize("command", ["simulate", "conflicts"])
+def test_parquet_without_a_directory_is_refused(scenario, command):
+    # It was taken and nothing written: the tables only ever go into --out.
+    r = run_cli(command, scenario, "--format", "parquet")
+    assert r.returncode == 2
+    assert "--format parquet: the tables go into --out DIR, which is not given" in r.stderr
+
+
 def test_who_reads_an_ignored_key_never_names_the_command_ignoring_it(scenario):
     # It read "daqnet bench does not read workload.message_bytes (read by daqnet conflicts,
     # daqnet simulate, daqnet bench)", and protocol mode took the key in silence.

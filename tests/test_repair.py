@@ -318,6 +318,11 @@ def test_repair_cli_errors_are_one_line(tmp_path, capsys):
     assert "has 32 hosts" in err and "Traceback" not in err
     assert main(["repair", str(scen), "--what", "node-set", "--ranks", "1"]) == 2
     assert "--ranks 1: at least 2 ranks" in capsys.readouterr().err
+    # Options of another --what were taken in silence (the same answer), where --pool is refused.
+    assert main(["repair", str(scen), "--what", "rank-order", "--schedule", "random-steps"]) == 2
+    assert "--schedule belongs to --what schedule" in capsys.readouterr().err
+    assert main(["repair", str(scen), "--what", "schedule", "--moves", "5"]) == 2
+    assert "--moves belongs to --what rank-order and node-set" in capsys.readouterr().err
 
 
 def test_steps_file_errors_name_file_and_line(tmp_path):

@@ -3,9 +3,13 @@ the end of a run (JSON or summary on stdout, notes on stderr, the exit status)."
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import sys
-from collections.abc import Callable, Mapping
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from ..result import Result
@@ -147,3 +151,19 @@ def emit(
     else:
         print(summary(result))
     sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def output_file(path: str) -> Iterator[str]:
+    """Where a command writes its -o file: `path`, or for "-" a temporary file whose bytes go
+    to stdout once written whole (it made a file named "-")."""
+    if path != "-":
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="daqnet-") as tmp:
+        made = Path(tmp) / "out"
+        yield str(made)
+        if made.exists():  # not when the writer was interrupted (files are written whole)
+            with made.open("rb") as f:
+                shutil.copyfileobj(f, sys.stdout.buffer)
+            sys.stdout.flush()

@@ -14,6 +14,7 @@ from .common import (
     emit,
     load,
     note,
+    output_file,
     routes_progress,
     warn_earlier_tables,
 )
@@ -27,8 +28,8 @@ def run_conflicts(args: argparse.Namespace) -> int:
 
     # Unusable output paths (and a format without its packages) fail before a long
     # analysis, not after it.
-    check_format(args.format)
     out, out_option = (args.out, "--out") if args.out is not None else (args.csv, "--csv")
+    check_format(args.format, out)
     if args.plot is not None:
         check_plot_path(args.plot, made=out)  # README: --out out/ --plot out/conflicts.png
     scenario = load(args.scenario, args.overrides, "conflicts")
@@ -84,9 +85,11 @@ def run_tables(args: argparse.Namespace) -> int:
         building.close()
     writing = Progress("writing", args.progress, unit="entry", scale=True)
     try:
-        routing.write_table(args.output, writing)
+        with output_file(args.output) as path:
+            routing.write_table(path, writing)
         writing.close(complete=True)
     finally:
         writing.close()
-    note(f"wrote {args.output}: {routing.engine} tables for {fabric.describe()}")
+    where = "stdout" if args.output == "-" else args.output
+    note(f"wrote {where}: {routing.engine} tables for {fabric.describe()}")
     return 0

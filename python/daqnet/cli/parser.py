@@ -214,7 +214,6 @@ def parser() -> argparse.ArgumentParser:
     )
     rp.add_argument(
         "--schedule",
-        default="best",
         choices=["barrel-rand", "random-steps", "best"],
         help="schedule: barrel-rand moves each step's conflicting transfers into extra steps; "
         "random-steps builds conflict-free steps of random pairs; best keeps the faster (default)",
@@ -222,7 +221,6 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument(
         "--moves",
         type=lambda t: _whole(t, 0),
-        default=50_000,
         metavar="N",
         help="rank-order, node-set: swaps the local search may try (default 50000; 0: none)",
     )

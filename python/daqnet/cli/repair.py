@@ -43,6 +43,13 @@ def run_repair(args: argparse.Namespace) -> int:
 
     if args.what != "node-set" and (args.pool is not None or args.ranks is not None):
         raise DaqnetError("--pool and --ranks belong to --what node-set")
+    # Refused as --pool is, not taken in silence.
+    if args.what != "schedule" and args.schedule is not None:
+        raise DaqnetError("--schedule belongs to --what schedule")
+    if args.what == "schedule" and args.moves is not None:
+        raise DaqnetError("--moves belongs to --what rank-order and node-set")
+    args.schedule = args.schedule or "best"
+    args.moves = 50_000 if args.moves is None else args.moves
     scenario = load(args.scenario, args.overrides, "repair")
     fabric, routing, placement, workload = scenario.build()
     if args.out is not None:  # made once the scenario has proved good (a bad one left it empty)

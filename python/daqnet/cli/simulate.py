@@ -26,7 +26,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     from ..report.simulate import simulate_summary
     from ..simulate import simulate
 
-    check_format(args.format)
+    check_format(args.format, args.out)
     scenario = load(args.scenario, args.overrides, "simulate")
     unit = "event" if scenario["simulate"]["mode"] == "protocol" else "step"
     building = routes_progress(scenario, args.progress)

@@ -17,11 +17,17 @@ __all__ = ["FORMATS", "check_format", "columns_of", "parquet_cells", "write_parq
 FORMATS = ("csv", "parquet")
 
 
-def check_format(table_format: str) -> None:
-    """DaqnetError for an unknown format, or for parquet without pandas and pyarrow (said
-    before a long run starts, not after it)."""
+def check_format(table_format: str, out: str | None = "") -> None:
+    """DaqnetError for an unknown format, for parquet without pandas and pyarrow (said
+    before a long run starts, not after it), or for parquet with no directory to write
+    (`out` None: the command's --out not given)."""
     if table_format not in FORMATS:
         raise DaqnetError(f"format {table_format!r}: expected one of {', '.join(FORMATS)}")
+    if table_format != "csv" and out is None:
+        raise DaqnetError(
+            f"--format {table_format}: the tables go into --out DIR, which is not given "
+            "(without it only the summary, or --json, is printed)"
+        )
     if table_format == "parquet":
         try:
             import pandas  # noqa: F401

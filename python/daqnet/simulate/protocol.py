@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ..bench.config import run_config, run_config_text
+from ..bench.config import run_config, run_config_text, size_warning
 from ..bench.window import rate_halves, rate_shortfall
 from ..errors import DaqnetError
 from ..fabric import Fabric
@@ -439,7 +439,13 @@ def _protocol_document(
         "links": _links(fabric, r["link_bytes"], end),
     }
     result = ProtocolResult(**doc)
-    result.warnings = [] if interrupted else protocol_warnings(result, run)
+    # An interrupted run's figures carry the same caveats (barrels in step, a short window);
+    # one that built nothing says so by its interruption alone.
+    sizes = size_warning(scenario)
+    result.warnings = [
+        *([sizes] if sizes else []),
+        *([] if interrupted and not result.events_built else protocol_warnings(result, run)),
+    ]
     return result
 
 
