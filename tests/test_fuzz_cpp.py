@@ -62,7 +62,7 @@ RUN_CFG_SEEDS = {
         [
             "bench.processes_per_node=2",
             "bench.ranks=8",
-            "bench.fragment_bytes_per_ru=[65536, 131072, 1000.5]",
+            "bench.fragment_bytes_per_ru=[65536, 131072, 1000]",
             "bench.meta_bytes=0",
             "bench.max_in_flight=3",
             "bench.rate_hz=1000",
