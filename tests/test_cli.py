@@ -164,6 +164,15 @@ BAD = [
         "fabric.hosts = 1000: a 2-level fat tree of 8-port switches with these settings holds at most 32 hosts",
     ),
     (["--set", "fabric.taper=3:1"], 'fabric.taper = "3:1" does not divide the 4 down-ports'),
+    # Named the file, where the value came from --set.
+    (
+        ["--set", 'fabric.taper=["1:1","1:1"]'],
+        r"set fabric.taper=\[\"1:1\",\"1:1\"\]: fabric.taper: 2 ratios given",
+    ),
+    (
+        ["--set", "fabric.spine_radix=3"],
+        r"a 2-level fat tree of 8-port switches \(3-port spines\) with these settings holds at most",
+    ),
     (
         ["--set", "routing.engine=ospf"],
         "routing.engine = 'ospf': expected one of dmodk, random, minhop, table, lft-dump",

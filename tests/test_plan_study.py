@@ -127,6 +127,10 @@ def test_prices_file_and_bad_input(tmp_path):
         plan(100, 100, 36, ["5:3"])
     with pytest.raises(DaqnetError, match=r"--hosts 100000: .* \(a larger --radix holds more\)"):
         plan(100000, 100, 36)
+    # Radix errors were labelled with the taper they met first.
+    for radix in (2, 3, 37, 8192):
+        with pytest.raises(DaqnetError, match=rf"^--radix {radix}: must be an even number from 4"):
+            plan(10, 100, radix)
 
 
 def test_plan_table_columns_hold_their_widest_value(capsys):

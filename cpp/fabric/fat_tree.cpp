@@ -78,8 +78,11 @@ XgftShape fat_tree_shape(const FatTreeSpec& spec) {
   const int64_t capacity = s.hosts_below(s.levels);
   if (spec.hosts > capacity)
     throw Error("fabric.hosts = " + std::to_string(spec.hosts) + ": a " + std::to_string(spec.levels) +
-                "-level fat tree of " + std::to_string(r) + "-port switches with these settings holds at most " +
-                std::to_string(capacity) + " hosts");
+                "-level fat tree of " + std::to_string(r) + "-port switches" +
+                (top != r
+                     ? " (" + std::to_string(top) + "-port " + plural(level_name(spec.levels, spec.levels), 2) + ")"
+                     : "") +
+                " with these settings holds at most " + std::to_string(capacity) + " hosts");
   int64_t ports = 0;
   for (int32_t l = 1; l <= s.levels; ++l) ports += s.switches_at(l) * (s.down_ports(l) + s.up_ports(l));
   if (ports > kMaxSwitchPorts)
@@ -141,6 +144,9 @@ Fabric build_fat_tree(const FatTreeSpec& spec) {
     ratios += (i ? "/" : "") + ratio(spec.taper[i]);
   }
   if (tapered) d += ", taper " + ratios;
+  // Director switches on top (spine_radix) read as an ordinary tree's spines otherwise.
+  if (spec.top_radix != -1 && spec.top_radix != spec.radix)
+    d += ", " + std::to_string(spec.top_radix) + "-port " + plural(level_name(L, L), 2);
   f.set_description(d);
   return f;
 }

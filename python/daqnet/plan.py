@@ -47,6 +47,8 @@ DEFAULT_PRICES: dict[str, Any] = {
 STAGES = ("host->leaf", "leaf->spine", "spine->core")
 #: A unit price above this is a typo (a price of 1e300 printed 300 digits into the table).
 MAX_PRICE = 1e9
+#: The largest switch daqnet builds (cpp/fabric/fat_tree.hpp, kMaxRadix).
+MAX_RADIX = 4096
 
 
 @dataclass
@@ -241,6 +243,10 @@ def plan(
         raise DaqnetError(f"--hosts {hosts}: at least 2 hosts")
     if not (gbps > 0 and math.isfinite(gbps)):
         raise DaqnetError(f"--gbps {gbps}: must be a finite rate > 0")
+    # Said of --radix, not of the taper it was first met with ("--taper 1:1: 3-port leaves
+    # cannot split 1:1").
+    if radix < 4 or radix % 2 or radix > MAX_RADIX:
+        raise DaqnetError(f"--radix {radix}: must be an even number from 4 to {MAX_RADIX}")
     prices = prices or dict(DEFAULT_PRICES)
     try:
         rows = [candidate(hosts, gbps, radix, t, prices) for t in tapers or ["1:1"]]

@@ -254,7 +254,7 @@ class Scenario:
             # error, with the value typed (the last one given: it took effect), not the file's.
             for item in reversed(self.overrides):
                 section, key, _ = parse_set(item)
-                if msg.startswith(f"{section}.{key} "):
+                if msg.startswith((f"{section}.{key} ", f"{section}.{key}:")):
                     raise DaqnetError(f"set {shown(item)}: {msg}") from None
             raise DaqnetError(f"{self.source}: {msg}") from None
 
