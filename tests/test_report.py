@@ -233,6 +233,25 @@ def test_direct_network_figures_reach_the_page(tmp_path):
     assert "slowdown of equal-flow steps" not in html
 
 
+def test_conflicts_on_the_hosts_own_links_are_said_on_the_page(tmp_path):
+    # taper-648: 5,400 conflicts, 3,888 of them on the hosts' own links, at a slowdown of
+    # 1.000 against what those links allow. The page showed "5,400" and "1.000" bare.
+    p = daqnet("conflicts", EXAMPLES / "taper-648.toml", "--out", tmp_path / "c")
+    assert p.returncode == 0, p.stderr
+    assert "on hosts' own links" in p.stdout
+    doc = load(tmp_path / "c" / "result.json")
+    assert doc["host_link_conflicts"] > 0
+    page = tmp_path / "page.html"
+    assert daqnet("report", tmp_path / "c", "-o", page).returncode == 0
+    html = page.read_text()
+    assert f"({doc['host_link_conflicts']:,} on hosts&#39; own links)" in html or (
+        f"({doc['host_link_conflicts']:,} on hosts' own links)" in html
+    )
+    assert "slowdown of equal-flow steps, against the hosts&#39; own links" in html or (
+        "slowdown of equal-flow steps, against the hosts' own links" in html
+    )
+
+
 def test_output_file_problems(outputs, tmp_path):
     p = daqnet("report", outputs["steps"], "-o", tmp_path / "no" / "r.html")
     assert p.returncode == 2 and "does not exist" in p.stderr and p.stderr.count("\n") == 1
