@@ -774,6 +774,19 @@ def test_output_dash_is_stdout(scenario, tmp_path, args):
     assert r.stdout == (tmp_path / "file").read_text()
 
 
+def test_out_holding_another_commands_result_is_refused(scenario, tmp_path):
+    # simulate --out over a benchmark's directory replaced its result.json and left its
+    # memory.csv and rank files beside the simulation's, without a word.
+    out = tmp_path / "d"
+    assert run_cli("conflicts", scenario, "--out", out).returncode == 0
+    before = (out / "result.json").read_text()
+    r = run_cli("simulate", scenario, "--out", out)
+    assert r.returncode == 2
+    assert f"--out {out} holds a daqnet conflicts result (result.json)" in r.stderr
+    assert (out / "result.json").read_text() == before
+    assert run_cli("conflicts", scenario, "--out", out).returncode == 0  # its own: rewritten
+
+
 @pytest.mark.parametrize("command", ["simulate", "conflicts"])
 def test_parquet_without_a_directory_is_refused(scenario, command):
     # It was taken and nothing written: the tables only ever go into --out.
@@ -972,14 +985,16 @@ def test_interrupted_simulation_without_out_says_where_results_are():
 
 
 def test_an_earlier_runs_tables_left_in_out_are_named(scenario, tmp_path):
-    # simulate then conflicts into one --out: the directory mixed two runs' tables unsaid.
+    # Steps then protocol mode into one --out: the directory mixed two runs' tables unsaid.
+    # (Another command's result there is refused: see above.)
     out = tmp_path / "o"
     assert run_cli("simulate", scenario, "--out", out).returncode == 0
-    r = run_cli("conflicts", scenario, "--out", out)
+    protocol = ["--set", "simulate.mode=protocol", "--set", "simulate.events=20"]
+    r = run_cli("simulate", scenario, *protocol, "--out", out)
     assert r.returncode == 0, r.stderr
-    assert f"{out} also holds link_loads.csv of an earlier run" in r.stderr, r.stderr
-    r = run_cli("conflicts", scenario, "--out", out)  # its own tables again: still that one
-    assert "also holds link_loads.csv" in r.stderr and "steps.csv" not in r.stderr
+    assert f"{out} also holds steps.csv, link_loads.csv of an earlier run" in r.stderr, r.stderr
+    r = run_cli("simulate", scenario, *protocol, "--out", out)  # its own tables again
+    assert "also holds steps.csv, link_loads.csv" in r.stderr and "units.csv" not in r.stderr
 
 
 def test_ctrl_c_while_the_command_loads_its_modules_is_no_traceback():

@@ -12,6 +12,7 @@ from ..bench.config import size_warning
 from ..bench.warnings import run_warnings
 from ..io.bench_tables import clean, write_tables
 from ..io.files import ensure_dir
+from ..io.result_files import check_not_another
 from ..io.table_files import check_format
 from .common import EXIT_INTERRUPTED, Progress, emit, load, note, warn
 
@@ -46,6 +47,7 @@ def _finish(result: Mapping[str, Any], as_json: bool, label: str, ext: str = "cs
 def run_bench(args: argparse.Namespace) -> int:
     from .. import bench
 
+    check_not_another(args.out, "bench")
     scenario = load(args.scenario, args.overrides, "bench")
     if why := size_warning(scenario):
         warn(why)

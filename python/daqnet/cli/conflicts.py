@@ -6,6 +6,7 @@ import argparse
 
 from ..analysis import conflicts
 from ..io.files import ensure_dir
+from ..io.result_files import check_not_another
 from ..io.table_files import check_format
 from ..provenance import provenance
 from .common import (
@@ -30,6 +31,7 @@ def run_conflicts(args: argparse.Namespace) -> int:
     # analysis, not after it.
     out, out_option = (args.out, "--out") if args.out is not None else (args.csv, "--csv")
     check_format(args.format, out)
+    check_not_another(out, "conflicts", out_option)
     if args.plot is not None:
         check_plot_path(args.plot, made=out)  # README: --out out/ --plot out/conflicts.png
     scenario = load(args.scenario, args.overrides, "conflicts")

@@ -20,6 +20,7 @@ __all__ = ["run_simulate"]
 
 def run_simulate(args: argparse.Namespace) -> int:
     from ..io.files import ensure_dir
+    from ..io.result_files import check_not_another
     from ..io.simulation import write_simulation
     from ..io.table_files import check_format
     from ..provenance import provenance
@@ -27,6 +28,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     from ..simulate import simulate
 
     check_format(args.format, args.out)
+    check_not_another(args.out, "simulate")
     scenario = load(args.scenario, args.overrides, "simulate")
     unit = "event" if scenario["simulate"]["mode"] == "protocol" else "step"
     building = routes_progress(scenario, args.progress)

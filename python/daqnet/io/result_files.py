@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import DaqnetError
 from .files import read_text
 
-__all__ = ["KINDS", "ResultFile", "read_results", "recognise"]
+__all__ = ["KINDS", "ResultFile", "check_not_another", "read_results", "recognise"]
 
 #: What each kind of result is called on the page, by the key :func:`recognise` returns.
 KINDS = {
@@ -173,3 +173,23 @@ def read_results(paths: Iterable[str | Path]) -> list[ResultFile]:
                 seen.add(key)
                 out.append(r)
     return out
+
+
+def check_not_another(out: str | Path | None, command: str, option: str = "--out") -> None:
+    """DaqnetError when `out` holds another command's result.json: writing there would
+    replace it and leave its other files beside the new ones (a simulation over a
+    benchmark's directory kept its memory.csv and rank files, silently)."""
+    if out is None:
+        return
+    path = Path(out) / "result.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # nothing there, or nothing daqnet wrote: the writer says what it must
+    kind = recognise(doc)
+    if kind is not None and kind.split("-")[0] != command:
+        raise DaqnetError(
+            f"{option} {out} holds a {KINDS[kind]} result (result.json), which daqnet "
+            f"{command} would replace, leaving its other files beside the new ones: give "
+            "another directory"
+        )
