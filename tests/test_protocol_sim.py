@@ -542,6 +542,10 @@ def test_bench_run_length_keys_are_honoured():
         simulate_protocol(lhcb72("bench.seconds=0"))
     with pytest.raises(DaqnetError, match="bench.seconds and simulate.events both set"):
         simulate_protocol(lhcb72("bench.seconds=0.01", "simulate.events=10"))
+    # A file's bench.seconds zeroed on the command line hands the run length to
+    # simulate.events (it was refused: "leave both out", which --set cannot do).
+    zeroed = simulate_protocol(lhcb72("bench.seconds=0", "simulate.events=40"))
+    assert zeroed["run_length_from"] == "simulate" and zeroed["events_built"] == 40
 
 
 def test_cli_prints_warnings_and_network_share():

@@ -42,8 +42,11 @@ def run_config(
     baseline: str | None = None,
     check_memory: bool = True,
     ranks: int | None = None,
+    run_length: bool = True,
 ) -> dict[str, object]:
-    """The key/value pairs of run.cfg, checked (`check_memory`: that the buffers fit here).
+    """The key/value pairs of run.cfg, checked (`check_memory`: that the buffers fit here;
+    `run_length`: that bench.events or bench.seconds ends the run, which the protocol
+    simulation leaves to its own rules when it takes simulate.events).
 
     `ranks` replaces the scenario's rank count (the protocol simulation sizes the run to the
     nodes it places when bench.ranks is not given).
@@ -106,8 +109,11 @@ def run_config(
             "TCP for seconds at a time",
         )
     if b["events"] and b["seconds"]:
-        raise DaqnetError(f"{src}: give bench.events or bench.seconds, not both")
-    if not b["events"] and not b["seconds"] and {"bench.events", "bench.seconds"} & scenario.given:
+        raise DaqnetError(
+            f"{src}: give bench.events or bench.seconds, not both (set the other to 0)"
+        )
+    given = {"bench.events", "bench.seconds"} & scenario.given
+    if run_length and not b["events"] and not b["seconds"] and given:
         raise DaqnetError(
             f"{src}: bench.events and bench.seconds are both 0, so the run would have no end: "
             f"give one of them > 0, or leave both out for {DEFAULT_SECONDS:g} s"

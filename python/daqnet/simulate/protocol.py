@@ -58,7 +58,9 @@ def protocol_run_length(scenario: Scenario, nodes: int, as_bench: bool = False) 
     b, s = scenario["bench"], scenario["simulate"]
     src = scenario.source
     if b["events"] and b["seconds"]:
-        raise DaqnetError(f"{src}: give bench.events or bench.seconds, not both")
+        raise DaqnetError(
+            f"{src}: give bench.events or bench.seconds, not both (set the other to 0)"
+        )
     if b["events"] or b["seconds"]:
         given = set() if as_bench else scenario.given
         clash = sorted({"simulate.events", "simulate.warmup_events"} & given)
@@ -75,10 +77,13 @@ def protocol_run_length(scenario: Scenario, nodes: int, as_bench: bool = False) 
             "warmup_events": 0,
             "warmup_seconds": b["warmup_seconds"],
         }
-    if {"bench.events", "bench.seconds"} & scenario.given:
+    # Both 0 with simulate.events given is a choice: a file's bench.seconds set to 0 with
+    # --set hands the run length to simulate.events (it was refused, "leave both out").
+    length = {"simulate.events", "simulate.warmup_events"} & scenario.given
+    if {"bench.events", "bench.seconds"} & scenario.given and not length:
         raise DaqnetError(
             f"{src}: bench.events and bench.seconds are both 0: give one of them > 0 for the "
-            "run length, or leave both out for simulate.events"
+            "run length, or simulate.events"
         )
     rounds = nodes * b["credits"]
     return {
@@ -123,7 +128,9 @@ def check_protocol(
             f"{scenario.source}: bench.ranks = {b['ranks']} needs {nodes} hosts but only {placed} are placed"
         )
     protocol_run_length(scenario, nodes, as_bench)
-    return nodes, run_config(scenario, check_memory=False, ranks=b["ranks"] or nodes * ppn)
+    return nodes, run_config(
+        scenario, check_memory=False, ranks=b["ranks"] or nodes * ppn, run_length=False
+    )
 
 
 def simulate_protocol(
