@@ -204,6 +204,21 @@ def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str |
                 return f"it is read only when {other} is 'random' (here '{have}')"
         elif have != wanted:
             return f"it is read only when {other} is '{wanted}' (here '{have}')"
+    # A scan's rows are figures, which host names change only where names pick hosts: a
+    # hostname or file placement, tables that name them (fabric.naming_seed under topology
+    # order ran identical rows).
+    if (
+        command == "scan"
+        and section == "fabric"
+        and key in ("naming", "naming_seed", "naming_file")
+        and v["placement"]["order"] not in ("hostname", "file")
+        and v["routing"]["engine"] not in ("table", "lft-dump")
+    ):
+        return (
+            f"host names change no figure under placement.order = '{v['placement']['order']}' "
+            f"and routing.engine = '{v['routing']['engine']}' (they pick hosts under order "
+            "'hostname' or 'file', or routing tables that name them)"
+        )
     if (section, key) == ("bench", "in_flight") and v["workload"]["schedule"] == "all-at-once":
         return "workload.schedule = 'all-at-once' asks for every fragment at once"
     if command in ("simulate", "scan") and scenario["simulate"]["mode"] == "protocol":
