@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .window import halves_difference, rate_shortfall, short_window, unsteady_window
+from .window import halves_difference, pacing, short_window, unsteady_window
 
 __all__ = ["run_warnings"]
 
@@ -27,9 +27,7 @@ def run_warnings(result: Any) -> list[str]:
     events = ((result.config or {}).get("values", {}).get("bench") or {}).get("events")
     key = "bench.events" if events else "bench.seconds"
     rate_hz = float((result.run_config or {}).get("rate_hz") or 0)
-    behind = rate_shortfall(rate_hz, result.events_built, seconds, latency)
-    # Behind the rate, the latency is the backlog's; at a rate kept up with, the rate is the
-    # throughput, and the halves differ by the events at their edges.
+    behind, paced = pacing(rate_hz, result.events_built, seconds, latency)
     why = (
         short_window(seconds / latency, latency, key, events or None)
         if latency and not behind
@@ -37,7 +35,7 @@ def run_warnings(result: Any) -> list[str]:
     ) or (
         # A rank lost and recovered from (degraded) changes the rate by itself.
         None
-        if result.status == "degraded" or (rate_hz > 0 and not behind)
+        if result.status == "degraded" or paced
         else unsteady_window(
             halves_difference(result.timeseries or [], result.warmup_seconds or 0, seconds),
             "bench.warmup_seconds",

@@ -20,6 +20,7 @@ __all__ = [
     "STEADY_TOLERANCE",
     "WINDOW_LATENCIES",
     "halves_difference",
+    "pacing",
     "rate_halves",
     "rate_shortfall",
     "short_window",
@@ -119,6 +120,18 @@ def rate_shortfall(
         f"events/s were built in the window, so a backlog of events made but not yet built "
         f"grows with the run{at}, however long it is"
     )
+
+
+def pacing(
+    rate_hz: float, events_built: int, window_seconds: float, p50: float | None
+) -> tuple[str | None, bool]:
+    """A run under bench.rate_hz: its shortfall warning (rate_shortfall), and whether it was
+    paced (kept up with the rate). Paced builders wait for data: the rate is the throughput,
+    and neither rounds of credits nor the window's halves measure a steady state (at 5 Hz a
+    second holds 5 events, whatever the credits, and its halves 2 and 3). Behind the rate,
+    the latency is the backlog's, no measure of the window's edges."""
+    behind = rate_shortfall(rate_hz, events_built, window_seconds, p50)
+    return behind, rate_hz > 0 and behind is None
 
 
 def _per_second(x: float) -> str:

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _core
 from ..bench.config import run_config, run_config_text, size_warning
-from ..bench.window import rate_halves, rate_shortfall
+from ..bench.window import pacing, rate_halves
 from ..errors import DaqnetError
 from ..fabric import Fabric
 from ..placement import Placement
@@ -256,15 +256,11 @@ def protocol_warnings(doc: Mapping[str, Any], run: dict[str, Any]) -> list[str]:
     if doc["window_seconds"] <= 0 or doc["events_built"] == 0:
         return [f"no event was built in the measurement window: raise {keys}"]
     rate_hz = float(doc["config"]["values"]["bench"].get("rate_hz") or 0)
-    behind = rate_shortfall(
+    behind, paced = pacing(
         rate_hz, doc["events_built"], doc["window_seconds"], doc["latency_seconds"]["p50"]
     )
     if behind:
         out.append(behind)
-    # Under a rate the builders keep up with, they wait for data: the rate is the throughput,
-    # and neither rounds of credits nor the halves measure steady state (at 5 Hz a second
-    # holds 5 events, whatever the credits, and its halves 2 and 3).
-    paced = rate_hz > 0 and behind is None
     short = doc["events_built"] < rounds and not paced
     if short:
         out.append(
@@ -304,7 +300,6 @@ def protocol_warnings(doc: Mapping[str, Any], run: dict[str, Any]) -> list[str]:
             )
     p50 = doc["latency_seconds"]["p50"]
     timed = run["from"] == "bench"
-    # Behind the rate, the latency is the backlog's: no measure of the window's edges.
     if (
         timed
         and p50
