@@ -82,27 +82,16 @@ def run_repair(args: argparse.Namespace) -> int:
                 args.moves,
                 args.seed,
                 progress,
+                order=placement.hosts,
             )
-            # "Before" is the set the user would run on: the first N of the placement's
-            # order within the pool (it was the placement's first N, mostly outside a pool
-            # of node[001-300] under hostname order, and the repair read x0.968 against it).
-            hosts0 = _given_set(placement.hosts, pool, ranks)
             workload = scenario.build_workload(ranks)
-            before = int(judge.conflicts(hosts0, workload).total_conflicts)
-            seconds_before = judge.seconds(hosts0, workload)
+            before = int(judge.conflicts(ns.given, workload).total_conflicts)
+            seconds_before = judge.seconds(ns.given, workload)
             workload_after = workload
-            hosts_after = ns.chosen.hosts
+            hosts_after = ns.hosts
             extra = _order_fields(ns.chosen)
-            extra["method"] = "whole leaves, fullest first; " + ns.chosen.method
+            extra["method"] = ns.keep_given or "whole leaves, fullest first; " + ns.chosen.method
             extra["candidates"] = ns.tried
-            # Never slower than the given set: it stays when whole leaves are no faster.
-            chosen_seconds = judge.seconds(ns.chosen.hosts, workload)
-            if chosen_seconds > seconds_before * (1 + 1e-9) and not ns.chosen.interrupted:
-                hosts_after = hosts0
-                extra["method"] = (
-                    f"the given set (the first {ranks:,} of the placement within the pool): "
-                    f"whole leaves, the best found, took {chosen_seconds * 1e3:.3f} ms, slower"
-                )
             if ns.nearest is None and ns.chosen.conflicts > 0 and not ns.chosen.interrupted:
                 # Said, not left to the reader: no larger set of whole leaves of the pool
                 # runs without conflicts (the pool may have none to add).
@@ -174,14 +163,6 @@ def run_repair(args: argparse.Namespace) -> int:
         note("interrupted: the best repair found so far is reported")
         return EXIT_INTERRUPTED
     return 0
-
-
-def _given_set(order: np.ndarray, pool: np.ndarray, ranks: int) -> np.ndarray:
-    """The first `ranks` hosts of the placement's order that lie in the pool, then the pool's
-    others in its own order."""
-    inside = order[np.isin(order, pool)][:ranks]
-    rest = pool[~np.isin(pool, inside)]
-    return np.concatenate([inside, rest[: ranks - len(inside)]]).astype(order.dtype)
 
 
 def _order_fields(found: Any) -> dict[str, Any]:
