@@ -265,6 +265,15 @@ def test_events_assigned_ahead_of_their_data_are_not_called_lost(tmp_path):
     assert r["status"] == "finished" and r["lost_fragments"] == 0
 
 
+def _rank_rows(out):
+    """Every row of every rank's time series (rank-*.csv) in the output directory."""
+    return [
+        row
+        for path in sorted(out.glob("rank-*.csv"))
+        for row in csv.DictReader(path.read_text().splitlines())
+    ]
+
+
 def test_rate_limit_is_respected(tmp_path):
     p, r = bench(tmp_path, "bench.rate_hz=100", "bench.seconds=1", "bench.warmup_seconds=0.2")
     assert p.returncode == 0, p.stderr
@@ -274,8 +283,7 @@ def test_rate_limit_is_respected(tmp_path):
     # 106.8 events/s was seen.) Until the stop at 1.2 s: the drain makes the rest at once.
     rows = [
         row
-        for path in (tmp_path / "out").glob("rank-*.csv")
-        for row in csv.DictReader(path.read_text().splitlines())
+        for row in _rank_rows(tmp_path / "out")
         if row["unit"] == "ru" and float(row["time_seconds"]) < 1.19
     ]
     assert rows
@@ -324,10 +332,7 @@ def test_a_slow_rate_ends_with_its_window(tmp_path, protocol):
     # Events 0 (at 0 s) and 1 (at 2 s, the window's edge): none made early counts.
     assert r["events_built"] in (1, 2)
     ends = [
-        float(row["time_seconds"])
-        for path in (tmp_path / "out").glob("rank-*.csv")
-        for row in csv.DictReader(path.read_text().splitlines())
-        if row["final"] == "1"
+        float(row["time_seconds"]) for row in _rank_rows(tmp_path / "out") if row["final"] == "1"
     ]
     assert ends and max(ends) < 7, ends  # event 7's data would exist at 14 s
     # Every builder built both its events, the drain's with the window's.
