@@ -4,7 +4,9 @@ The corpus in tests/data/ib is real output: a daqnet fat tree (radix 8, 27 hosts
 into ibsim, routed by OpenSM 3.3.23's ftree engine, then read by infiniband-diags'
 ibnetdiscover and dump_lfts (tests/test_opensm.py regenerates such files live); and the
 same tools on a 6-host tree (lmc_tree()) routed with LMC 2 (`opensm -o -l 2`, its default
-minhop engine), where each host has 4 LIDs and its other 3 LIDs leave by other up-ports.
+minhop engine), where each host has 4 LIDs and its other 3 LIDs leave by other up-ports;
+and a 49-host tree of radix 12 (ftree; `daqnet opensm` of fabric.radix = 12, hosts = 49,
+naming "shuffled", seed 1), whose top LID, 64, dump_lfts leaves out.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ LMC_TOPO = DATA / "ibnetdiscover-lmc2.out"
 LMC_DUMP = DATA / "opensm-lfts-lmc2.dump"
 LMC_SUBNET = DATA / "opensm-subnet-lmc2.lst"
 LMC_DIAG = DATA / "dump_lfts-lmc2.out"
+TOPO64 = DATA / "ibnetdiscover-64.out"  # 49 hosts, 15 switches: LIDs 1-64 (see below)
+DIAG64 = DATA / "dump_lfts-64.out"
+DUMP64 = DATA / "opensm-lfts-64.dump"
 LMC_TREE = '[fabric]\nradix = 8\nhosts = 6\nnaming = "shuffled"\nnaming_seed = 3\n'
 
 
@@ -749,3 +754,29 @@ def test_hosts_named_by_id_are_told(tmp_path):
         "node's too (node24)"
     )
     assert "named by" not in fabric.from_ibnetdiscover(TOPO).describe()
+
+
+def test_a_dump_lfts_without_its_top_lid_names_the_tool_and_the_way_out(tmp_path):
+    # Real output: ibroute reads tables in blocks of 64 LIDs and rounds the last one down,
+    # so LID 0x40 (a host) is in no table though every header announces [0x0-0x40]. The
+    # import said "black hole ... (no entry in this table)", blaming the routing.
+    from daqnet.subnet_manager import dump_lfts_gap
+
+    seen = fabric.from_ibnetdiscover(TOPO64)
+    top = int(np.flatnonzero(seen.nodes()["lid"] == 64)[0])
+    assert top < seen.num_hosts  # LID 64 is a host's
+    with pytest.raises(USER_ERRORS) as err:
+        routing.from_lft_dump(seen, DIAG64)
+    message = str(err.value)
+    assert f"no route to {seen.host_names[top]}" in message
+    assert "stops below LID 0x40, the top its header announces" in message
+    assert "read OpenSM's opensm-lfts.dump instead" in message
+    assert dump_lfts_gap(DIAG64) == 64 and dump_lfts_gap(DIAG) is None
+    # OpenSM's own dump of the same run holds it.
+    full = routing.from_lft_dump(seen, DUMP64)
+    assert full.port(seen.node_names[seen.num_hosts], seen.host_names[top]) > 0
+    # A table that stops early for another reason keeps the plain message.
+    cut = tmp_path / "cut.out"
+    cut.write_text(re.sub(r"^0x0002 .*\n", "", DIAG.read_text(), count=1, flags=re.M))
+    with pytest.raises(USER_ERRORS, match=r"\(no entry in this table\)"):
+        routing.from_lft_dump(fabric.from_ibnetdiscover(TOPO), cut)

@@ -17,7 +17,7 @@ import reference
 from daqnet import fabric, placement, routing, workload
 from daqnet.analysis import conflicts
 from daqnet.cli import main
-from daqnet.errors import DaqnetError
+from daqnet.errors import USER_ERRORS, DaqnetError
 from daqnet.io.files import read_toml
 from daqnet.subnet_manager import find_tools, run_opensm
 
@@ -157,6 +157,32 @@ def test_opensm_command_writes_a_scenario_that_uses_the_tables(tmp_path, capsys)
     assert main(["conflicts", str(sc), "--json"]) == 0
     ours = json.loads(capsys.readouterr().out)
     assert routed["total_conflicts"] == ours["total_conflicts"] > 0  # hostname order conflicts
+
+
+def test_a_top_lid_dump_lfts_leaves_out_is_said(tmp_path, capsys):
+    # 49 hosts, 9 leaves and 6 spines of radix 12 take LIDs 1-64: ibroute rounds its last
+    # block of 64 down and never prints LID 64, which routes a host; that dump_lfts.out
+    # was written without a word, and its import failed on a black hole.
+    sc = tmp_path / "s.toml"
+    sc.write_text('[fabric]\nradix = 12\nhosts = 49\nnaming = "shuffled"\nnaming_seed = 1\n')
+    out = tmp_path / "osm"
+    assert main(["opensm", str(sc), "--engine", "ftree", "--out", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["dump_lfts_missing_lid"] == 64
+    assert "dump_lfts.out leaves out LID 0x40, the fabric's top" in captured.err
+    seen = fabric.from_ibnetdiscover(out / "ibnetdiscover.out")
+    with pytest.raises(USER_ERRORS, match="leave out a top LID that begins a block of 64"):
+        routing.from_lft_dump(seen, out / "dump_lfts.out")
+    routing.from_lft_dump(seen, out / "opensm-lfts.dump")  # holds it
+    # One LID fewer: the last block is whole, and nothing is said.
+    sc.write_text("[fabric]\nradix = 12\nhosts = 48\n")
+    assert main(["opensm", str(sc), "--engine", "ftree", "--out", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "dump_lfts_missing_lid" not in json.loads(captured.out)
+    assert "leaves out" not in captured.err
+    routing.from_lft_dump(
+        fabric.from_ibnetdiscover(out / "ibnetdiscover.out"), out / "dump_lfts.out"
+    )
 
 
 def test_opensm_over_a_topology_conf_writes_a_scenario_that_loads(tmp_path, capsys):

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -143,6 +144,24 @@ std::pair<uint64_t, std::string_view> switch_header(std::string_view line, const
   return {guid, name};
 }
 
+/// The top LID a switch header announces: ibroute's "Unicast lids [0x0-0x40] of switch …",
+/// OpenSM's "Unicast lids [0-64] of switch …"; 0 when it announces none.
+int32_t header_top(std::string_view line) {
+  const size_t open = line.find('['), dash = line.find('-', open), close = line.find(']', dash);
+  if (open == std::string_view::npos || dash == std::string_view::npos || close == std::string_view::npos ||
+      close > line.find(" of "))
+    return 0;
+  auto text = line.substr(dash + 1, close - dash - 1);
+  int base = 10;
+  if (text.starts_with("0x") || text.starts_with("0X")) {
+    text.remove_prefix(2);
+    base = 16;
+  }
+  int32_t top = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), top, base);
+  return ec == std::errc() && end == text.data() + text.size() ? top : 0;
+}
+
 /// The node an entry line names in its comment: "# Channel Adapter portguid 0x…: 'Hca1'"
 /// (opensm) or ": (Switch portguid 0x…: 'Switch1')" (ibroute).
 struct EntryNote {
@@ -185,6 +204,10 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
   const auto H = static_cast<size_t>(f.num_hosts());
   std::vector<uint32_t> entry_line(static_cast<size_t>(f.num_switches()) * H, 0);
   std::vector<uint32_t> header_line(static_cast<size_t>(f.num_switches()), 0);
+  // Per switch table: the top LID its header announces ("Unicast lids [0x0-0x40]", 0 if
+  // none) and the highest LID it has an entry for (see the black hole below).
+  std::vector<int32_t> announced_top(static_cast<size_t>(f.num_switches()), 0);
+  std::vector<int32_t> highest(static_cast<size_t>(f.num_switches()), 0);
   NodeId sw = -1;
   int64_t entries = 0;
   std::string_view line;
@@ -313,6 +336,7 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
         in.fail("switch",
                 "second table of switch " + f.node(sw).name + " (first at line " + std::to_string(seen) + ")");
       seen = in.lineno();
+      announced_top[static_cast<size_t>(sw - f.num_hosts())] = header_top(line);
       continue;
     }
     // Column headings, counts, and dump_lfts' "*** WARNING ***: replaced by dump_fts".
@@ -325,6 +349,8 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
     if (sp == std::string_view::npos) in.fail("output port", "missing (truncated line?)");
     const auto lid_text = line.substr(0, sp);
     const int32_t lid = unicast_lid(in, lid_text, "destination LID", true);
+    auto& top = highest[static_cast<size_t>(sw - f.num_hosts())];
+    top = std::max(top, lid);
     auto rest = trim(line.substr(sp));
     sp = rest.find_first_of(" \t:#");
     const int32_t port = in.decimal(rest.substr(0, sp == std::string_view::npos ? rest.size() : sp), "output port");
@@ -378,7 +404,24 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
     }
     if (!lines.empty()) lines += ")";
     if (at != 0) in.fail_at(at, "output port", e.what() + lines);
-    if (header_line[s] != 0) in.fail_at(header_line[s], "switch", std::string(e.what()) + " (no entry in this table)");
+    if (header_line[s] != 0) {
+      // ibroute, and dump_lfts which runs it, read the table in blocks of 64 LIDs and round
+      // the last block down: a top LID that begins a block (0x40, 0x540) is never printed,
+      // though the header announces it and the switch routes it (infiniband-diags).
+      const int32_t top = announced_top[s];
+      const int32_t lid = base_lid[static_cast<size_t>(e.destination())];
+      char hex[2][16];
+      std::snprintf(hex[0], sizeof hex[0], "0x%x", static_cast<unsigned>(std::max(0, top - 1)));
+      std::snprintf(hex[1], sizeof hex[1], "0x%x", static_cast<unsigned>(top));
+      const bool cut = top > 0 && top % 64 == 0 && highest[s] < top && (lid == 0 || lid == top);
+      in.fail_at(header_line[s], "switch",
+                 std::string(e.what()) +
+                     (cut ? std::string(" (no entry in this table: it stops below LID ") + hex[1] +
+                                ", the top its header announces; ibroute and dump_lfts (infiniband-diags) "
+                                "leave out a top LID that begins a block of 64, so no dump of theirs holds " +
+                                hex[1] + " on this fabric: read OpenSM's opensm-lfts.dump instead)"
+                          : " (no entry in this table)"));
+    }
     throw Error(path + ": " + e.what() + " (the dump has no table for switch " + f.node(e.switch_node()).name + ")");
   }
   return r;

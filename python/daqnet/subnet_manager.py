@@ -16,6 +16,7 @@ from __future__ import annotations
 import glob
 import math
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -28,7 +29,7 @@ from .errors import DaqnetError
 from .fabric import Fabric
 from .io.files import ensure_dir
 
-__all__ = ["OPENSM_ENGINES", "OpensmRun", "find_tools", "run_opensm"]
+__all__ = ["OPENSM_ENGINES", "OpensmRun", "dump_lfts_gap", "find_tools", "run_opensm"]
 
 #: OpenSM routing engines daqnet runs (opensm -R), name → what it does.
 OPENSM_ENGINES: dict[str, str] = {
@@ -53,6 +54,28 @@ class OpensmRun:
     log: Path
     seconds: float
     version: str
+
+
+def dump_lfts_gap(path: str | Path) -> int | None:
+    """The top LID that `path` (dump_lfts or ibroute output) announces but leaves out, or None.
+
+    ibroute reads a table in blocks of 64 LIDs and rounds the last block down, so a top LID
+    that begins a block (0x40, 0x540) is never printed, though the header announces it and
+    the switch routes it: such a dump routes no host there. OpenSM gives every switch the
+    same top, so the first table tells."""
+    top, highest = None, 0
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("Unicast lids"):
+                if top is not None:
+                    break
+                m = re.match(r"Unicast lids \[0x[0-9a-fA-F]+-0x([0-9a-fA-F]+)\]", line)
+                if m is None:
+                    return None
+                top = int(m.group(1), 16)
+            elif top is not None and line.startswith("0x"):
+                highest = max(highest, int(line.split(maxsplit=1)[0], 16))
+    return top if top and top % 64 == 0 and highest < top else None
 
 
 def find_tools() -> tuple[str, str, str]:
