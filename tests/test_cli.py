@@ -754,6 +754,31 @@ def test_set_of_an_ignored_key_warns(scenario):
     assert "daqnet simulate in steps mode does not read simulate.events" in r.stderr
 
 
+def test_fabric_keys_an_imported_or_percs_fabric_ignores_warn():
+    # --set fabric.link_gbps=200 on a capture of EDR links read as at 100, unsaid; so did the
+    # host naming keys, which only a built fat tree reads.
+    from daqnet.scenario import unused
+
+    topo = Path(__file__).parent / "data" / "ib" / "ibnetdiscover-27.out"
+    imported = Scenario({"fabric": {"kind": "ibnetdiscover", "file": str(topo)}})
+    why = unused(imported, "conflicts", "fabric.link_gbps")
+    assert why and "gives no width × speed" in why
+    for key in ("naming", "naming_seed", "naming_file", "host_prefix"):
+        why = unused(imported, "conflicts", f"fabric.{key}")
+        assert why and "read only when fabric.kind is 'fat-tree' (here 'ibnetdiscover')" in why
+    percs = Scenario.load(Path(__file__).resolve().parents[1] / "examples" / "percs-64.toml")
+    assert "here 'percs'" in (unused(percs, "conflicts", "fabric.link_gbps") or "")
+    # Read where they are: the naming seed still only under shuffled names.
+    tree = Scenario({"fabric": {"hosts": 8, "naming": "shuffled"}})
+    for key in ("link_gbps", "naming", "naming_seed", "host_prefix"):
+        assert unused(tree, "conflicts", f"fabric.{key}") is None, key
+    assert "fabric.naming is 'shuffled'" in (
+        unused(Scenario({"fabric": {"hosts": 8}}), "conflicts", "fabric.naming_seed") or ""
+    )
+    slurm = Scenario({"fabric": {"kind": "slurm-topology", "file": str(topo)}})
+    assert unused(slurm, "conflicts", "fabric.link_gbps") is None
+
+
 @pytest.mark.parametrize(
     "args", [("tables",), ("export", "--format", "slurm-topology"), ("export", "--format", "dot")]
 )

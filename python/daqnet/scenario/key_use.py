@@ -144,6 +144,17 @@ _ONLY_FOR: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...]]] = {
         "fabric.kind",
         ("fat-tree",),
     ),
+    # An imported fabric's hosts carry the names of the file; PERCS and dragonfly hosts
+    # are numbered by their place.
+    ("fabric", ("naming", "naming_seed", "naming_file", "host_prefix")): (
+        "fabric.kind",
+        ("fat-tree",),
+    ),
+    # PERCS links have rates of their own kinds (ll_gbps, lr_gbps, d_gbps, host_gbps).
+    ("fabric", ("link_gbps",)): (
+        "fabric.kind",
+        ("fat-tree", "dragonfly", "ibnetdiscover", "slurm-topology"),
+    ),
     ("routing", ("seed",)): ("routing.engine", ("random", "direct", "indirect")),
     ("routing", ("spread",)): ("routing.engine", ("direct", "indirect")),
     ("placement", ("seed",)): ("placement.order", ("random", "random-node", "random-drawer")),
@@ -186,7 +197,13 @@ def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str |
             if v[s][k] not in values:
                 listed = "' or '".join(values)
                 return f"it is read only when {other} is '{listed}' (here '{v[s][k]}')"
-            return None
+            break
+    if (section, key) == ("fabric", "link_gbps") and v["fabric"]["kind"] == "ibnetdiscover":
+        # Seen: --set fabric.link_gbps=200 on a capture of EDR links read as at 100, unsaid.
+        return (
+            "it is read only for cables whose line in the ibnetdiscover file gives no width × "
+            "speed, and a capture gives every cable's (4xEDR: 100 Gb/s), which stays"
+        )
     if cond is not None:
         other, wanted = cond
         s, k = other.split(".")
