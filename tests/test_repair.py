@@ -431,12 +431,19 @@ def test_uplink_patterns_of_three_levels_and_of_two_leaves(tmp_path):
     assert len(u.leaves) == 9 and u.patterns == 1
     assert all(r.same_as == "leaf0" for r in u.leaves[1:])
     assert "(regular tables: every leaf agrees)" in uplinks_summary(u)
+    # ... at the leaves only: with no word of the spines, updn's tables on three levels,
+    # alike on every leaf, read as if only the rank order were at fault.
+    assert u.levels == 3
+    assert "leaves only: the spines' up-ports of this 3-level tree are not shown" in (
+        uplinks_summary(u)
+    )
     two = Scenario({"fabric": {"radix": 8, "hosts": 8}}, source="<2>")
     _, rt, pl, _ = two.build()
     u = uplink_usage(rt, pl)
     assert u.patterns == 2 and u.leaves[1].same_as is None
     text = uplinks_summary(u)
     assert "cannot be compared" in text and "regular" not in text
+    assert u.levels == 2 and "leaves only" not in text
 
 
 def test_summary_reads_the_lower_bound_for_what_it_says():

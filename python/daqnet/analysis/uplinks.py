@@ -48,6 +48,9 @@ class UplinkUsage(Result):
     placement: str
     leaves: list[UplinkRow]
     patterns: int  #: distinct (spine per destination) patterns among the leaves
+    #: switch levels of the tree (1 leaves only, 2 leaves and spines, 3 with a core level):
+    #: above 2 the spines' up-ports, which this table does not show, route too
+    levels: int = 2
     #: per leaf (rows) and rank (columns): index of the up-port used, -1 on the leaf itself
     matrix: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
 
@@ -168,5 +171,6 @@ def uplink_usage(routing: Routing, placement: Placement) -> UplinkUsage:
         placement=placement.describe(),
         leaves=rows,
         patterns=len(groups),
+        levels=int(lv[H:].max(initial=1)),
         matrix=matrix,
     )

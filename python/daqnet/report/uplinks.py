@@ -29,6 +29,13 @@ def uplinks_summary(u: UplinkUsage, source: str = "") -> str:
         )
         if u.patterns == 1 and len(u.leaves) > 2:
             patterns += " (regular tables: every leaf agrees)"
+        if u.levels > 2:
+            # Seen: updn tables on 3 levels, every leaf alike, 11,520 conflicts all on spine
+            # to core links, which no rank order removes.
+            patterns += (
+                f"; leaves only: the spines' up-ports of this {u.levels}-level tree are not "
+                "shown, and daqnet conflicts counts the conflicts there"
+            )
     lines = [
         f"daqnet uplinks — {source}" if source else "daqnet uplinks",
         f"  fabric     {u.fabric}",
