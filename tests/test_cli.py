@@ -754,6 +754,25 @@ def test_set_of_an_ignored_key_warns(scenario):
     assert "daqnet simulate in steps mode does not read simulate.events" in r.stderr
 
 
+@pytest.mark.parametrize("command", ["simulate", "conflicts"])
+def test_a_reader_gone_loses_the_summary_not_the_files(scenario, tmp_path, command):
+    # `daqnet simulate --out d | true` left d empty: the summary's broken pipe ended the
+    # command before it wrote its files (and --plot's figure).
+    out, plot = tmp_path / "d", tmp_path / "p.png"
+    extra = ["--plot", str(plot)] if command == "conflicts" else []
+    p = subprocess.Popen(
+        [sys.executable, "-m", "daqnet", command, str(scenario), "--out", str(out), *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    p.stdout.close()  # the reader is gone before a byte is written
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 141, err
+    assert json.loads((out / "result.json").read_text())["hosts"] == 30
+    assert (out / "steps.csv").stat().st_size > 0
+    assert not extra or plot.stat().st_size > 0
+
+
 def test_fabric_keys_an_imported_or_percs_fabric_ignores_warn():
     # --set fabric.link_gbps=200 on a capture of EDR links read as at 100, unsaid; so did the
     # host naming keys, which only a built fat tree reads.

@@ -11,6 +11,7 @@ import sys
 
 from ..errors import USER_ERRORS
 from ..stops import Stops
+from . import common
 from .common import EXIT_INTERRUPTED, note
 from .parser import parser
 
@@ -30,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     from .simulate import run_simulate
     from .study import run_study
     from .uplinks import run_uplinks
+
+    common.stdout_closed = False  # main() runs more than once in a process (tests)
 
     args = parser().parse_args(argv)
     handlers = {
@@ -57,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         with Stops() as stops:
             stops.hold_from_first()
             try:
-                return handlers[args.command](args)
+                status = handlers[args.command](args)
+                return 141 if common.stdout_closed and status == 0 else status
             except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
                 return 141

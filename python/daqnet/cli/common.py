@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -143,14 +144,25 @@ def emit(
     clean: Callable[[Any], Any] | None = None,
 ) -> None:
     """One JSON object, or the human summary, on stdout; flushed so that a failing file write
-    after it cannot lose the results."""
-    if as_json:
-        doc = result.to_dict() if isinstance(result, Result) else dict(result)
-        json.dump(clean(doc) if clean else doc, sys.stdout)
-        sys.stdout.write("\n")
-    else:
-        print(summary(result))
-    sys.stdout.flush()
+    after it cannot lose the results. A reader gone (`| head`, `| true`) loses the rest of
+    the summary, not the files the command writes after it: stdout goes to /dev/null from
+    there on, and the command ends with 141 (SIGPIPE's status) once it has written them."""
+    global stdout_closed
+    try:
+        if as_json:
+            doc = result.to_dict() if isinstance(result, Result) else dict(result)
+            json.dump(clean(doc) if clean else doc, sys.stdout)
+            sys.stdout.write("\n")
+        else:
+            print(summary(result))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        stdout_closed = True
+
+
+#: Set by emit() when stdout's reader was gone: main() then ends the command with 141.
+stdout_closed = False
 
 
 @contextlib.contextmanager
