@@ -796,6 +796,12 @@ def test_fabric_keys_an_imported_or_percs_fabric_ignores_warn():
     )
     slurm = Scenario({"fabric": {"kind": "slurm-topology", "file": str(topo)}})
     assert unused(slurm, "conflicts", "fabric.link_gbps") is None
+    # workload.message_bytes sets every message's size before simulate.message_bytes (a scan
+    # over the latter on examples/percs-64.toml gave identical rows).
+    sized = Scenario({"fabric": {"hosts": 8}, "workload": {"message_bytes": 2097152}})
+    why = unused(sized, "simulate", "simulate.message_bytes")
+    assert why and "workload.message_bytes = 2,097,152 is given" in why
+    assert unused(tree, "simulate", "simulate.message_bytes") is None
 
 
 @pytest.mark.parametrize(

@@ -198,6 +198,14 @@ def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str |
                 listed = "' or '".join(values)
                 return f"it is read only when {other} is '{listed}' (here '{v[s][k]}')"
             break
+    if (section, key) == ("simulate", "message_bytes") and v["workload"]["message_bytes"]:
+        # Seen: a scan over simulate.message_bytes of examples/percs-64.toml, rows identical.
+        given = float(v["workload"]["message_bytes"])
+        shown = f"{given:,.0f}" if given.is_integer() else f"{given:,}"
+        return (
+            f"workload.message_bytes = {shown} is given, and it sets every message's size "
+            "before simulate.message_bytes"
+        )
     if (section, key) == ("fabric", "link_gbps") and v["fabric"]["kind"] == "ibnetdiscover":
         # Seen: --set fabric.link_gbps=200 on a capture of EDR links read as at 100, unsaid.
         return (
