@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from daqnet.io.result_files import read_results, recognise
 from daqnet.report.pairing import NODES, find_pairs
@@ -408,3 +409,31 @@ def test_table_cells_drop_decimals_that_say_nothing():
     # A study's bytes and prices are floats: "4,000,000.00" and "133,200.00" said nothing.
     assert _digits(4e6) == _digits(133200.0) == _digits(2000.0) == 0
     assert _digits(13.42) == _digits(1.0) == 2 and _digits(0.000107) == 7 and _digits(7) == 0
+
+
+def _drawn(fig, ax, rgb) -> int:
+    """Pixels of colour `rgb` (0-1) inside the axes `ax` of the rendered figure, legends
+    left out (their samples are drawn whatever the data)."""
+    for a in fig.axes:
+        if a.get_legend() is not None:
+            a.get_legend().remove()
+    fig.canvas.draw()
+    img = np.asarray(fig.canvas.buffer_rgba())[..., :3].astype(float) / 255
+    x0, y0, x1, y1 = ax.get_window_extent().extents
+    h = img.shape[0]
+    box = img[int(h - y1) : int(h - y0), int(x0) : int(x1)]
+    return int((np.abs(box - np.asarray(rgb)).max(axis=-1) < 0.08).sum())
+
+
+def test_a_one_step_workload_is_drawn():
+    # A line of one point draws nothing: a stencil's 25,588 conflicts and its step time
+    # showed as empty axes, in `conflicts --plot` and in the report.
+    import matplotlib.colors as mcolors
+    from daqnet.report.conflicts_plot import conflicts_figure
+    from daqnet.report.html_figures import step_times_figure
+
+    levels = [{"class": "D", "histogram": {"66": 4}, "link_steps": 4}]
+    fig = conflicts_figure([1], [25588], [66], levels, "one step")
+    assert _drawn(fig, fig.axes[0], mcolors.to_rgb("tab:red")) > 20
+    fig = step_times_figure([{"step": 1, "seconds": 0.0134, "ideal_seconds": 0.005}])
+    assert _drawn(fig, fig.axes[0], mcolors.to_rgb("tab:blue")) > 20

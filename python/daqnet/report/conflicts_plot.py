@@ -81,8 +81,21 @@ def conflicts_figure(
     from matplotlib.ticker import MaxNLocator
 
     steps = np.asarray(step)
+    # A line of one point draws nothing: a one-step workload (stencil, multicast,
+    # all-to-all) had empty axes. Markers then, of two sizes: the two points sit at the same
+    # height of their own axes.
+    one = len(steps) == 1
     fig, (ax, bx) = plt.subplots(2, 1, figsize=(10, 7), constrained_layout=True)
-    ax.plot(steps, conflicts, drawstyle="steps-mid", color="tab:red", lw=1, label="conflicts")
+    ax.plot(
+        steps,
+        conflicts,
+        drawstyle="steps-mid",
+        color="tab:red",
+        lw=1,
+        marker="o" if one else "",
+        ms=10,
+        label="conflicts",
+    )
     ax.set_xlabel("step")
     ax.set_ylabel("conflicts (Σ max(0, flows − 1) over links)")
     ax.set_xlim(0.5, max(1.5, steps[-1] + 0.5) if len(steps) else 1.5)
@@ -95,12 +108,15 @@ def conflicts_figure(
         color="tab:blue",
         lw=0.8,
         alpha=0.7,
+        marker="D" if one else "",
+        ms=5,
         label="max link load",
     )
     ax2.set_ylabel("max flows on one link")
     ax2.set_ylim(bottom=0)
     ax2.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps, not step 0.6
     lines = ax.get_lines() + ax2.get_lines()
     ax.legend(lines, [ln.get_label() for ln in lines], loc="upper right")
     if interrupted is not None:  # the figure must not claim steps it does not hold

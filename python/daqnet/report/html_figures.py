@@ -152,8 +152,14 @@ def step_times_figure(steps: Sequence[Row]) -> Figure:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 3.4), constrained_layout=True)
     xs = [int(s["step"]) for s in steps]
+    dot = "o" if len(xs) == 1 else ""  # a line of one point draws nothing (one-step workloads)
     ax.plot(
-        xs, [float(s["seconds"]) * 1e3 for s in steps], drawstyle="steps-mid", lw=1, label="step"
+        xs,
+        [float(s["seconds"]) * 1e3 for s in steps],
+        drawstyle="steps-mid",
+        lw=1,
+        marker=dot,
+        label="step",
     )
     ideal = [s.get("ideal_seconds") for s in steps]
     if all(_finite(v) for v in ideal):
@@ -164,6 +170,7 @@ def step_times_figure(steps: Sequence[Row]) -> Figure:
             color="0.45",
             ls="--",
             lw=1,
+            marker=dot,
             label="contention-free fabric",
         )
     ax.set_xlabel("step")
