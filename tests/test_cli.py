@@ -1077,3 +1077,24 @@ def test_mode_keys_are_ignored_in_the_other_mode_not_refused_after_a_warning():
     evb = Scenario.load(root / "bench-local.toml", ["bench.senders=2", "bench.barrier=true"])
     assert "read only when bench.mode is 'time-frames'" in unused(evb, "bench", "bench.senders")
     assert run_config(evb)["mode"] == "event-manager"  # no error
+
+
+def test_a_step_beyond_memory_is_refused_before_it_is_built(monkeypatch, capsys):
+    # 65,536 PERCS tasks all-to-all: 4.3 G flows in one step. The analysis ended in a
+    # traceback (std::bad_alloc), the simulation grew to 24 GB deaf to Ctrl-C.
+    from daqnet import memory_budget
+
+    percs = Path(__file__).resolve().parents[1] / "examples" / "percs-64.toml"
+    sets = ["--set", "workload.kind=all-to-all", "--threads", "1"]
+    monkeypatch.setattr(memory_budget, "available_bytes", lambda: 24 * 2**30)  # this machine's
+    assert main(["conflicts", str(percs), *sets]) == 2
+    err = capsys.readouterr().err
+    assert "one step holds 4,294,901,760 flows (every ordered pair of 65,536 ranks)" in err
+    assert "34.4 GB (8 B a flow)" in err and "Traceback" not in err
+    # Measured, not guessed: within the machine's memory, the same step is built.
+    small = ["--set", "fabric.supernodes=2", "--set", "workload.tasks_per_node=1"]
+    monkeypatch.setattr(memory_budget, "available_bytes", lambda: 64 * 63 * 1000 - 1)
+    assert main(["simulate", str(percs), *sets, *small]) == 2
+    assert "4,032 flows" in capsys.readouterr().err
+    monkeypatch.setattr(memory_budget, "available_bytes", lambda: 64 * 63 * 1000)
+    assert main(["simulate", str(percs), *sets, *small]) == 0

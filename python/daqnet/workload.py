@@ -47,9 +47,12 @@ SCHEDULES: dict[str, str] = {
 class Workload:
     """A schedule of steps; each step is an (n, 2) array of (source rank, destination rank)."""
 
-    def __init__(self, core: _core.workload.Schedule, kind: str):
+    def __init__(self, core: _core.workload.Schedule, kind: str, largest_step_flows: int = 0):
         self._core = core
         self.kind = kind
+        #: Flows of the largest step when one step holds every ordered pair (N(N-1), which
+        #: no machine holds at tens of thousands of ranks); 0 for steps of about N flows.
+        self.largest_step_flows = largest_step_flows
 
     @property
     def ranks(self) -> int:
@@ -82,7 +85,7 @@ def event_building(ranks: int, schedule: str = "barrel", seed: int = 0) -> Workl
     elif schedule == "random":
         core = _core.workload.random_order(ranks, seed)
     elif schedule == "all-at-once":
-        core = _core.workload.all_at_once(ranks)
+        return Workload(_core.workload.all_at_once(ranks), "event-building", ranks * (ranks - 1))
     else:
         raise DaqnetError(
             f"workload.schedule = {schedule!r}: expected one of {', '.join(SCHEDULES)}"
@@ -95,7 +98,7 @@ def shifts(ranks: int, shift_list: Sequence[int]) -> Workload:
 
 
 def all_to_all(ranks: int) -> Workload:
-    return Workload(_core.workload.all_at_once(ranks), "all-to-all")
+    return Workload(_core.workload.all_at_once(ranks), "all-to-all", ranks * (ranks - 1))
 
 
 #: Dimensions of the task grid of each pattern (ranks are numbered row-major over it).

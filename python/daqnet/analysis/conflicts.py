@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _core
 from ..errors import DaqnetError
+from ..memory_budget import ANALYSIS_BYTES_PER_FLOW, check_step_memory
 from ..placement import Placement
 from ..routing import Routing
 from ..threads import resolve_threads
@@ -320,6 +321,8 @@ def conflicts(
         raise DaqnetError(
             f"the workload has {workload.ranks} ranks but only {placement.ranks} are placed"
         )
+
+    check_step_memory(workload, ANALYSIS_BYTES_PER_FLOW, "the conflict analysis")
 
     def report(done: int, total: int) -> bool:
         if progress is not None:

@@ -73,6 +73,12 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 note(f"error: {msg}")
                 return 2
+            except MemoryError:  # std::bad_alloc from the core: a line, not a traceback
+                note(
+                    f"error: daqnet {args.command} ran out of memory: the scenario needs more "
+                    "than this machine has (fewer ranks, or smaller steps)"
+                )
+                return 2
             except KeyboardInterrupt as stop:  # with what it left, if it says so
                 note(f"interrupted {stop}" if stop.args else "interrupted")
                 return EXIT_INTERRUPTED
