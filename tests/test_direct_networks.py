@@ -17,7 +17,7 @@ from itertools import pairwise, product
 import numpy as np
 import pytest
 from daqnet import _core
-from daqnet.errors import DaqnetError
+from daqnet.errors import USER_ERRORS, DaqnetError
 from daqnet.fabric import dragonfly, percs
 from daqnet.mapping import blocked_order, map_tasks
 from daqnet.routing import group
@@ -500,3 +500,13 @@ tasks_per_node = 2
     assert "dragonfly: p=2 a=4 h=2 g=9" in out and "global" in out
     assert main(["conflicts", str(p)]) == 0
     assert "global" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("make", [lambda: dragonfly(2, 4, 2, 3), lambda: percs(2, 2, 2)])
+def test_a_tree_engine_on_a_direct_network_names_its_engines(make):
+    # A PERCS or dragonfly file without [routing] took dmodk and was told to use "minhop".
+    from daqnet import routing
+
+    with pytest.raises(USER_ERRORS) as err:
+        routing.build(make(), "dmodk")
+    assert 'for this direct network use engine "direct" (minimal) or "indirect"' in str(err.value)

@@ -19,9 +19,13 @@ template <class ChooseUp>
 std::shared_ptr<TableRouting> fat_tree_routes(const std::shared_ptr<const Fabric>& fabric, const std::string& engine,
                                               ChooseUp choose_up, const Progress& progress) {
   if (!fabric->xgft())
-    throw Error("routing.engine = \"" + engine +
-                "\" needs a fat tree built by daqnet (fabric.kind = \"fat-tree\"); for this fabric use engine "
-                "\"minhop\", or \"lft-dump\" with the subnet manager's tables");
+    throw Error("routing.engine = \"" + engine + "\" needs a fat tree built by daqnet (fabric.kind = \"fat-tree\"); " +
+                (fabric->num_groups() > 0
+                     // PERCS and dragonfly: the engines made for them (docs/direct-networks.md).
+                     ? std::string("for this direct network use engine \"direct\" (minimal) or \"indirect\" "
+                                   "(Valiant)")
+                     : std::string("for this fabric use engine \"minhop\", or \"lft-dump\" with the subnet "
+                                   "manager's tables")));
   const auto& s = *fabric->xgft();
   auto r = std::make_shared<TableRouting>(fabric, engine);
   const int32_t H = fabric->num_hosts();
