@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "common/count.hpp"
 #include "common/error.hpp"
 
 namespace daqnet::fabric {
@@ -133,9 +134,9 @@ Fabric build_fat_tree(const FatTreeSpec& spec) {
   f.set_xgft(s);
 
   std::string d = std::to_string(L) + "-level fat tree, radix " + std::to_string(spec.radix) + ", " +
-                  std::to_string(spec.hosts) + " hosts";
+                  thousands(static_cast<uint64_t>(spec.hosts)) + " hosts";
   for (int32_t l = 1; l <= L; ++l)
-    d += ", " + std::to_string(s.switches_at(l)) + " " + plural(level_name(l, L), s.switches_at(l));
+    d += ", " + thousands(static_cast<uint64_t>(s.switches_at(l))) + " " + plural(level_name(l, L), s.switches_at(l));
   // A tapered tree says so (its switch counts alone read as a full tree's): down:up per level.
   bool tapered = false;
   std::string ratios;

@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/count.hpp"
 #include "common/error.hpp"
 #include "common/line_reader.hpp"
 #include "common/natural_order.hpp"
@@ -593,9 +594,9 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
              " named by their ibnetdiscover id: their descriptions' first word is another node's too (" + list + ")";
   }
   const int32_t H = f->num_hosts(), S = f->num_switches();
-  f->set_description(std::to_string(H) + (H == 1 ? " host, " : " hosts, ") + std::to_string(S) +
-                     (S == 1 ? " switch from " : " switches from ") + std::filesystem::path(path).filename().string() +
-                     notes);
+  f->set_description(thousands(static_cast<uint64_t>(H)) + (H == 1 ? " host, " : " hosts, ") +
+                     thousands(static_cast<uint64_t>(S)) + (S == 1 ? " switch from " : " switches from ") +
+                     std::filesystem::path(path).filename().string() + notes);
   return f;
 }
 

@@ -1,6 +1,7 @@
 // daqnet — plan, simulate and benchmark event-building networks.
 #include "workload/schedule.hpp"
 
+#include "common/count.hpp"
 #include "common/error.hpp"
 #include "common/random.hpp"
 
@@ -26,7 +27,9 @@ public:
       out[static_cast<size_t>(i)] = {i, d};
     }
   }
-  std::string describe() const override { return "barrel shift over " + std::to_string(n_) + " ranks"; }
+  std::string describe() const override {
+    return "barrel shift over " + thousands(static_cast<uint64_t>(n_)) + " ranks";
+  }
 
 private:
   int32_t n_;
@@ -52,7 +55,7 @@ public:
     }
   }
   std::string describe() const override {
-    return "random order over " + std::to_string(n_) + " ranks (seed " + std::to_string(seed_) + ")";
+    return "random order over " + thousands(static_cast<uint64_t>(n_)) + " ranks (seed " + std::to_string(seed_) + ")";
   }
 
 private:
@@ -72,7 +75,9 @@ public:
     for (int32_t k = 1; k < n_; ++k)
       for (int32_t i = 0; i < n_; ++i) out.push_back({i, (i + k) % n_});
   }
-  std::string describe() const override { return "all pairs at once over " + std::to_string(n_) + " ranks"; }
+  std::string describe() const override {
+    return "all pairs at once over " + thousands(static_cast<uint64_t>(n_)) + " ranks";
+  }
 
 private:
   int32_t n_;
@@ -89,7 +94,7 @@ public:
     for (int32_t i = 0; i < n_; ++i) out[static_cast<size_t>(i)] = {i, (i + k) % n_};
   }
   std::string describe() const override {
-    return std::to_string(k_.size()) + " shift permutation(s) over " + std::to_string(n_) + " ranks";
+    return std::to_string(k_.size()) + " shift permutation(s) over " + thousands(static_cast<uint64_t>(n_)) + " ranks";
   }
 
 private:
