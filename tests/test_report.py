@@ -234,6 +234,30 @@ def test_direct_network_figures_reach_the_page(tmp_path):
     assert "slowdown of equal-flow steps" not in html
 
 
+def test_a_best_point_that_ranks_no_time_is_said_on_the_page_and_figure(tmp_path):
+    # Mappings of 32 tasks per PERCS node keep different shares on a node: the terminal said
+    # gbps_per_host does not rank the points by time; the page and scan.png framed the best.
+    scenario = tmp_path / "percs.toml"
+    scenario.write_text(
+        '[fabric]\nkind = "percs"\nsupernodes = 4\n[routing]\nengine = "direct"\n'
+        '[workload]\nkind = "stencil2d"\ntasks_per_node = 32\nmessage_bytes = 2097152\n'
+    )
+    p = daqnet(
+        "scan", scenario, "--vary", "placement.order=default,blocked-node", "--jobs", "1",
+        "--out", tmp_path / "s",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    said = "gbps_per_host does not rank them by time"
+    assert said in p.stdout
+    page = tmp_path / "page.html"
+    assert daqnet("report", tmp_path / "s", "-o", page).returncode == 0
+    assert said in page.read_text()
+    from daqnet.report.scan_plot import scan_figure
+
+    title = scan_figure(load(tmp_path / "s" / "scan.json"))._suptitle.get_text()
+    assert "does not rank them by" in " ".join(title.split())
+
+
 def test_conflicts_on_the_hosts_own_links_are_said_on_the_page(tmp_path):
     # taper-648: 5,400 conflicts, 3,888 of them on the hosts' own links, at a slowdown of
     # 1.000 against what those links allow. The page showed "5,400" and "1.000" bare.

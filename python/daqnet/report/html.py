@@ -571,6 +571,11 @@ def _scan(s: Section, d: Mapping[str, Any]) -> None:
         s.summary += [
             ("best", _num(d, f"best.{d['metric']}", f"at {where} (point {best['point']})", 4)),
         ]
+        from .scan import ranking_note
+
+        caveat = ranking_note(d)
+        if caveat:
+            s.notes.append(caveat)
     s.summary.append(("elapsed", _num(d, "elapsed_seconds", "s", 1)))
     if d.get("interrupted") or d.get("error"):
         s.notes.append(f"{d['status']}: {d.get('error') or ''}".rstrip(": "))

@@ -151,6 +151,11 @@ def scan_figure(doc: Mapping[str, Any]) -> Figure:
         note += ", set " + " ".join(doc["overrides"])
     if doc["points_done"] < doc["points_total"]:
         note += f", {doc['points_done']} of {doc['points_total']} points"
+    from .scan import ranking_note
+
+    caveat = ranking_note(doc)
+    if caveat:
+        note += "; " + caveat.split(" --metric")[0].rstrip(";")
     fig = _line(doc, plt) if len(doc["vary"]) == 1 else _heat_maps(doc, plt)
     # Wrapped by hand: constrained layout makes room for the lines it is given.
     width = max(40, int(fig.get_figwidth() * 12))
