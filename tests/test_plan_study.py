@@ -325,6 +325,22 @@ def test_study_refuses_the_wrong_fabric(tmp_path, capsys):
     assert "needs a direct network" in capsys.readouterr().err
 
 
+def test_study_options_that_mean_nothing_are_refused(tmp_path, capsys):
+    # The mapping study took --taper in silence; the taper study compared 1:1 with 1:1
+    # ("0% fewer switches"); protocol mode failed on "metric total_seconds".
+    percs, tree = tmp_path / "p.toml", tmp_path / "t.toml"
+    percs.write_text(SMALL_PERCS)
+    tree.write_text("[fabric]\nradix = 12\nhosts = 48\n")
+    assert main(["study", "mapping", str(percs), "--taper", "2:1"]) == 2
+    assert "--taper belongs to daqnet study taper" in capsys.readouterr().err
+    assert main(["study", "taper", str(tree), "--taper", "1:1", "--taper", "1:1"]) == 2
+    assert "--taper 1:1 is given twice" in capsys.readouterr().err
+    for study, sc in (("mapping", percs), ("taper", tree)):
+        assert main(["study", study, str(sc), "--set", "simulate.mode=protocol"]) == 2
+        err = capsys.readouterr().err
+        assert "daqnet study simulates steps" in err and "'protocol' here" in err
+
+
 @pytest.mark.parametrize(("hosts", "radix"), [(522, 36), (72, 48), (72, 36)])
 def test_full_leaf_host_counts_are_conflict_free_under_dmodk(hosts, radix):
     import daqnet

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import DaqnetError
 from .common import EXIT_INTERRUPTED, Progress, draw_unless_stopped, emit, note
 
 __all__ = ["run_study"]
@@ -16,6 +17,10 @@ def run_study(args: argparse.Namespace) -> int:
     from ..study import mapping_study, taper_study
     from ..study.run import out_dir
 
+    if args.study == "mapping" and args.taper:
+        raise DaqnetError(
+            "--taper belongs to daqnet study taper: the mapping study varies mappings"
+        )
     progress = Progress("study", args.progress, "point")
     try:
         if args.study == "mapping":

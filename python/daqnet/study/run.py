@@ -182,6 +182,16 @@ def _run(
     return doc, rows
 
 
+def _steps_only(scenario: Scenario, path: str) -> None:
+    """Studies compare step times: a scenario in protocol mode is refused by name (it failed
+    on "metric total_seconds: not a metric of simulate.mode = 'protocol'")."""
+    if scenario["simulate"]["mode"] != "steps":
+        raise DaqnetError(
+            f"{path}: daqnet study simulates steps (simulate.mode = 'steps'), and "
+            f"simulate.mode is '{scenario['simulate']['mode']}' here"
+        )
+
+
 def mapping_study(
     path: str,
     overrides: list[str] = (),  # type: ignore[assignment]
@@ -191,7 +201,9 @@ def mapping_study(
     """Every mapping × {direct, indirect} × {2-D stencil, 4-D stencil, multicast}; points
     run `jobs` at once in worker processes (None: every core)."""
     overrides = list(overrides)
-    kind = Scenario.load(path, overrides)["fabric"]["kind"]
+    scenario = Scenario.load(path, overrides)
+    kind = scenario["fabric"]["kind"]
+    _steps_only(scenario, path)
     if kind not in ("percs", "dragonfly"):
         raise DaqnetError(
             f"{path}: study mapping needs a direct network (fabric.kind = percs or dragonfly), not {kind!r}"
@@ -257,6 +269,7 @@ def taper_study(
     overrides = list(overrides)
     base = Scenario.load(path, overrides)
     f = base["fabric"]
+    _steps_only(base, path)
     if f["kind"] != "fat-tree":
         raise DaqnetError(f"{path}: study taper needs fabric.kind = fat-tree, not {f['kind']!r}")
     given = "the taper study sets it for each taper (give them with --taper)"
@@ -270,6 +283,9 @@ def taper_study(
     )
     defaults = not tapers
     tapers = tapers or ["1:1", "2:1"]
+    twice = sorted({t for t in tapers if tapers.count(t) > 1})
+    if twice:  # "1:1 against 1:1 ... 0% fewer switches" compared a tree with itself
+        raise DaqnetError(f"--taper {twice[0]} is given twice: give each ratio once")
     radix, hosts = f["radix"], f["hosts"]
     groups: dict[str, list[str]] = {}
     for t in tapers:
