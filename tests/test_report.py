@@ -477,3 +477,16 @@ def test_figure_captions_say_what_is_drawn(tmp_path):
         assert "Bytes of the events built in each time bin" in html
         assert "Payload delivered" not in html
         assert ("(under bench.rate_hz, from its data)" in html) == bool(rate)
+
+
+def test_the_effective_scenario_shows_the_keys_its_fabric_reads():
+    # A fat tree's effective scenario listed PERCS link rates (defaults), and no dragonfly key.
+    from daqnet import Scenario
+    from daqnet.report.html import _read
+
+    tree = _read(Scenario({"fabric": {"hosts": 8}}).effective()["values"])
+    assert "radix" in tree["fabric"] and "ll_gbps" not in tree["fabric"]
+    assert "supernodes" not in tree["fabric"] and "naming" in tree["fabric"]
+    percs = _read(Scenario.load(EXAMPLES / "percs-64.toml").effective()["values"])
+    assert percs["fabric"]["ll_gbps"] and "radix" not in percs["fabric"]
+    assert "naming" not in percs["fabric"]

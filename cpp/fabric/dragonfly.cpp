@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "common/count.hpp"
 #include "common/error.hpp"
 #include "fabric/direct_names.hpp"
 #include "fabric/fat_tree.hpp"
@@ -18,8 +19,8 @@ Fabric build_dragonfly(const DragonflySpec& spec) {
   if (g < 1) throw Error("fabric.g = " + std::to_string(g) + ": groups must be >= 1");
   if (g > a * h + 1)
     throw Error("fabric.g = " + std::to_string(g) + ": at most a·h + 1 = " + std::to_string(a * h + 1) +
-                " groups can be cabled all-to-all with " + std::to_string(a) + " routers of " + std::to_string(h) +
-                " global ports");
+                " groups can be cabled all-to-all with " + count(static_cast<uint64_t>(a), "router") + " of " +
+                count(static_cast<uint64_t>(h), "global port"));
   for (auto [rate, key] : {std::pair{spec.local_gbps, "local_gbps"}, std::pair{spec.global_gbps, "global_gbps"},
                            std::pair{spec.host_gbps, "host_gbps"}})
     if (!(rate > 0) || !std::isfinite(rate)) throw Error(std::string("fabric.") + key + " must be a finite number > 0");

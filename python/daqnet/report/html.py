@@ -154,6 +154,19 @@ def _toml(values: Mapping[str, Any]) -> str:
         return f"# cannot be written as TOML: {err}\n{values!r}"
 
 
+def _read(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The values without the keys their other values leave unread (a fat tree's PERCS link
+    rates, listed as defaults beside no dragonfly key)."""
+    from ..scenario import read_with
+
+    return {
+        section: {k: v for k, v in keys.items() if read_with(values, section, k)}
+        if isinstance(keys, Mapping)
+        else keys
+        for section, keys in values.items()
+    }
+
+
 def _scenario(r: ResultFile) -> dict[str, Any]:
     doc = r.doc
     config = doc.get("config")
@@ -164,8 +177,8 @@ def _scenario(r: ResultFile) -> dict[str, Any]:
             "file": config.get("file", ""),
             "set": list(config.get("set") or []),
             "description": str(values.get("description") or "").strip(),
-            "toml": _toml(values),
-            "what": "effective scenario (every key, defaults filled in)",
+            "toml": _toml(_read(values)),
+            "what": "effective scenario (every key it reads, defaults filled in)",
             "effective": "",
         }
         given = config.get("given")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .key_use import run_length_from_bench, unused
+from .key_use import read_with, run_length_from_bench, unused
 from .overrides import Axis, parse_set, parse_vary
 from .scenario import Scenario
 from .schema import SCHEMA, Key
@@ -14,6 +14,7 @@ __all__ = [
     "Scenario",
     "parse_set",
     "parse_vary",
+    "read_with",
     "run_length_from_bench",
     "unused",
 ]

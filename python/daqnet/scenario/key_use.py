@@ -10,9 +10,12 @@ command line can warn (``--set``) or refuse (``--vary``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from .scenario import Scenario
 
-__all__ = ["run_length_from_bench", "unused"]
+__all__ = ["read_with", "run_length_from_bench", "unused"]
 
 _STAGES = ("fabric", "routing", "placement", "workload")
 
@@ -161,6 +164,18 @@ _ONLY_FOR: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...]]] = {
     ("workload", ("targets",)): ("workload.kind", ("multicast",)),
     ("workload", ("rounds",)): ("workload.kind", ("bisection",)),
 }
+
+
+def read_with(values: Mapping[str, Any], section: str, key: str) -> bool:
+    """Whether `section.key` is read with these scenario values, as far as it depends on
+    another key's value (fabric.ll_gbps on a PERCS fabric only): what a result's effective
+    scenario shows (a fat tree's listed PERCS link rates)."""
+    for (sec, names), (other, wanted) in _ONLY_FOR.items():
+        if section == sec and key in names:
+            s, k = other.split(".")
+            inner = values.get(s)
+            return not isinstance(inner, Mapping) or inner.get(k) in wanted
+    return True
 
 
 def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str | None:
