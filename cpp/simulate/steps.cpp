@@ -60,6 +60,9 @@ struct LinkUses {
   bool whole = true;
 };
 
+// A step left unfinished because the user stopped (its network is dropped with it).
+struct StepAbandoned {};
+
 // The flows of one step, each split into one sub-flow per path of its routing.
 struct StepFlows {
   using Sub = StepSub;
@@ -70,9 +73,11 @@ struct StepFlows {
   std::vector<Sub> rest;             // the sub-flows left to the flow network
 
   // `uses`, when given, counts the links each path crosses; a path with a share of a
-  // message clears its `whole` (its bytes are then no count of messages).
+  // message clears its `whole` (its bytes are then no count of messages). A step of tens of
+  // millions of flows takes seconds to route: `stopping` is asked every 65,536 flows.
   void build(const NetworkModel& model, const std::vector<workload::Flow>& flows, std::span<const int32_t> placement,
-             int64_t step, double bytes, bool ideal, Routes& routes, LinkUses* uses) {
+             int64_t step, double bytes, bool ideal, Routes& routes, LinkUses* uses,
+             const std::function<bool()>& stopping) {
     subs.clear();
     res.clear();
     flow_latency.clear();
@@ -91,7 +96,12 @@ struct StepFlows {
       }
       subs.push_back({latency, bytes * share, flow, first, last});
     };
+    uint32_t until_check = 0;
     for (const auto& f : flows) {
+      if (++until_check == 65536) {
+        until_check = 0;
+        if (stopping && stopping()) throw StepAbandoned{};
+      }
       const int32_t a = placement[static_cast<size_t>(f.src)], b = placement[static_cast<size_t>(f.dst)];
       if (a == b) continue;  // ranks on one host: no network
       const auto flow = static_cast<int32_t>(flow_latency.size());
@@ -121,9 +131,6 @@ struct StepFlows {
                                 std::vector<uint64_t>& done, std::vector<std::pair<double, uint64_t>>& drained);
 };
 
-// A step left unfinished because the user stopped (its network is dropped with it).
-struct StepAbandoned {};
-
 // The sub-flows the step solver left (by latency), event by event on the flow network:
 // each waits for its path's latency, then shares the bandwidth as flows start and end.
 // One step can hold millions of events: the user may stop in the middle of it.
@@ -133,8 +140,11 @@ void run_events(FlowNetwork& net, const StepFlows& step, const std::vector<StepS
                 const std::function<bool()>& stopping, Ended&& ended) {
   size_t next = 0;
   bool drain = true;
-  for (uint32_t turn = 1; next < subs.size() || net.active() > 0; ++turn) {
-    if (turn % 1024 == 0 && stopping && stopping()) throw StepAbandoned{};
+  while (next < subs.size() || net.active() > 0) {
+    // Every turn: a turn of a step of millions of flows re-solves components of up to
+    // millions of flows (every 1,024 turns left Ctrl-C unheard for 20 s), and stopping() is
+    // a clock read and an atomic load between reports, next to a turn's microseconds.
+    if (stopping && stopping()) throw StepAbandoned{};
     // Once every sub-flow is under way, the rates usually hold to the end (the fastest
     // flows end first): the network ends them all in one go.
     if (next == subs.size() && drain) {
@@ -279,13 +289,13 @@ StepResult simulate_steps(const NetworkModel& model, std::span<const int32_t> pl
       StepTime& st = steps[static_cast<size_t>(s)];
       st.step = s;
       st.flows = static_cast<int64_t>(my.flows.size());
-      step_flows.build(model, my.flows, placement, s, message_bytes, false, my.routes, &my_uses);
+      step_flows.build(model, my.flows, placement, s, message_bytes, false, my.routes, &my_uses, real.stopping);
       network_flows[static_cast<size_t>(s)] = static_cast<int64_t>(step_flows.flows());
       const auto [seconds, slowest] = step_flows.run(real, message_bytes, my.flow_end, my.finished, my.drained);
       st.seconds = seconds;
       st.min_gbps = step_flows.flows() == 0 ? 0 : slowest * 8 / 1e9;
       if (ideal_run) {
-        step_flows.build(model, my.flows, placement, s, message_bytes, true, my.routes, nullptr);
+        step_flows.build(model, my.flows, placement, s, message_bytes, true, my.routes, nullptr, ideal.stopping);
         st.ideal_seconds = step_flows.run(ideal, message_bytes, my.flow_end, my.finished, my.drained).first;
       } else {
         st.ideal_seconds = std::numeric_limits<double>::quiet_NaN();
