@@ -347,6 +347,9 @@ def test_corrupted_fragments_are_detected(tmp_path, protocol):
     assert p.returncode == 1
     assert r["corrupt_fragments"] > 0 and r["lost_fragments"] == r["duplicate_fragments"] == 0
     assert "corrupt" in p.stderr
+    # Failed in result.json too: it read "finished", errors [], beside the corrupt count.
+    assert r["status"] == "failed"
+    assert f"{r['corrupt_fragments']:,} corrupt fragments (payload checksum wrong)" in r["errors"]
 
 
 def _mpi_shm() -> set[str]:
@@ -362,7 +365,8 @@ def test_duplicated_fragments_are_detected(tmp_path):
         env={"DAQNET_EVB_FAULTS": "fault_duplicate_every=7"},
     )
     assert p.returncode == 1
-    assert r["duplicate_fragments"] > 0
+    assert r["duplicate_fragments"] > 0 and r["status"] == "failed"
+    assert any("duplicate fragment" in e for e in r["errors"]), r["errors"]
     # Rank 0 aborted while the others sat in the final barrier, where MPICH creates its
     # collectives' segment: the launcher removed that one too (tests run one at a time).
     assert not (_mpi_shm() - before)
@@ -479,6 +483,13 @@ def test_killed_rank_stops_the_run_with_partial_results(tmp_path, transport):
     assert r["events_built"] > 0  # what was measured before the crash is kept
     assert json.loads((out / "result.json").read_text())["status"] == "failed"
     assert "bench failed" in stderr
+    if transport == "mpi":
+        # Named: the errors said "launcher exited with status 9: Please see the FAQ page for
+        # debugging suggestions", hydra's last line; the rank comes from its pid.
+        ranks = [json.loads(p.read_text()) for p in out.glob("rank-*.json")]
+        rank = next(d["rank"] for d in ranks if d.get("pid") == pids[-1])
+        said = f"rank {rank} (pid {pids[-1]}) on "
+        assert any(said in e and "was killed: Killed (signal 9)" in e for e in r["errors"]), r
     # The ranks ended without MPI_Finalize: daqnet removed MPICH's segments from /dev/shm.
     assert segments and not [p for p in segments if Path(p).exists()]
 
@@ -991,6 +1002,25 @@ def test_evb_refuses_another_rank_count(tmp_path):
     assert "start it with mpiexec -n 4" in c.stderr and "srun" not in c.stderr
 
 
+def test_evb_refuses_buffers_beyond_memory_from_a_hand_written_run_cfg(tmp_path):
+    # daqnet bench refuses these sizes; a run.cfg written by hand went on to touch 12 GB of
+    # buffers per rank and was ended by the kernel's OOM killer.
+    from daqnet.bench import executable, mpiexec
+
+    cfg = tmp_path / "run.cfg"
+    cfg.write_text("ranks = 2\nseconds = 1\nfragment_bytes = 2147483000\ncredits = 8192\n")
+    run = subprocess.run(
+        [mpiexec(), "-n", "2", executable(), str(cfg), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode != 0
+    assert run.stderr.count("GiB of buffers") == 1, run.stderr  # once for the host
+    assert "more than half of its" in run.stderr and "lower credits" in run.stderr
+    assert not list((tmp_path / "out").glob("rank-*"))
+
+
 def test_prepare_then_collect(tmp_path):
     out = tmp_path / "by-hand"
     p = daqnet(
@@ -1089,6 +1119,12 @@ def test_sizes_spread_wide_enough_to_clip_say_how_the_mean_moves(tmp_path):
         "--set", "bench.fragment_distribution=normal", "--set", "bench.fragment_sigma=0.1",
     )  # fmt: skip
     assert p.returncode == 0 and "mean fragment" not in p.stderr
+    # A run keeps it in its result, as its other warnings (it was printed, and lost), and
+    # says it once.
+    p, r = bench(tmp_path, "bench.fragment_distribution=lognormal", "bench.fragment_sigma=3")
+    assert p.returncode == 0, p.stderr
+    assert any("the mean fragment is 0.963 × the size given" in w for w in r["warnings"])
+    assert p.stderr.count("the mean fragment is 0.963") == 1
 
 
 def test_a_launcher_left_waiting_after_every_rank_ended_is_stopped(tmp_path):

@@ -178,6 +178,12 @@ def test_prepare_srun_collect(slurm, tmp_path):
     assert r.stderr.count("prepared for 4 ranks") == 1  # one line, not one per task
     c = run(slurm, *DAQNET, "collect", out)
     assert c.returncode == 2 and "--mpi=pmi2" in c.stderr
+    # Two tasks for a run prepared for four, over pmi2: the count is at fault, and it was
+    # blamed on the process manager interface.
+    r = run(slurm, *shlex.split(srun_line.replace("--ntasks=4", "--ntasks=2")))
+    assert r.returncode != 0
+    assert "(srun started 2 tasks): start it with srun --ntasks=4" in r.stderr
+    assert "process manager interface" not in r.stderr
 
 
 def test_scan_under_srun(slurm, tmp_path):

@@ -219,6 +219,10 @@ Config parse_config(const std::string& text, const std::string& path, std::map<s
     fail("receivers", "= " + std::to_string(c.receivers) +
                           ": senders + receivers = " + std::to_string(std::int64_t{c.senders} + c.receivers) +
                           " ranks, more than " + std::to_string(kIntMax));
+  // As daqnet bench refuses them (docs/bench.md): a hand-written run.cfg ran them as if fine.
+  if (c.recover && c.transport != "tcp") fail("recover", "= true: failure recovery needs transport = tcp");
+  if (c.recover && c.mode == Mode::time_frames)
+    fail("recover", "= true: time-frames mode does not recover from a rank's death");
   if (c.baseline_cold && c.baseline == "p2p")
     fail("baseline_cache", "= cold: applies to the alltoall and isend baselines, not to p2p");
   if (c.baseline == "p2p" && p2p_window(c) > kIntMax)

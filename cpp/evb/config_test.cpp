@@ -59,6 +59,17 @@ TEST(RunConfig, TinyTcpSocketBuffersAreRefused) {
   EXPECT_EQ(refusal("seconds = 1\ntcp_socket_buffer_bytes = 1\n"), "");
 }
 
+TEST(RunConfig, RecoveryOnlyWhereItWorks) {
+  // A run.cfg written by hand ran recover = true over MPI as if it were fine; daqnet bench
+  // refuses it, and so does the run description now.
+  EXPECT_EQ(refusal("seconds = 1\nrecover = true\n"),
+            "run.cfg:2: recover = true: failure recovery needs transport = tcp");
+  EXPECT_NE(refusal("seconds = 1\ntransport = tcp\nrecover = true\nmode = time-frames\nsenders = 1\nreceivers = 1\n")
+                .find("does not recover"),
+            std::string::npos);
+  EXPECT_EQ(refusal("seconds = 1\ntransport = tcp\nrecover = true\n"), "");
+}
+
 TEST(RunConfig, WholeNumbersAreDigitsOnly) {
   // strtoull skipped a vertical tab and read "-1" behind it as 2^64-1.
   EXPECT_EQ(refusal("seconds = 1\nseed = \v-1\n"),

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -59,7 +60,12 @@ std::string rank_mismatch(int wanted, int rank, int size) {
                     " ranks but MPI started this process as rank " + std::to_string(rank) + " of " +
                     std::to_string(size);
   const char* tasks = std::getenv("SLURM_STEP_NUM_TASKS");
-  if (tasks) {
+  // srun started as many tasks as MPI's world holds: the interface worked, the count is
+  // what differs (it was blamed on the interface).
+  if (tasks && std::string(tasks) == std::to_string(size)) {
+    msg += std::string(" (srun started ") + tasks + " tasks): start it with srun --ntasks=" + std::to_string(wanted) +
+           " (within an allocation of as many), or prepare it for " + std::to_string(size) + " ranks";
+  } else if (tasks) {
     msg += std::string(" (srun started ") + tasks + " tasks)";
     const char* type = std::getenv("SLURM_MPI_TYPE");
     msg += ": srun did not give MPI a process manager interface it speaks";
@@ -87,6 +93,37 @@ std::string rank_mismatch(int wanted, int rank, int size) {
   unlink_mpi_shm_segments();  // MPI_Abort ends every rank before MPI_Finalize could
   MPI_Abort(MPI_COMM_WORLD, code);
   std::abort();  // MPI_Abort does not return
+}
+
+// Why this rank's host cannot hold the buffers its units make ("" when it can), by daqnet
+// bench's rule (bench/config.py): a builder keeps credits slots of every RU's largest
+// fragment (and meta-data), a readout unit makes its fragments under way up front; over
+// half the host's memory is refused. A run.cfg written by hand skipped that check, and
+// Linux's overcommit let the ranks touch their buffers into the kernel's OOM killer.
+std::string buffers_beyond_memory(const Config& c, const Layout& layout, const std::vector<std::string>& hosts,
+                                  int rank) {
+  const FragmentSizes sizes(c, layout.readout_units());
+  double slots = 0;
+  for (int ru = 0; ru < layout.readout_units(); ++ru)
+    slots += static_cast<double>(sizes.max_bytes(ru)) + static_cast<double>(c.meta_bytes);
+  const double builder = c.credits * slots;
+  const double readout =
+      static_cast<double>(premade_fragments(c, layout.builder_units())) * static_cast<double>(sizes.max_bytes());
+  const std::string& here = hosts[static_cast<std::size_t>(rank)];
+  double total = 0;
+  for (int r : layout.bu_rank)
+    if (hosts[static_cast<std::size_t>(r)] == here) total += builder;
+  for (int r : layout.ru_rank)
+    if (hosts[static_cast<std::size_t>(r)] == here) total += readout;
+  const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  if (!(memory > 0) || total <= memory / 2) return "";
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "the units on %s would need %.1f GiB of buffers (credits x readout units x largest fragment per "
+                "builder, fragments made up front per readout unit), more than half of its %.0f GiB: lower credits, "
+                "fragment_bytes or max_in_flight in run.cfg",
+                here.c_str(), total / 1073741824.0, memory / 1073741824.0);
+  return text;
 }
 
 int usage() {
@@ -150,6 +187,18 @@ int main(int argc, char** argv) {
     if (!rank) std::fprintf(stderr, "daqnet-evb: %s\n", e.what());
     MPI_Finalize();
     return 2;
+  }
+  {
+    const std::string beyond = buffers_beyond_memory(config, layout, hosts, rank);
+    int over = beyond.empty() ? 0 : 1, any = 0;
+    MPI_Allreduce(&over, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any) {
+      // Said once per host: by its first rank.
+      const auto first = std::find(hosts.begin(), hosts.end(), hosts[static_cast<std::size_t>(rank)]);
+      if (over && first - hosts.begin() == rank) std::fprintf(stderr, "daqnet-evb: %s\n", beyond.c_str());
+      MPI_Finalize();
+      return 2;
+    }
   }
   mkdir(out_dir.c_str(), 0777);
   // Recovery: MPICH's hydra 5 (-disable-auto-cleanup) keeps the survivors of a rank's death
@@ -237,6 +286,17 @@ int main(int argc, char** argv) {
     // and the periods of the time series agree across ranks. A rank that failed to make its
     // buffers ends them all with MPI_Abort below instead of reaching the barrier.
     MPI_Barrier(MPI_COMM_WORLD);
+    // One epoch for every rank's clock: rank 0's wall-clock time now. Ranks sharing cores
+    // leave the barrier milliseconds apart, and under bench.rate_hz an RU makes event n at
+    // n / rate on its clock while a BU times it from n / rate on its own: each rank's own
+    // start read the skew as latency (5.75 ms on one builder, 12 us on the other). On one
+    // machine the epoch is exact; across nodes it is as good as their clocks' sync (NTP, PTP).
+    double epoch = 0;
+    if (rank == 0) epoch = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    MPI_Bcast(&epoch, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    const auto wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    node->set_epoch(std::chrono::steady_clock::now() - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                           std::chrono::duration<double>(std::max(0.0, wall - epoch))));
     // Recovery: from here a silent peer is dead, even one that died before it was heard of.
     if (config.recover) transport->start_timing();
     status = node->run();

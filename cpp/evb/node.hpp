@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <memory_resource>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -59,6 +60,8 @@ public:
 
   // Runs until every unit has finished. Returns the process exit status.
   int run();
+  // The common start of every rank's clock (see main.cpp); without it, when run() starts.
+  void set_epoch(std::chrono::steady_clock::time_point t0) { epoch_ = t0; }
 
   const Config& config() const { return config_; }
   const Layout& layout() const { return layout_; }
@@ -100,6 +103,7 @@ private:
   FragmentSizes sizes_;
   std::string out_dir_, host_;
   std::chrono::steady_clock::time_point t0_;
+  std::optional<std::chrono::steady_clock::time_point> epoch_;
   std::vector<std::unique_ptr<Unit>> units_;
   std::size_t command_bytes_;
   std::vector<std::vector<unsigned char>> cmd_recv_, cmd_send_;

@@ -472,6 +472,19 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
         for r in sorted(ranks)
         if ranks[r]["status"] == "running" and r not in dead
     ]
+    # Damaged data is a failed run, in result.json as on the exit status: it read "finished"
+    # with no error beside 150 corrupt fragments, and a script reading the status took it.
+    # Lost ones are the builders' errors already, which say from which RU; said here when
+    # no rank said anything.
+    errors += [
+        f"{n:,} {what} fragment{'s' if n != 1 else ''} ({why})"
+        for n, what, why in (
+            (corrupt, "corrupt", "payload checksum wrong"),
+            (duplicate, "duplicate", "received twice"),
+            (0 if errors else lost, "lost", "never received"),
+        )
+        if n
+    ]
     if any(s == "interrupted" for s in statuses.values()):
         status = "interrupted"
     elif errors or any(s != "finished" for s in statuses.values()):

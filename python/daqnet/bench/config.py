@@ -279,7 +279,11 @@ def size_warning(scenario: Scenario) -> str | None:
     """Why the fragments' mean is not what was given: sizes spread so wide that the clips
     (at least 64 B, at most mean·(1 + 8σ)) move the mean by over 1 % (normal sizes are
     lifted by the floor, log-normal ones lowered by the ceiling)."""
-    b = scenario["bench"]
+    return bench_size_warning(scenario["bench"])
+
+
+def bench_size_warning(b: Mapping[str, Any]) -> str | None:
+    """size_warning() of a scenario's [bench] values (a result's config, for daqnet collect)."""
     means = b["fragment_bytes_per_ru"] or [b["fragment_bytes"]]
     factors = [clipped_mean(b["fragment_distribution"], b["fragment_sigma"], m) for m in means]
     worst = max(factors, key=lambda f: abs(f - 1))

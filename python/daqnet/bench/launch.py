@@ -10,7 +10,9 @@ collects what was measured.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -462,6 +464,9 @@ def first_error(log: Path) -> str:
     for line in lines:
         if line.startswith("daqnet-evb") and "run failed (see" not in line:
             return line
+    killed = _killed(lines, log.parent)
+    if killed:
+        return killed
     # MPI failing to start (e.g. srun --mpi=pmix under the mpich wheel) says why mid-log.
     for line in lines:
         if "PMI" in line:
@@ -471,6 +476,27 @@ def first_error(log: Path) -> str:
                 srun = False
             return f"{line}; {PMI_HINT}" if srun else line
     return lines[-1] if lines else ""
+
+
+def _killed(lines: list[str], out: Path) -> str | None:
+    """A process the launcher saw die by a signal, named by rank: hydra says "PID 20623
+    RUNNING AT vm", "EXIT STRING: Killed (signal 9)", then its FAQ line, which was all the
+    error said. The rank comes from the pid each rank writes in its rank-N.json."""
+    pid = next((ln.split()[2] for ln in lines if re.match(r"=\s+PID \d+ RUNNING AT", ln)), None)
+    how = next((ln.split("EXIT STRING:", 1)[1].strip() for ln in lines if "EXIT STRING:" in ln), "")
+    if pid is None or "signal" not in how:
+        return None
+    at = next((ln.split("RUNNING AT", 1)[1].strip() for ln in lines if "RUNNING AT" in ln), "")
+    who = f"a process (pid {pid})"
+    for path in out.glob("rank-*.json"):
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if str(doc.get("pid")) == pid:
+            who = f"rank {doc.get('rank')} (pid {pid})"
+            break
+    return f"{who}{' on ' + at if at else ''} was killed: {how}"
 
 
 def _finish(

@@ -6,13 +6,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from .config import bench_size_warning
 from .window import halves_difference, pacing, short_window, unsteady_window
 
 __all__ = ["run_warnings"]
 
 
 def run_warnings(result: Any) -> list[str]:
-    """The warnings of a BenchResult (empty when its window reads a steady state)."""
+    """The warnings of a BenchResult (empty when its window reads a steady state, and its
+    fragments' mean is the size given)."""
+    bench = ((result.config or {}).get("values") or {}).get("bench")
+    sizes = bench_size_warning(bench) if bench else None  # printed, and lost from the result
+    return ([sizes] if sizes else []) + _window_warnings(result)
+
+
+def _window_warnings(result: Any) -> list[str]:
     latency = (result.latency_seconds or {}).get("p50")
     seconds = result.measured_seconds
     if not seconds:

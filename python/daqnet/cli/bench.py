@@ -49,9 +49,10 @@ def run_bench(args: argparse.Namespace) -> int:
 
     check_not_another(args.out, "bench")
     scenario = load(args.scenario, args.overrides, "bench")
-    if why := size_warning(scenario):
-        warn(why)
     if args.prepare:
+        # A run says it with its other warnings, and keeps it in the result.
+        if why := size_warning(scenario):
+            warn(why)
         out = Path(args.out or "daqnet-bench")
         cfg = bench.run_config(scenario, args.baseline)
         bench.check_transport_built(scenario)
