@@ -73,7 +73,9 @@ class Workload:
             yield self._core.step(s)
 
     def describe(self) -> str:
-        return f"{self._core.describe()}, {self.num_steps:,} step{'s' if self.num_steps != 1 else ''}"
+        return (
+            f"{self._core.describe()}, {self.num_steps:,} step{'s' if self.num_steps != 1 else ''}"
+        )
 
     def __repr__(self) -> str:
         return f"<daqnet.Workload {self.describe()}>"
