@@ -135,4 +135,5 @@ def pacing(
 
 
 def _per_second(x: float) -> str:
-    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+    # 1e300 Hz printed all its 301 digits.
+    return f"{x:,.0f}" if 100 <= x < 1e12 else f"{x:.3g}"
