@@ -773,7 +773,7 @@ def test_a_reader_gone_loses_the_summary_not_the_files(scenario, tmp_path, comma
     assert not extra or plot.stat().st_size > 0
 
 
-def test_fabric_keys_an_imported_or_percs_fabric_ignores_warn():
+def test_fabric_keys_an_imported_or_percs_fabric_ignores_warn(tmp_path):
     # --set fabric.link_gbps=200 on a capture of EDR links read as at 100, unsaid; so did the
     # host naming keys, which only a built fat tree reads.
     from daqnet.scenario import unused
@@ -782,6 +782,19 @@ def test_fabric_keys_an_imported_or_percs_fabric_ignores_warn():
     imported = Scenario({"fabric": {"kind": "ibnetdiscover", "file": str(topo)}})
     why = unused(imported, "conflicts", "fabric.link_gbps")
     assert why and "gives no width × speed" in why
+    # An ibsim net file by hand (ibsim's own example format) carries no rates:
+    # fabric.link_gbps is every cable's there.
+    import daqnet
+
+    net = tmp_path / "fabric.net"
+    net.write_text(
+        'Switch 8 "Switch1"\n[1] "Hca1"[1]\n[2] "Hca2"\n\n'
+        'Hca 2 "Hca1"\n[1] "Switch1"[1]\n\nHca 2 "Hca2"\n[1] "Switch1"[2]\n'
+    )
+    assert daqnet.fabric.from_ibnetdiscover(net).default_rate_cables == 2
+    assert daqnet.fabric.from_ibnetdiscover(topo).default_rate_cables == 0
+    plain = Scenario({"fabric": {"kind": "ibnetdiscover", "file": str(net)}})
+    assert unused(plain, "conflicts", "fabric.link_gbps") is None
     for key in ("naming", "naming_seed", "naming_file", "host_prefix"):
         why = unused(imported, "conflicts", f"fabric.{key}")
         assert why and "read only when fabric.kind is 'fat-tree' (here 'ibnetdiscover')" in why

@@ -432,3 +432,15 @@ def test_nan_free_json(compared):
         for r in json.loads(text)["rows"]
         for v in r.values()
     )
+
+
+def test_corrupt_fragments_are_a_row_not_the_end_of_the_scan(tmp_path):
+    # docs/scan.md: damaged fragments do not stop a measured scan, the row counts them and
+    # the scan ends with status 1. Once a run with them said "failed", the scan stopped.
+    args = ["scan", EXAMPLE, "--bench", "--repeat", 1, "--out", tmp_path / "s", "--json"]
+    args += ["--vary", "bench.fragment_bytes=" + ",".join(map(str, SIZES))]
+    p = daqnet(*args, *sets(QUICK), env={"DAQNET_EVB_FAULTS": "fault_corrupt_every=7"})
+    assert p.returncode == 1, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["points_done"] == len(SIZES)
+    assert all(r["corrupt_fragments"] > 0 and "corrupt" in r["warning"] for r in doc["rows"])

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -295,8 +296,20 @@ int main(int argc, char** argv) {
     if (rank == 0) epoch = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     MPI_Bcast(&epoch, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     const auto wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    node->set_epoch(std::chrono::steady_clock::now() - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                           std::chrono::duration<double>(std::max(0.0, wall - epoch))));
+    // A host's clock far off rank 0's (no NTP, a VM resumed) would move its windows and its
+    // events' data by as much: beyond what leaving the barrier takes, the rank keeps its own
+    // start and says so.
+    constexpr double kMaxSkew = 0.5;
+    if (std::abs(wall - epoch) <= kMaxSkew) {
+      node->set_epoch(std::chrono::steady_clock::now() -
+                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                          std::chrono::duration<double>(std::max(0.0, wall - epoch))));
+    } else {
+      std::fprintf(stderr,
+                   "daqnet-evb rank %d: this host's clock is %.3f s off rank 0's: its times count from its own start "
+                   "(synchronise the nodes' clocks: NTP or PTP)\n",
+                   rank, wall - epoch);
+    }
     // Recovery: from here a silent peer is dead, even one that died before it was heard of.
     if (config.recover) transport->start_timing();
     status = node->run();

@@ -338,9 +338,10 @@ int Node::run() {
       double t = now();
       bool local_work = local_.ready() || !to_self_.empty();
       double wait = local_work ? 0.0 : std::min(0.005, std::max(0.0, next_report - t));
-      // Under bench.rate_hz event n's fragments exist from n / rate on: waking for the next
-      // (a sleeping rank waited up to 5 ms past it, and read it as latency).
-      if (config_.rate_hz > 0)
+      // Under bench.rate_hz event n's fragments exist from n / rate on: a readout unit's rank
+      // wakes for the next (it slept up to 5 ms past it, read as latency). The others are
+      // woken by what they receive.
+      if (config_.rate_hz > 0 && layout_.my_ru >= 0)
         wait = std::min(wait, std::max(0.0, (std::floor(t * config_.rate_hz) + 1) / config_.rate_hz - t));
       transport_.progress(done, wait);
       local_.take(done);

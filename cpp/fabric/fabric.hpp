@@ -137,6 +137,11 @@ public:
     return (port_guid != 0 && left_out_guids_.contains(port_guid)) || (lid != 0 && left_out_lids_.contains(lid));
   }
 
+  /// Cables an importer gave the default rate (fabric.link_gbps): their lines carry none (an
+  /// ibsim net file); a capture's every line does, and the default is then read by none.
+  int64_t default_rate_cables() const { return default_rate_cables_; }
+  void set_default_rate_cables(int64_t n) { default_rate_cables_ = n; }
+
 private:
   std::vector<Node> nodes_;
   std::vector<Link> links_;
@@ -151,6 +156,7 @@ private:
   std::string description_;
   std::unordered_set<uint64_t> left_out_guids_;  // per LFT entry toward a LID the topology lacks
   std::unordered_set<int32_t> left_out_lids_;
+  int64_t default_rate_cables_ = 0;
 };
 
 }  // namespace daqnet::fabric

@@ -553,6 +553,7 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
     f->set_address(id[k], nodes[k].guid, nodes[k].port_guid, nodes[k].lid);
   }
   // Cables in node order, each once (from its end with the lower daqnet id).
+  int64_t defaulted = 0;
   for (size_t a = 0; a < nodes.size(); ++a)
     for (size_t pa = 1; pa < peer[a].size(); ++pa) {
       const End& e = peer[a][pa];
@@ -563,11 +564,15 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
       const End& back = peer[b][static_cast<size_t>(e.port)];
       double gbps = rec.gbps;
       if (gbps == 0) gbps = parser.ports[back.record].gbps;
-      if (gbps == 0) gbps = options.default_gbps;
+      if (gbps == 0) {
+        gbps = options.default_gbps;
+        ++defaulted;
+      }
       const int32_t port_a = nodes[a].is_switch ? static_cast<int32_t>(pa) : 1;
       const int32_t port_b = nodes[b].is_switch ? e.port : 1;
       f->connect(id[a], port_a, id[b], port_b, gbps, options.latency_seconds);
     }
+  f->set_default_rate_cables(defaulted);
   for (const auto& n : nodes)
     if (n.aggregation) f->add_left_out(n.port_guid != 0 ? n.port_guid : n.guid, n.lid);
   // The description is what `daqnet conflicts` prints of the fabric: say what was left out,

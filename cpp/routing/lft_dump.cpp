@@ -410,16 +410,15 @@ std::shared_ptr<TableRouting> read_lft_dump(const std::shared_ptr<const Fabric>&
       // though the header announces it and the switch routes it (infiniband-diags).
       const int32_t top = announced_top[s];
       const int32_t lid = base_lid[static_cast<size_t>(e.destination())];
-      char hex[2][16];
-      std::snprintf(hex[0], sizeof hex[0], "0x%x", static_cast<unsigned>(std::max(0, top - 1)));
-      std::snprintf(hex[1], sizeof hex[1], "0x%x", static_cast<unsigned>(top));
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "0x%x", static_cast<unsigned>(top));
       const bool cut = top > 0 && top % 64 == 0 && highest[s] < top && (lid == 0 || lid == top);
       in.fail_at(header_line[s], "switch",
                  std::string(e.what()) +
-                     (cut ? std::string(" (no entry in this table: it stops below LID ") + hex[1] +
+                     (cut ? std::string(" (no entry in this table: it stops below LID ") + hex +
                                 ", the top its header announces; ibroute and dump_lfts (infiniband-diags) "
                                 "leave out a top LID that begins a block of 64, so no dump of theirs holds " +
-                                hex[1] + " on this fabric: read OpenSM's opensm-lfts.dump instead)"
+                                hex + " on this fabric: read OpenSM's opensm-lfts.dump instead)"
                           : " (no entry in this table)"));
     }
     throw Error(path + ": " + e.what() + " (the dump has no table for switch " + f.node(e.switch_node()).name + ")");

@@ -46,6 +46,8 @@ void bind_fabric(nb::module_& m) {
       .def_prop_ro("num_nodes", &Fabric::num_nodes)
       .def_prop_ro("num_links", &Fabric::num_links)
       .def_prop_ro("num_levels", &Fabric::num_levels)
+      .def_prop_ro("default_rate_cables", &Fabric::default_rate_cables,
+                   "Cables an importer gave fabric.link_gbps: their lines carry no rate")
       .def("describe", &Fabric::describe)
       .def("find", &Fabric::find, "Node id of a host or switch name, or None")
       .def("node_names",

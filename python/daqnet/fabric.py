@@ -86,6 +86,12 @@ class Fabric:
     def describe(self) -> str:
         return self._core.describe()
 
+    @property
+    def default_rate_cables(self) -> int:
+        """Cables an importer gave the default rate (fabric.link_gbps): their lines carry
+        none (an ibsim net file); 0 for a capture, whose every line does."""
+        return int(self._core.default_rate_cables)
+
     # -- names -------------------------------------------------------------------------
     @property
     def host_names(self) -> list[str]:

@@ -22,9 +22,11 @@ __all__ = [
 
 #: What a flow of the step in hand costs, measured on all-to-all steps of 1 and 4 M flows
 #: over a 3-level tree: the analysis holds the step's (source, destination) pairs (8 B);
-#: the step simulation its flows, routes and solver state (940 B, the ideal run included).
+#: the step simulation its flows, routes and solver state (940 B with the contention-free
+#: run, simulate.ideal; 590 B without).
 ANALYSIS_BYTES_PER_FLOW = 8
 SIMULATION_BYTES_PER_FLOW = 1000
+SIMULATION_BYTES_PER_FLOW_NO_IDEAL = 600
 
 
 def available_bytes() -> int:

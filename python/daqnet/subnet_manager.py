@@ -74,8 +74,12 @@ def dump_lfts_gap(path: str | Path) -> int | None:
                     return None
                 top = int(m.group(1), 16)
             elif top is not None and line.startswith("0x"):
-                highest = max(highest, int(line.split(maxsplit=1)[0], 16))
-    return top if top and top % 64 == 0 and highest < top else None
+                try:
+                    highest = max(highest, int(line.split(maxsplit=1)[0], 16))
+                except ValueError:  # not an entry: the importer says what is wrong
+                    continue
+    # A table with no entry at all is no sign of the cut.
+    return top if top and top % 64 == 0 and 0 < highest < top else None
 
 
 def find_tools() -> tuple[str, str, str]:

@@ -352,6 +352,20 @@ def _rank_of(path: Path) -> int | None:
         return None
 
 
+def integrity_errors(corrupt: int, duplicate: int, lost: int = 0) -> list[str]:
+    """The errors a run's damaged fragments make (a measured scan keeps such a run as a row,
+    with a warning, where other errors stop it)."""
+    return [
+        f"{n:,} {what} fragment{'s' if n != 1 else ''} ({why})"
+        for n, what, why in (
+            (corrupt, "corrupt", "wrong length, source, event or checksum"),
+            (duplicate, "duplicate", "received twice"),
+            (lost, "lost", "never received"),
+        )
+        if n
+    ]
+
+
 def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResult:
     """The result document of a run directory (complete or not).
 
@@ -442,7 +456,9 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
                 # fragment; lost if it ended.
                 given_up = u.get("lost_fragments", 0)
                 missing = u["missing_fragments"] - given_up
-                lost += given_up
+                # A rank declared dead that lived on, cut off, gave up on fragments too:
+                # they belong to abandoned events, as the rest of what it missed.
+                lost += 0 if r in dead else given_up
                 if r in dead:
                     pass
                 elif d["status"] in ("running", "interrupted") or given_up:
@@ -476,15 +492,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
     # with no error beside 150 corrupt fragments, and a script reading the status took it.
     # Lost ones are the builders' errors already, which say from which RU; said here when
     # no rank said anything.
-    errors += [
-        f"{n:,} {what} fragment{'s' if n != 1 else ''} ({why})"
-        for n, what, why in (
-            (corrupt, "corrupt", "payload checksum wrong"),
-            (duplicate, "duplicate", "received twice"),
-            (0 if errors else lost, "lost", "never received"),
-        )
-        if n
-    ]
+    errors += integrity_errors(corrupt, duplicate, 0 if errors else lost)
     if any(s == "interrupted" for s in statuses.values()):
         status = "interrupted"
     elif errors or any(s != "finished" for s in statuses.values()):

@@ -496,7 +496,12 @@ def _killed(lines: list[str], out: Path) -> str | None:
         if str(doc.get("pid")) == pid:
             who = f"rank {doc.get('rank')} (pid {pid})"
             break
-    return f"{who}{' on ' + at if at else ''} was killed: {how}"
+    # Hydra ends the other ranks when one dies, and the one it reports may be one of those
+    # (a test killed rank 3; hydra named rank 1): said as the launcher's report.
+    return (
+        f"the launcher reports {who}{' on ' + at if at else ''} killed: {how} (when one rank "
+        "dies it ends the others, and may name one of those)"
+    )
 
 
 def _finish(

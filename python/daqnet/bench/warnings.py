@@ -15,8 +15,11 @@ __all__ = ["run_warnings"]
 def run_warnings(result: Any) -> list[str]:
     """The warnings of a BenchResult (empty when its window reads a steady state, and its
     fragments' mean is the size given)."""
-    bench = ((result.config or {}).get("values") or {}).get("bench")
-    sizes = bench_size_warning(bench) if bench else None  # printed, and lost from the result
+    bench = ((result.config or {}).get("values") or {}).get("bench") or {}
+    # Printed, and once lost from the result. A scenario.json of another version may lack
+    # the keys: no warning then, not a traceback.
+    keys = ("fragment_distribution", "fragment_sigma", "fragment_bytes", "fragment_bytes_per_ru")
+    sizes = bench_size_warning(bench) if all(k in bench for k in keys) else None
     return ([sizes] if sizes else []) + _window_warnings(result)
 
 

@@ -84,7 +84,7 @@ def run_repair(args: argparse.Namespace) -> int:
                 progress,
                 order=placement.hosts,
             )
-            workload = scenario.build_workload(ranks)
+            workload = ns.workload
             before = int(judge.conflicts(ns.given, workload).total_conflicts)
             seconds_before = judge.seconds(ns.given, workload)
             workload_after = workload

@@ -31,6 +31,7 @@ class NodeSetFound:
     nearest: tuple[int, OrderFound] | None  #: (N', order) with no conflicts, N' ≥ N
     tried: list[dict[str, Any]]
     given: np.ndarray  #: the set the user would run on (see given_set), the "before"
+    workload: Workload  #: the workload of `ranks` ranks both were judged on (Judge caches by it)
     #: Why the given set stays (whole leaves are slower), or None when `chosen` is the answer.
     keep_given: str | None = None
 
@@ -79,10 +80,13 @@ def repair_node_set(
         )
     blocks = leaf_blocks(routing, pool)
     sizes = np.cumsum([len(b) for b in blocks])
+    # One workload object throughout: the judge's timings are cached by it (a new one per
+    # timing simulated the same sets again, two full step simulations more).
+    workload = workload_of(ranks)
     chosen = repair_rank_order(
         routing,
         _take(blocks, ranks),
-        workload_of(ranks),
+        workload,
         judge,
         moves,
         seed,
@@ -109,13 +113,12 @@ def repair_node_set(
                 nearest = (n, found)
                 break
     given = given_set(pool if order is None else order, pool, ranks)
-    found = NodeSetFound(chosen, nearest, tried, given)
+    result = NodeSetFound(chosen, nearest, tried, given, workload)
     if not chosen.interrupted:
-        workload = workload_of(ranks)
         leaves, before = judge.seconds(chosen.hosts, workload), judge.seconds(given, workload)
         if leaves > before * (1 + 1e-9):
-            found.keep_given = (
+            result.keep_given = (
                 f"the given set (the first {ranks:,} of the placement within the pool): "
                 f"whole leaves, the best found, took {leaves * 1e3:.3f} ms, slower"
             )
-    return found
+    return result

@@ -178,7 +178,8 @@ def _scenario(r: ResultFile) -> dict[str, Any]:
             "set": list(config.get("set") or []),
             "description": str(values.get("description") or "").strip(),
             "toml": _toml(_read(values)),
-            "what": "effective scenario (every key it reads, defaults filled in)",
+            "what": "effective scenario (defaults filled in; keys only another fabric kind, "
+            "engine or order reads left out)",
             "effective": "",
         }
         given = config.get("given")
@@ -492,7 +493,8 @@ def _rate_hz(d: Mapping[str, Any]) -> float:
     """bench.rate_hz of a result's scenario (0: no rate), where latency counts from an
     event's data rather than its assignment."""
     bench = ((d.get("config") or {}).get("values") or {}).get("bench") or {}
-    return float(bench.get("rate_hz") or 0)
+    # A run collected from a hand-written run.cfg has no scenario: its run description.
+    return float(bench.get("rate_hz") or (d.get("run_config") or {}).get("rate_hz") or 0)
 
 
 def _bench(s: Section, d: Mapping[str, Any]) -> None:
@@ -597,7 +599,7 @@ def _scan(s: Section, d: Mapping[str, Any]) -> None:
         s.summary += [
             ("best", _num(d, f"best.{d['metric']}", f"at {where} (point {best['point']})", 4)),
         ]
-        from .scan import ranking_note
+        from .scan_caveats import ranking_note
 
         caveat = ranking_note(d)
         if caveat:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DaqnetError
 from .format import cell, table
+from .scan_caveats import ranking_note
 
 if TYPE_CHECKING:
     from ..scan.plan import Plan
@@ -127,37 +128,6 @@ def scan_summary(doc: Mapping[str, Any], files: list[str]) -> str:
     )
     lines.append(f"  results    {', '.join(files)}")
     return "\n".join(lines)
-
-
-def ranking_note(doc: Mapping[str, Any]) -> str | None:
-    """Why the best point may not be the fastest, or None: the points send different bytes
-    per host into the network (mappings of several tasks per node keep different shares on
-    a node), so a rate per host, or a slowdown against each point's own contention-free
-    time, does not rank them by time. Said wherever the best point is (terminal, report,
-    figure): the report alone framed a best at 82.5 Gb/s per host beside points as fast."""
-    # Mappings (not message sizes, whose rates are the point) change what stays on a node.
-    mapping = any(
-        v["key"].startswith("placement.") or v["key"] == "workload.tasks_per_node"
-        for v in doc["vary"]
-    )
-    if doc.get("best") is None or doc["mode"] != "steps" or not mapping:
-        return None
-    if doc["metric"] not in ("gbps_per_host", "slowdown"):
-        return None
-    sent = [
-        r["gbps_per_host"] * r["total_seconds"]
-        for r in doc["rows"]
-        if isinstance(r.get("gbps_per_host"), (int, float))
-        and isinstance(r.get("total_seconds"), (int, float))
-        and r["total_seconds"] > 0
-    ]
-    if len(sent) < 2 or max(sent) <= min(sent) * (1 + 1e-9):
-        return None
-    return (
-        f"the points send {min(sent) / max(sent):.0%} to 100% as many bytes per host into "
-        f"the network (what stays on a node differs): {doc['metric']} does not rank them by "
-        "time; --metric total_seconds compares times"
-    )
 
 
 def figure(doc: Mapping[str, Any], path: Path) -> str | None:

@@ -151,7 +151,7 @@ def scan_figure(doc: Mapping[str, Any]) -> Figure:
         note += ", set " + " ".join(doc["overrides"])
     if doc["points_done"] < doc["points_total"]:
         note += f", {doc['points_done']} of {doc['points_total']} points"
-    from .scan import ranking_note
+    from .scan_caveats import ranking_note
 
     caveat = ranking_note(doc)
     if caveat:

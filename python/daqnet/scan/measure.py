@@ -120,6 +120,7 @@ def measure_point(
     KeyboardInterrupt if a run (or the prediction) was interrupted: the point is not done.
     """
     from .. import bench
+    from ..bench.collect import integrity_errors
 
     def say(text: str) -> None:
         if live is not None:
@@ -148,8 +149,12 @@ def measure_point(
             raise DaqnetError(f"point {point.index} ({point.label}), run {k}: {err}") from None
         if result.interrupted:
             raise KeyboardInterrupt
-        if result.status != "finished":
-            why = "; ".join(result.errors) or result.status
+        # Damaged fragments fail a run, not the scan: its row counts them and `warning`
+        # names them (docs/scan.md); any other error stops it.
+        damaged = set(integrity_errors(result.corrupt_fragments, result.duplicate_fragments))
+        others = [e for e in result.errors if e not in damaged]
+        if result.status != "finished" and (others or not damaged or result.status != "failed"):
+            why = "; ".join(others) or result.status
             raise DaqnetError(
                 f"point {point.index} ({point.label}), run {k}: daqnet bench {result.status}: {why} (see {where})"
             )

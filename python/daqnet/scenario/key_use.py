@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import USER_ERRORS
 from .scenario import Scenario
 
 __all__ = ["read_with", "run_length_from_bench", "unused"]
@@ -223,10 +224,16 @@ def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str |
         )
     if (section, key) == ("fabric", "link_gbps") and v["fabric"]["kind"] == "ibnetdiscover":
         # Seen: --set fabric.link_gbps=200 on a capture of EDR links read as at 100, unsaid.
-        return (
-            "it is read only for cables whose line in the ibnetdiscover file gives no width × "
-            "speed, and a capture gives every cable's (4xEDR: 100 Gb/s), which stays"
-        )
+        # An ibsim net file carries no rates: there it is every cable's.
+        try:
+            defaulted = scenario.build_fabric().default_rate_cables
+        except USER_ERRORS:
+            return None  # the command says what is wrong with the file
+        if defaulted == 0:
+            return (
+                "it is read only for cables whose line in the ibnetdiscover file gives no "
+                "width × speed, and every cable's line here gives one (4xEDR: 100 Gb/s), which stays"
+            )
     if cond is not None:
         other, wanted = cond
         s, k = other.split(".")

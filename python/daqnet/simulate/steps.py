@@ -11,7 +11,11 @@ import numpy as np
 from .. import _core
 from ..analysis.link_loads import class_loads, link_bytes
 from ..errors import DaqnetError
-from ..memory_budget import SIMULATION_BYTES_PER_FLOW, check_step_memory
+from ..memory_budget import (
+    SIMULATION_BYTES_PER_FLOW,
+    SIMULATION_BYTES_PER_FLOW_NO_IDEAL,
+    check_step_memory,
+)
 from ..placement import Placement
 from ..scenario import Scenario
 from ..threads import resolve_threads
@@ -38,10 +42,11 @@ def simulate_steps(
     answers a step identical to an earlier one up to relabelled links with that step's
     figures (bit for bit what simulating it gives); False simulates every step."""
     fabric, routing, placement, workload = stages or scenario.build()
-    check_step_memory(workload, SIMULATION_BYTES_PER_FLOW, "the step simulation")
+    with_ideal = scenario["simulate"]["ideal"]
+    per_flow = SIMULATION_BYTES_PER_FLOW if with_ideal else SIMULATION_BYTES_PER_FLOW_NO_IDEAL
+    check_step_memory(workload, per_flow, "the step simulation")
     model = network_model(scenario, routing)
     message = scenario.message_bytes()
-    with_ideal = scenario["simulate"]["ideal"]
     try:
         r = _core.simulate.simulate_steps(
             model,
