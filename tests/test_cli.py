@@ -1104,6 +1104,12 @@ def test_a_step_beyond_memory_is_refused_before_it_is_built(monkeypatch, capsys)
     err = capsys.readouterr().err
     assert "one step holds 4,294,901,760 flows (every ordered pair of 65,536 ranks)" in err
     assert "34.4 GB (8 B a flow)" in err and "Traceback" not in err
+    # repair judges orders with the same analysis and simulation: the same refusal.
+    assert (
+        main(["repair", str(percs), "--what", "rank-order", "--set", "workload.kind=all-to-all"])
+        == 2
+    )
+    assert "the repair's conflict analysis of all pairs at once" in capsys.readouterr().err
     # Measured, not guessed: within the machine's memory, the same step is built.
     small = ["--set", "fabric.supernodes=2", "--set", "workload.tasks_per_node=1"]
     monkeypatch.setattr(memory_budget, "available_bytes", lambda: 64 * 63 * 1000 - 1)

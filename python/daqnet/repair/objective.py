@@ -11,6 +11,11 @@ import numpy as np
 
 from .. import _core
 from ..errors import DaqnetError
+from ..memory_budget import (
+    ANALYSIS_BYTES_PER_FLOW,
+    SIMULATION_BYTES_PER_FLOW_NO_IDEAL,
+    check_step_memory,
+)
 from ..routing import Routing
 from ..stops import noted
 from ..workload import Workload
@@ -36,6 +41,7 @@ class Judge:
         self._timed: list[tuple[weakref.ref[Workload], bytes, float]] = []
 
     def conflicts(self, hosts: np.ndarray, workload: Workload) -> _core.analysis.ConflictResult:
+        check_step_memory(workload, ANALYSIS_BYTES_PER_FLOW, "the repair's conflict analysis")
         result, stopped = _core.analysis.analyze_conflicts(
             self.routing._core, np.ascontiguousarray(hosts, dtype=np.int32), workload._core
         )
@@ -58,6 +64,9 @@ class Judge:
                 self.progress(done, total)
             return noted() == waited  # a signal noted meanwhile (a run stopped already) stops it
 
+        check_step_memory(
+            workload, SIMULATION_BYTES_PER_FLOW_NO_IDEAL, "the repair's step simulation"
+        )
         try:
             r = _core.simulate.simulate_steps(
                 self.model,
