@@ -18,6 +18,7 @@ __all__ = [
     "SIMULATION_BYTES_PER_FLOW",
     "available_bytes",
     "check_step_memory",
+    "physical_bytes",
 ]
 
 #: What a flow of the step in hand costs, measured on all-to-all steps of 1 and 4 M flows
@@ -39,6 +40,11 @@ def available_bytes() -> int:
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
+    return physical_bytes()
+
+
+def physical_bytes() -> int:
+    """The machine's physical memory; 0 when not known."""
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX

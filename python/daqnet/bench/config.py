@@ -19,6 +19,7 @@ from .. import _core
 from ..errors import CoreError, DaqnetError
 from ..io.files import write_text_atomic
 from ..io.hostlist import read_hostnames
+from ..memory_budget import physical_bytes
 from ..scenario import Scenario
 from ..scenario.schema import INT32_MAX, run_config_keys
 
@@ -142,7 +143,7 @@ def run_config(
     process_bytes = (
         max(builder_bytes, readout_bytes) if time_frames else builder_bytes + readout_bytes
     )
-    memory = _physical_memory() if check_memory else 0
+    memory = physical_bytes() if check_memory else 0
     # The key to name: the one the user gave among those that size the buffers.
     blame = next(
         (k for k in (size_key, "credits", "max_in_flight") if f"bench.{k}" in scenario.given),
@@ -325,13 +326,6 @@ def _all_ranks_here(b: Mapping[str, Any]) -> bool:
     except ValueError:
         return False
     return not any(a.split("=", 1)[0] in _HOST_OPTIONS for a in args)
-
-
-def _physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return 0
 
 
 def _faults() -> dict[str, int]:

@@ -167,16 +167,26 @@ _ONLY_FOR: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...]]] = {
 }
 
 
+def _only_for(section: str, key: str) -> tuple[str, str, tuple[str, ...]] | None:
+    """The (section, key) another key's value decides whether `section.key` is read, and
+    those values (_ONLY_FOR); None when no such key does."""
+    for (sec, names), (other, wanted) in _ONLY_FOR.items():
+        if section == sec and key in names:
+            s, k = other.split(".")
+            return s, k, wanted
+    return None
+
+
 def read_with(values: Mapping[str, Any], section: str, key: str) -> bool:
     """Whether `section.key` is read with these scenario values, as far as it depends on
     another key's value (fabric.ll_gbps on a PERCS fabric only): what a result's effective
     scenario shows (a fat tree's listed PERCS link rates)."""
-    for (sec, names), (other, wanted) in _ONLY_FOR.items():
-        if section == sec and key in names:
-            s, k = other.split(".")
-            inner = values.get(s)
-            return not isinstance(inner, Mapping) or inner.get(k) in wanted
-    return True
+    rule = _only_for(section, key)
+    if rule is None:
+        return True
+    s, k, wanted = rule
+    inner = values.get(s)
+    return not isinstance(inner, Mapping) or inner.get(k) in wanted
 
 
 def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str | None:
@@ -207,13 +217,11 @@ def _by_value(command: str, scenario: Scenario, section: str, key: str) -> str |
         ("bench", "processes_per_node"): ("bench.mode", "event-manager"),
         ("bench", "local_path"): ("bench.mode", "event-manager"),
     }.get((section, key))
-    for (sec, names), (other, values) in _ONLY_FOR.items():
-        if section == sec and key in names:
-            s, k = other.split(".")
-            if v[s][k] not in values:
-                listed = "' or '".join(values)
-                return f"it is read only when {other} is '{listed}' (here '{v[s][k]}')"
-            break
+    rule = _only_for(section, key)
+    if rule is not None and not read_with(v, section, key):
+        s, k, kinds = rule
+        listed = "' or '".join(kinds)
+        return f"it is read only when {s}.{k} is '{listed}' (here '{v[s][k]}')"
     if (section, key) == ("simulate", "message_bytes") and v["workload"]["message_bytes"]:
         # Seen: a scan over simulate.message_bytes of examples/percs-64.toml, rows identical.
         given = float(v["workload"]["message_bytes"])
