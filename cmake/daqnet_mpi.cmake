@@ -29,6 +29,17 @@ if(NOT DAQNET_MPI STREQUAL "wheel")
   if(_wheel_prefix)
     list(APPEND CMAKE_IGNORE_PATH "${_wheel_prefix}/bin" "${_wheel_prefix}/include" "${_wheel_prefix}/lib")
   endif()
+  # Nor those of a wheel in the environment daqnet installs into: with that environment
+  # activated its mpicxx is on PATH, and pip's isolated build finds its own copy above.
+  # Taken for a system MPI, it linked daqnet-evb without the wheel's libfabric and failed
+  # ("undefined reference to fi_getinfo@FABRIC_1.9").
+  if(Python_EXECUTABLE)
+    execute_process(COMMAND "${Python_EXECUTABLE}" -c "import sys; print(sys.prefix)"
+                    OUTPUT_VARIABLE _env_prefix OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(_env_prefix AND EXISTS "${_env_prefix}/include/mpi.h" AND EXISTS "${_env_prefix}/lib/mpich")
+      list(APPEND CMAKE_IGNORE_PATH "${_env_prefix}/bin" "${_env_prefix}/include" "${_env_prefix}/lib")
+    endif()
+  endif()
   find_package(MPI COMPONENTS CXX QUIET)
   if(MPI_CXX_FOUND)
     set(DAQNET_MPI_KIND "system")

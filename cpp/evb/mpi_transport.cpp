@@ -11,6 +11,10 @@ MpiTransport::MpiTransport(MPI_Comm comm, WaitMode wait) : pause_(wait) {
   // Errors come back as codes, so a dead peer becomes a TransportError instead of an abort
   // (where the MPI library can tell at all).
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  // MPI_Testsome has no communicator: its errors go to MPI_COMM_SELF's handler (MPI-4
+  // §9.3), fatal by default. A peer's death then aborted this rank inside MPICH ("Fatal
+  // error in internal_Testsome") before it could say which transfer failed.
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
 }
@@ -24,8 +28,18 @@ void MpiTransport::check(int err, const char* what) const {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(err, text, &len);
-  throw TransportError(std::string("mpi: ") + what + " failed on rank " + std::to_string(rank_) + ": " +
-                       std::string(text, len));
+  // MPICH's string is a class then a call stack, one frame a line ("Other MPI error, error
+  // stack:\nMPIDI_IPC_rndv_cb(176).: \n...: process_vm_readv failed (errno 3)"): said on
+  // one line as the class and the innermost frame's words, which name the cause. (The
+  // rank is named by whoever reports the error.)
+  std::string all(text, static_cast<std::size_t>(len));
+  std::string said = all.substr(0, all.find(", error stack:"));
+  if (said.size() < all.size()) {
+    std::string last = all.substr(all.find_last_of('\n') + 1);
+    if (auto colon = last.find(": "); colon != std::string::npos) last = last.substr(colon + 2);
+    if (!last.empty()) said += ": " + last;
+  }
+  throw TransportError(std::string("mpi: ") + what + " failed: " + said);
 }
 
 std::size_t MpiTransport::slot() {
@@ -67,8 +81,15 @@ void MpiTransport::progress(std::vector<Completion>& out, double timeout_seconds
   int err =
       MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &done, indices_.data(), statuses_.data());
   if (err == MPI_ERR_IN_STATUS) {
-    for (int k = 0; k < done; ++k)
-      if (statuses_[k].MPI_ERROR != MPI_SUCCESS) check(statuses_[k].MPI_ERROR, "a transfer");
+    for (int k = 0; k < done; ++k) {
+      if (statuses_[k].MPI_ERROR == MPI_SUCCESS) continue;
+      // Named by its peer: a dead rank shows first as its peers' failed transfers.
+      const Op& op = ops_[static_cast<std::size_t>(indices_[k])];
+      const int peer = op.peer == kAnySource ? statuses_[k].MPI_SOURCE : op.peer;
+      std::string what = op.kind == Completion::Kind::send ? "a send to rank " : "a receive from rank ";
+      what += peer >= 0 ? std::to_string(peer) : std::string("any");
+      check(statuses_[k].MPI_ERROR, what.c_str());
+    }
   }
   check(err, "MPI_Testsome");
   if (done == MPI_UNDEFINED) done = 0;

@@ -475,7 +475,10 @@ def first_error(log: Path) -> str:
             except OSError:
                 srun = False
             return f"{line}; {PMI_HINT}" if srun else line
-    return lines[-1] if lines else ""
+    # A rank giving up after its own error (said in its results) and hydra's echo of its
+    # MPI_Abort name no cause: the run's errors list the ranks' own.
+    said = [ln for ln in lines if "run failed (see" not in ln and "called MPI_Abort" not in ln]
+    return said[-1] if said else ""
 
 
 def _killed(lines: list[str], out: Path) -> str | None:
