@@ -39,7 +39,7 @@ private:
 /// way, one per event in flight at every builder (credits × builders), or with a process cap
 /// the cap and one exempt send. More are made on demand (the test hook's duplicates, a cap
 /// passed by several oldest events). docs/bench.md "Memory" says the same.
-/// (The numbers' form is what the memory check calls, through daqnet._core.evb.)
+/// (buffer_budget.hpp counts them for the memory checks.)
 inline std::size_t premade_fragments(int credits, int max_in_flight, int builders) {
   const std::size_t in_flight = static_cast<std::size_t>(std::max(1, credits)) * static_cast<std::size_t>(builders);
   return max_in_flight > 0 ? std::min(in_flight, static_cast<std::size_t>(max_in_flight) + 1) : in_flight;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "evb/baselines.hpp"
+#include "evb/buffer_budget.hpp"
 #include "evb/config.hpp"
 #include "evb/flow_control.hpp"
 #include "evb/fragments.hpp"
@@ -96,20 +97,15 @@ std::string rank_mismatch(int wanted, int rank, int size) {
   std::abort();  // MPI_Abort does not return
 }
 
-// Why this rank's host cannot hold the buffers its units make ("" when it can), by daqnet
-// bench's rule (bench/config.py): a builder keeps credits slots of every RU's largest
-// fragment (and meta-data), a readout unit makes its fragments under way up front; over
-// half the host's memory is refused. A run.cfg written by hand skipped that check, and
-// Linux's overcommit let the ranks touch their buffers into the kernel's OOM killer.
+// Why this rank's host cannot hold the buffers its units make ("" when it can), by the rule
+// daqnet bench also checks (buffer_budget.hpp); over half the host's memory is refused. A
+// run.cfg written by hand skipped that check, and Linux's overcommit let the ranks touch
+// their buffers into the kernel's OOM killer.
 std::string buffers_beyond_memory(const Config& c, const Layout& layout, const std::vector<std::string>& hosts,
                                   int rank) {
-  const FragmentSizes sizes(c, layout.readout_units());
-  double slots = 0;
-  for (int ru = 0; ru < layout.readout_units(); ++ru)
-    slots += static_cast<double>(sizes.max_bytes(ru)) + static_cast<double>(c.meta_bytes);
-  const double builder = c.credits * slots;
-  const double readout =
-      static_cast<double>(premade_fragments(c, layout.builder_units())) * static_cast<double>(sizes.max_bytes());
+  const BufferBudget budget = buffer_budget(c, layout.readout_units(), layout.builder_units());
+  const double builder = budget.builder_bytes;
+  const double readout = budget.readout_bytes;
   const std::string& here = hosts[static_cast<std::size_t>(rank)];
   double total = 0;
   for (int r : layout.bu_rank)

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "evb/buffer_budget.hpp"
 #include "evb/config.hpp"
 #include "evb/config_keys.hpp"
-#include "evb/flow_control.hpp"
 #include "numpy_util.hpp"
 
 namespace daqnet::bindings {
@@ -40,13 +40,25 @@ void bind_evb(nb::module_& m) {
       "where a scenario gives it)");
 
   m.def(
-      "premade_fragments",
-      [](int credits, int max_in_flight, int builders) {
-        return evb::premade_fragments(credits, max_in_flight, builders);
+      "buffer_budget",
+      [](const std::string& text, int readout_units, int builder_units) {
+        evb::Config config;
+        try {
+          config = evb::Config::parse(text, "run.cfg");
+        } catch (const evb::ConfigError& e) {
+          throw Error(e.what());
+        }
+        const evb::BufferBudget b = evb::buffer_budget(config, readout_units, builder_units);
+        nb::dict out;
+        out["builder_bytes"] = b.builder_bytes;
+        out["readout_bytes"] = b.readout_bytes;
+        out["premade"] = b.premade;
+        return out;
       },
-      nb::arg("credits"), nb::arg("max_in_flight"), nb::arg("builders"),
-      "Fragments a readout unit makes before the run starts (credits x builders, or max_in_flight + 1 "
-      "with a process cap): what the memory check of `daqnet bench` counts");
+      nb::arg("text"), nb::arg("readout_units"), nb::arg("builder_units"),
+      "The buffers daqnet-evb makes for the run description `text`, in bytes: a builder unit's "
+      "(builder_bytes), a readout unit's (readout_bytes) and the fragments a readout unit makes up "
+      "front (premade); daqnet-evb refuses a host whose units need over half its memory");
 
   m.def(
       "read_config",

@@ -11,7 +11,7 @@ import math
 import os
 import secrets
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -128,45 +128,6 @@ def run_config(
         shlex.split(b["launcher_args"])
     except ValueError as err:
         raise bad("launcher_args", f"cannot be split like a shell command line: {err}") from None
-    # A builder keeps `credits` slots of one largest fragment per RU, and a readout unit makes
-    # the fragments it can have under way before the run starts (daqnet-evb's own rule, bound):
-    # refuse what cannot fit.
-    time_frames = b["mode"] == "time-frames"
-    rus = b["senders"] if time_frames else ranks // b["processes_per_node"]
-    builders = b["receivers"] if time_frames else rus
-    cycles, rest = divmod(rus, len(means))  # RU i has means[i % len(means)]: no list per RU
-    fragments = (cycles * sum(means) + sum(means[:rest])) * spread
-    builder_bytes = b["credits"] * (fragments + rus * b["meta_bytes"])
-    premade = _core.evb.premade_fragments(b["credits"], b["max_in_flight"], builders)
-    readout_bytes = premade * max(means[: min(rus, len(means))]) * spread
-    # One process holds an RU and a BU (or, in time-frames mode, one of them).
-    process_bytes = (
-        max(builder_bytes, readout_bytes) if time_frames else builder_bytes + readout_bytes
-    )
-    memory = physical_bytes() if check_memory else 0
-    # The key to name: the one the user gave among those that size the buffers.
-    blame = next(
-        (k for k in (size_key, "credits", "max_in_flight") if f"bench.{k}" in scenario.given),
-        "credits",
-    )
-    what = (
-        "credits × readout units × largest fragment for a builder, "
-        f"{premade:,} fragments made up front for a readout unit"
-    )
-    if memory and process_bytes > memory / 2:
-        raise bad(
-            blame,
-            f"each node would need {process_bytes / 2**30:.1f} GiB of buffers ({what}), more than half of this machine's {memory / 2**30:.0f} GiB",
-        )
-    # mpiexec with no hosts given runs every rank here: their units share this machine (4
-    # builders of 1 GiB fragments passed the check above and asked for 32 GiB of 24).
-    total = builders * builder_bytes + rus * readout_bytes
-    if memory and _all_ranks_here(b) and total > memory / 2:
-        raise bad(
-            "ranks" if "bench.ranks" in scenario.given else blame,
-            f"the {ranks} ranks, all on this machine (mpiexec without hosts), would need {total / 2**30:.1f} GiB of buffers ({what}), more than half of its {memory / 2**30:.0f} GiB",
-        )
-
     if (baseline or b["baseline"]) == "p2p" and b["baseline_cache"] == "cold":
         raise bad("baseline_cache", "applies to the alltoall and isend baselines, not to p2p")
     if (baseline or b["baseline"]) == "p2p":
@@ -176,12 +137,6 @@ def run_config(
             raise bad(
                 "in_flight",
                 f"the p2p baseline keeps credits × in_flight = {window:,} messages in flight, more than {INT32_MAX:,}",
-            )
-        p2p_bytes = window * ((b["fragment_bytes"] + 7) // 8 * 8)
-        if memory and p2p_bytes > memory / 2:
-            raise bad(
-                "in_flight",
-                f"the p2p baseline would need {p2p_bytes / 2**30:.1f} GiB of buffers (credits × in_flight × fragment_bytes), more than half of this machine's {memory / 2**30:.0f} GiB",
             )
 
     # run.cfg holds one `key = value` per line, '#' starts a comment and blanks around a
@@ -238,11 +193,67 @@ def run_config(
             cfg[name] = key["default"]  # test hooks, unless DAQNET_EVB_FAULTS sets them
     # The checks above name the scenario's keys; daqnet-evb's own reader has the last word,
     # so a run.cfg that it would refuse is never written.
+    text = run_config_text(cfg, src)
     try:
-        _core.evb.read_config(run_config_text(cfg, src), "run.cfg")
+        _core.evb.read_config(text, "run.cfg")
     except CoreError as err:
         raise DaqnetError(f"{src}: daqnet-evb would refuse the run description: {err}") from None
+    if check_memory:
+        _check_buffers(scenario, text, ranks, cfg["baseline"] == "p2p", bad)
     return cfg
+
+
+def _check_buffers(
+    scenario: Scenario,
+    text: str,
+    ranks: int,
+    p2p: bool,
+    bad: Callable[[str, str], DaqnetError],
+) -> None:
+    """Refuse buffers over half of this machine's memory, counted by daqnet-evb's own rule
+    (`text` is the run description): a node's, all the ranks' when they all run here, and
+    the p2p baseline's."""
+    b = scenario["bench"]
+    time_frames = b["mode"] == "time-frames"
+    rus = b["senders"] if time_frames else ranks // b["processes_per_node"]
+    builders = b["receivers"] if time_frames else rus
+    budget = _core.evb.buffer_budget(text, rus, builders)
+    builder_bytes, readout_bytes = budget["builder_bytes"], budget["readout_bytes"]
+    # One process holds an RU and a BU (or, in time-frames mode, one of them).
+    process_bytes = (
+        max(builder_bytes, readout_bytes) if time_frames else builder_bytes + readout_bytes
+    )
+    memory = physical_bytes()
+    size_key = "fragment_bytes_per_ru" if b["fragment_bytes_per_ru"] else "fragment_bytes"
+    # The key to name: the one the user gave among those that size the buffers.
+    blame = next(
+        (k for k in (size_key, "credits", "max_in_flight") if f"bench.{k}" in scenario.given),
+        "credits",
+    )
+    what = (
+        "credits × readout units × largest fragment for a builder, "
+        f"{budget['premade']:,} fragments made up front for a readout unit"
+    )
+    if memory and process_bytes > memory / 2:
+        raise bad(
+            blame,
+            f"each node would need {process_bytes / 2**30:.1f} GiB of buffers ({what}), more than half of this machine's {memory / 2**30:.0f} GiB",
+        )
+    # mpiexec with no hosts given runs every rank here: their units share this machine (4
+    # builders of 1 GiB fragments passed the check above and asked for 32 GiB of 24).
+    total = builders * builder_bytes + rus * readout_bytes
+    if memory and _all_ranks_here(b) and total > memory / 2:
+        raise bad(
+            "ranks" if "bench.ranks" in scenario.given else blame,
+            f"the {ranks} ranks, all on this machine (mpiexec without hosts), would need {total / 2**30:.1f} GiB of buffers ({what}), more than half of its {memory / 2**30:.0f} GiB",
+        )
+    if p2p:
+        p2p_bytes = b["credits"] * b["in_flight"] * ((b["fragment_bytes"] + 7) // 8 * 8)
+        if memory and p2p_bytes > memory / 2:
+            raise bad(
+                "in_flight",
+                f"the p2p baseline would need {p2p_bytes / 2**30:.1f} GiB of buffers (credits × in_flight × fragment_bytes), more than half of this machine's {memory / 2**30:.0f} GiB",
+            )
 
 
 def _phi(x: float) -> float:
