@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 from daqnet.bench.window import WINDOW_LATENCIES
 from daqnet.emulate import plan
-from daqnet.emulate.run import paths_match, short_window
+from daqnet.emulate.run import farthest_link, paths_match, short_window
 from daqnet.errors import DaqnetError
 from daqnet.scenario import Scenario
 
@@ -204,6 +206,25 @@ def test_paths_match_notices_a_link_off_its_share():
     assert not paths_match(rows)
     rows[2]["measured_bytes"] = 900  # under what was received
     assert not paths_match(rows)
+    assert farthest_link(rows) == {
+        "link": "2", "measured_bytes": 900, "routed_bytes": 1000.0, "off": -0.1
+    }  # fmt: skip
+
+
+def test_an_interrupted_run_compares_shares_of_the_bytes():
+    # A Ctrl-C tears the fabric down under data the units counted as sent: every link read
+    # 1.4-5.4 % below its routed bytes, and "did NOT take the predicted links" was printed.
+    rows = [
+        {"link": str(i), "measured_bytes": 1000 * (0.93 + 0.01 * i), "predicted_bytes": 1000.0}
+        for i in range(6)
+    ]
+    assert not paths_match(rows)
+    assert farthest_link(rows)["link"] == "0"
+    assert paths_match(rows, shares=True)
+    # As shares, a link off its share is still found.
+    rows[4]["measured_bytes"] = 1300
+    assert not paths_match(rows, shares=True)
+    assert farthest_link(rows, shares=True)["link"] == "4"
 
 
 # --- as root: the real thing -------------------------------------------------------------
@@ -232,7 +253,10 @@ def _emulate(tmp_path: Path, *args: str, **kw) -> subprocess.Popen[str]:
 def test_emulated_tree_measured_beside_the_prediction(tmp_path, queue):
     before = set(_ours())
     if queue == "fifo":  # a file that serves daqnet simulate too: its run length is not this run's
-        (tmp_path / "emu.toml").write_text(TREE + "[simulate]\nevents = 7\nwarmup_events = 3\n")
+        (tmp_path / "emu.toml").write_text(
+            TREE.replace("[bench]", "[bench]\nseconds = 7")
+            + "[simulate]\nevents = 7\nwarmup_events = 3\n"
+        )
     proc = _emulate(
         tmp_path, "--json", "--out", str(tmp_path / "out"), "--set", f"emulate.queue={queue}"
     )
@@ -257,6 +281,24 @@ def test_emulated_tree_measured_beside_the_prediction(tmp_path, queue):
     assert ("event latencies" in stderr) == (doc["window_latencies"] < WINDOW_LATENCIES)
     assert set(_ours()) == before  # torn down
     assert json.loads((tmp_path / "out" / "emulate.json").read_text())["paths_match"]
+    if queue == "fifo":  # replaced, and said so (a file's seconds = 3 measured 1 s, silently)
+        assert "bench.seconds = 7.0 is daqnet bench's; this run takes emulate.seconds" in stderr
+    # The bench run says it is in the emulated units, and daqnet report shows the emulation
+    # in the fabric's (it showed the run's 0.50 Gb/s beside a prediction of 509).
+    run = json.loads((tmp_path / "out" / "bench" / "result.json").read_text())
+    assert run["emulated"]["scale"] == 1000
+    page = tmp_path / "report.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "daqnet", "report", str(tmp_path / "out"), "-o", str(page)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    html = page.read_text()
+    assert "daqnet emulate" in html and 'data-json="measured.throughput_gbps"' in html
+    shown = re.search(r'data-json="measured.throughput_gbps"[^>]*>([\d,.]+)<', html)
+    assert shown and float(shown[1].replace(",", "")) == pytest.approx(
+        m["throughput_gbps"], rel=0.01
+    )
 
 
 # Accepts one connection on the address given, prints its congestion control, and the
@@ -449,6 +491,16 @@ def test_bad_scenario_is_refused_before_anything_exists(tmp_path):
     assert proc.returncode == 2
     assert "emulate.congestion_control = 'nosuch'" in stderr and "cubic" in stderr
     assert "Traceback" not in stderr
+    assert set(_ours()) == before
+    # MPI's own all-to-all goes through shared memory, around the fabric (it read 141 Gb/s
+    # on 100 Mbit/s links); and a refused run leaves no temporary directory behind.
+    (tmp_path / "emu.toml").write_text(TREE)
+    made = set(Path(tempfile.gettempdir()).glob("daqnet-emulate-*"))
+    proc = _emulate(tmp_path, "--set", "bench.baseline=alltoall")
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert "bench.baseline = 'alltoall'" in stderr and "only 'p2p'" in stderr, stderr
+    assert set(Path(tempfile.gettempdir()).glob("daqnet-emulate-*")) == made
     assert set(_ours()) == before
 
 

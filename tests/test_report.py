@@ -143,6 +143,24 @@ def test_prediction_pairs_with_the_measurement_of_the_same_scenario(outputs, tmp
     pairs, near = find_pairs(read_results([outputs["bench"], other]))
     assert not pairs
     assert [(k, a, b) for k, a, b in near[0].differences] == [(NODES, 4, 8)]
+    # bench.ranks left out (the simulation's every placed host) is no difference of its
+    # own: the node counts are compared ("bench.ranks (4 measured, None predicted)").
+    doc["config"]["values"]["bench"]["ranks"] = None
+    (other / "result.json").write_text(json.dumps(doc))
+    pairs, near = find_pairs(read_results([outputs["bench"], other]))
+    assert [(k, a, b) for k, a, b in near[0].differences] == [(NODES, 4, 8)]
+    doc["nodes"] = 4
+    (other / "result.json").write_text(json.dumps(doc))
+    pairs, near = find_pairs(read_results([outputs["bench"], other]))
+    assert len(pairs) == 1
+    # A run of daqnet emulate is in the emulated units: never paired (0.001x).
+    emulated = tmp_path / "emulated"
+    emulated.mkdir()
+    run = load(outputs["bench"] / "result.json")
+    run["emulated"] = {"scale": 1000.0, "result": "elsewhere/emulate.json"}
+    (emulated / "result.json").write_text(json.dumps(run))
+    pairs, near = find_pairs(read_results([emulated, other]))
+    assert not pairs and not near
 
 
 def test_protocol_run_stopped_in_its_warm_up_says_so(tmp_path):

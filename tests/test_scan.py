@@ -880,3 +880,18 @@ def test_mappings_that_keep_bytes_on_a_node_are_not_ranked_by_rate(tmp_path):
     for vary in ("fabric.d_gbps=80,40", "simulate.message_bytes=1000,2000"):
         other = run_scan(str(s), [vary], out=str(tmp_path / vary[:5]), jobs=1)
         assert "compares times" not in scan_summary(other, []), vary
+
+
+def test_the_best_point_of_a_measured_scan_built_its_fragments_intact():
+    # A run with corrupt fragments is a row (docs/scan.md), but was picked as the best.
+    from daqnet.scan.metrics import best_row
+
+    rows = [
+        {"point": 0, "gbps_per_host": 9.0, "corrupt_fragments": 3},
+        {"point": 1, "gbps_per_host": 8.0, "corrupt_fragments": 0},
+    ]
+    assert best_row(rows, "gbps_per_host")["point"] == 1
+    rows[1]["duplicate_fragments"] = 1  # none intact: the best of them all
+    assert best_row(rows, "gbps_per_host")["point"] == 0
+    # Simulated scans count no fragments.
+    assert best_row([{"point": 0, "gbps_per_host": 1.0}], "gbps_per_host")["point"] == 0

@@ -64,6 +64,9 @@ class BenchResult(Result):
     #: per process: peak RSS, buffer bytes by role, allocations after warm-up, NUMA nodes
     memory: list[Row] = field(default_factory=list)
     config: dict[str, Any] | None = optional()  #: the effective scenario (daqnet bench only)
+    #: daqnet emulate's run: {scale, result}; the rates and times above are the emulated
+    #: fabric's (rates ÷ scale), and its result (emulate.json) has them in the fabric's units
+    emulated: dict[str, Any] | None = optional()
     out_dir: str | None = optional()
     #: where the document was made: daqnet version, build commit, machine, date (daqnet.provenance)
     provenance: dict[str, Any] | None = optional()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import tempfile
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,10 +34,9 @@ def run_emulate(args: argparse.Namespace) -> int:
         scenario = load(args.scenario, args.overrides, "emulate")  # plain TCP streams
     else:
         scenario = _event_builder_scenario(args)
-    out = args.out or tempfile.mkdtemp(prefix="daqnet-emulate-")
     progress = Progress("emulate", args.progress)
-    try:
-        doc = emulate(scenario, out, progress.text)
+    try:  # a temporary directory once the scenario passed its checks
+        doc = emulate(scenario, args.out, progress.text)
     except KeyboardInterrupt:
         progress.close()
         note("interrupted; the emulated fabric is removed")
@@ -47,8 +45,12 @@ def run_emulate(args: argparse.Namespace) -> int:
         progress.close()
     emit(doc, args.json, _steps_summary if doc["traffic"] == "steps" else _summary)
     m = doc["measured"]
+    for why in doc.get("warnings", []):
+        warn(why)
     if doc["interrupted"]:
-        note(f"interrupted; the emulated fabric is removed, what was measured is in {out}")
+        note(
+            f"interrupted; the emulated fabric is removed, what was measured is in {doc['out_dir']}"
+        )
         return EXIT_INTERRUPTED
     if doc["traffic"] == "steps":
         return 0
@@ -78,6 +80,19 @@ def _event_builder_scenario(args: argparse.Namespace) -> Scenario:
             raise DaqnetError(f"set {key}: daqnet emulate {why} (docs/emulate.md)")
     base = load(args.scenario, ["bench.transport=tcp", *args.overrides], "emulate")
     e = base["emulate"]
+    # The file serves daqnet bench too: its run length is not this run's (it was replaced
+    # without a word: a file's seconds = 3 measured 1 s).
+    for key, instead in (
+        ("bench.seconds", "emulate.seconds"),
+        ("bench.events", "emulate.seconds"),
+        ("bench.warmup_seconds", "emulate.warmup_seconds"),
+    ):
+        section, name = key.split(".")
+        if key in base.given:
+            note(
+                f"{args.scenario}: {key} = {base[section][name]!r} is daqnet bench's; this run "
+                f"takes {instead} = {e[instead.split('.')[1]]!r}"
+            )
     extra = [
         "bench.transport=tcp",
         "bench.tcp_interface=eth0",
@@ -102,7 +117,8 @@ def _summary(doc: Mapping[str, Any]) -> str:
         f"{doc['scenario']}: emulated, {len(doc['hosts'])} hosts, rates ÷ {doc['scale']:g}, "
         f"{doc['queue']} queues; measured {m['status']}",
         f"  throughput   measured {quantity(m['throughput_gbps'], ' Gb/s')}  predicted "
-        f"{quantity(p.get('throughput_gbps'), ' Gb/s')}  ratio {quantity(doc['ratio'], '', 1, 3)}",
+        f"{quantity(p.get('throughput_gbps'), ' Gb/s')}  ratio {quantity(doc['ratio'], '', 1, 3)}"
+        "  (built-event payload, all builders, in the fabric's rates)",
         f"  events/s     measured {quantity(m['events_per_second'], '', 1, 0)}  predicted "
         f"{quantity(p.get('events_per_second'), '', 1, 0)}",
         f"  latency p50  measured {quantity(m['latency_seconds'].get('p50'), ' ms', 1e3, 3)}  "
@@ -140,7 +156,7 @@ def _steps_summary(doc: Mapping[str, Any]) -> str:
         f"{quantity(p['throughput_gbps'], ' Gb/s')}  ratio {quantity(doc['ratio'], '', 1, 3)}",
         f"  links   {_steps_links(doc['paths_match'])}"
         f" ({len(doc['links'])} directed links; "
-        f"{doc['retransmitted_segments']:,} segments retransmitted)",
+        f"{doc['retransmitted_segments']:,} segments retransmitted){_farthest(doc)}",
     ])  # fmt: skip
 
 
@@ -148,7 +164,23 @@ def _bench_links(doc: Mapping[str, Any]) -> str:
     if doc["paths_match"] is None:
         return "not compared (interrupted, and ranks stopped before their last counters)"
     took = "took" if doc["paths_match"] else "did NOT take"
-    return f"traffic {took} the predicted links ({len(doc['links'])} directed links compared)"
+    how = "; interrupted: compared as shares of all bytes" if doc["interrupted"] else " compared"
+    return (
+        f"traffic {took} the predicted links ({len(doc['links'])} directed links{how})"
+        f"{_farthest(doc)}"
+    )
+
+
+def _farthest(doc: Mapping[str, Any]) -> str:
+    """The link farthest from its routed bytes, when the paths do not match."""
+    f = doc.get("farthest_link")
+    if doc["paths_match"] or not f:
+        return ""
+    return (
+        f"; farthest: {f['link']} carried {f['measured_bytes']:,} bytes, "
+        f"{abs(f['off']):.0%} {'below' if f['off'] < 0 else 'above'} its routed "
+        f"{f['routed_bytes']:,.0f}"
+    )
 
 
 def _steps_links(match: bool | None) -> str:

@@ -1,8 +1,8 @@
 """Finding the results of daqnet's commands on disk, and telling them apart by what they hold.
 
 ``daqnet conflicts --out``, ``simulate --out`` and ``bench --out`` write ``result.json``;
-``daqnet scan``, ``study`` and ``repair`` write ``scan.json``, ``study.json`` and
-``repair.json``. The file name does not say which command wrote it (three write
+``daqnet scan``, ``study``, ``repair`` and ``emulate`` write ``scan.json``, ``study.json``,
+``repair.json`` and ``emulate.json``. The file name does not say which command wrote it (three write
 result.json), so every JSON file of a directory is read and recognised by its keys. Files
 that are JSON but no result (a benchmark's ``rank-N.json``, ``launch.json``) are passed
 over; a directory with no result at all, or whose only candidates are not valid JSON, stops
@@ -32,6 +32,7 @@ KINDS = {
     "bench": "daqnet bench",
     "study": "daqnet study",
     "repair": "daqnet repair",
+    "emulate": "daqnet emulate",
 }
 
 # The keys that make each document what it is (every one of them is written by its command).
@@ -56,6 +57,10 @@ _SIGNATURES: dict[str, tuple[frozenset[str], Mapping[str, Any]]] = {
     "study": (frozenset({"study", "rows", "columns", "findings", "points_total"}), {}),
     "repair": (
         frozenset({"what", "method", "conflicts_before", "conflicts_after", "seconds_after"}),
+        {},
+    ),
+    "emulate": (
+        frozenset({"scale", "traffic", "measured", "predicted", "links", "paths_match", "hosts"}),
         {},
     ),
 }
@@ -134,8 +139,8 @@ def _from_dir(directory: Path) -> list[ResultFile]:
     if not found:
         raise DaqnetError(
             f"{directory}: no daqnet result in this directory (expected the result.json, "
-            "scan.json, study.json or repair.json that daqnet conflicts, simulate, bench, scan, "
-            "study or repair write with --out)"
+            "scan.json, study.json, repair.json or emulate.json that daqnet conflicts, simulate, "
+            "bench, scan, study, repair or emulate write with --out)"
         )
     return found
 
@@ -159,7 +164,7 @@ def read_results(paths: Iterable[str | Path]) -> list[ResultFile]:
                     + (
                         _incomplete(doc)
                         or "not a daqnet result (no document of daqnet conflicts, simulate, "
-                        "bench, scan, study or repair)"
+                        "bench, scan, study, repair or emulate)"
                     )
                 )
             results = [ResultFile(kind, path, doc)]

@@ -546,6 +546,15 @@ def _bench(s: Section, d: Mapping[str, Any]) -> None:
             ),
             ("event builder / baseline", _num(d, "baseline.ratio", "×", 3)),
         ]
+    emulated = d.get("emulated")
+    if isinstance(emulated, Mapping):
+        s.notes.append(
+            f"measured over an emulated fabric, link rates ÷ {emulated.get('scale', '?'):g}: "
+            "the rates and times here are the emulated ones (not the fabric's); "
+            f"{emulated.get('result', 'emulate.json')} has them in the fabric's units, "
+            "beside the prediction"
+        )
+    s.notes += [f"warning: {w}" for w in d.get("warnings", [])]
     s.notes += [f"error: {e}" for e in d.get("errors", [])]
     if d.get("timeseries"):
         s.figures.append(
@@ -757,6 +766,116 @@ def _repair(s: Section, d: Mapping[str, Any]) -> None:
         )
 
 
+def _maybe(
+    doc: Mapping[str, Any], key: str, unit: str = "", digits: int = 2, scale: float = 1.0
+) -> Number:
+    """As _num, "n/a" where the document has no such value (no prediction after Ctrl-C)."""
+    try:
+        return _num(doc, key, unit, digits, scale)
+    except (KeyError, TypeError, IndexError):
+        return Number("n/a", unit)
+
+
+def _emulate(s: Section, d: Mapping[str, Any]) -> None:
+    """daqnet emulate: its measurement and prediction, both in the fabric's own units."""
+    steps = d["traffic"] == "steps"
+    s.summary += [
+        ("traffic", "plain TCP steps" if steps else "the event builder over TCP"),
+        (
+            "emulated",
+            f"{len(d['hosts'])} hosts, link rates ÷ {d['scale']:g}, {d['queue']} queues, "
+            f"{d.get('congestion_control', '?')}",
+        ),
+        ("measured", str(d["measured"]["status"])),
+        ("measured / predicted", _maybe(d, "ratio", "× (throughput)", 3)),
+    ]
+    match = d["paths_match"]
+    far = d.get("farthest_link") or {}
+    links = (
+        "not compared (interrupted)"
+        if match is None
+        else "took the predicted links"
+        if match
+        else "did NOT take the predicted links"
+        + (
+            f"; farthest: {far['link']}, {abs(far['off']):.0%} "
+            f"{'below' if far['off'] < 0 else 'above'} its routed bytes"
+            if far
+            else ""
+        )
+    )
+    s.summary.append(("traffic on the links", links))
+    if steps:
+        rows: list[list[Cell]] = [
+            [
+                str(r["step"]),
+                _num(d, f"steps.{i}.flows", digits=0),
+                _maybe(d, f"steps.{i}.measured_gbps", digits=1),
+                _maybe(d, f"steps.{i}.predicted_gbps", digits=1),
+                _maybe(d, f"steps.{i}.ratio", digits=3),
+            ]
+            for i, r in enumerate(d["steps"])
+        ]
+        head = ["step", "flows", "measured Gb/s", "max-min Gb/s", "ratio"]
+        s.tables.append(Table("steps", head, rows))
+    else:
+        m, p = d["measured"], d.get("predicted") or {}
+
+        def row(label: str, key: str, unit: str, digits: int, scale: float = 1.0) -> list[Cell]:
+            a = _maybe(d, f"measured.{key}", unit, digits, scale)
+            b = _maybe(d, f"predicted.{key}", unit, digits, scale)
+            try:
+                ratio = _ratio(_get(m, key), _get(p, key))
+            except (KeyError, TypeError, IndexError):
+                ratio = "n/a"
+            return [label, a, b, ratio]
+
+        s.tables.append(
+            Table(
+                "measured and predicted, in the fabric's units",
+                ["", "measured", "predicted", "measured / predicted"],
+                [
+                    row("throughput", "throughput_gbps", "Gb/s", 2),
+                    row("events per second", "events_per_second", "", 0),
+                    *(
+                        row(f"latency {q}", f"latency_seconds.{q}", "ms", 3, 1e3)
+                        for q in ("p50", "p99", "max")
+                    ),
+                ],
+                "Built-event payload of all builders; the measurement's rates times "
+                f"{d['scale']:g}, its times divided by it. The benchmark run itself, in "
+                "the emulated units, is in bench_dir.",
+            )
+        )
+        s.summary += [
+            ("window", _maybe(d, "window_latencies", "predicted event latencies", 1)),
+            (
+                "integrity",
+                f"lost {m['lost_fragments']}, duplicate {m['duplicate_fragments']}, "
+                f"corrupt {m['corrupt_fragments']}",
+            ),
+        ]
+        s.notes += [f"error: {e}" for e in m.get("errors", [])]
+    s.tables.append(
+        Table(
+            "bytes per directed link",
+            ["link", "measured", "routed", "measured / routed"],
+            [
+                [
+                    str(r["link"]),
+                    _num(d, f"links.{i}.measured_bytes", "bytes", 0),
+                    _num(d, f"links.{i}.predicted_bytes", "bytes", 0),
+                    _ratio(r["measured_bytes"], r["predicted_bytes"]),
+                ]
+                for i, r in enumerate(d["links"])
+            ],
+            "Counted by each link's interface, against the measured host-to-host bytes "
+            "routed over the routing's paths.",
+        )
+    )
+    s.notes += [f"warning: {w}" for w in d.get("warnings", [])]
+
+
 _SECTIONS: dict[str, Callable[[Section, Mapping[str, Any]], None]] = {
     "conflicts": _conflicts,
     "simulate-steps": _simulate_steps,
@@ -765,6 +884,7 @@ _SECTIONS: dict[str, Callable[[Section, Mapping[str, Any]], None]] = {
     "scan": _scan,
     "study": _study,
     "repair": _repair,
+    "emulate": _emulate,
 }
 
 _BAD_CONTENT = (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError)
@@ -862,6 +982,11 @@ def _comparison(index: int, pair: Pair) -> Comparison:
 # -- the page ---------------------------------------------------------------------------------
 
 
+def _shown(value: Any) -> str:
+    """A scenario value as the page names it ("not set" for a key left to its default)."""
+    return "not set" if value is None else repr(value)
+
+
 def build_page(results: list[ResultFile]) -> dict[str, Any]:
     """Everything the template shows, as plain values."""
     from .. import __version__
@@ -881,10 +1006,17 @@ def build_page(results: list[ResultFile]) -> dict[str, Any]:
         {
             "measured": str(n.measured.path),
             "predicted": str(n.predicted.path),
-            "differences": [(k, repr(a), repr(b)) for k, a, b in n.differences],
+            "differences": [(k, _shown(a), _shown(b)) for k, a, b in n.differences],
         }
         for n in near
     ]
+    # Two pairs of one scenario name were two entries "bench-local" in the contents.
+    named: dict[str, int] = {}
+    for c in comparisons:
+        named[c.title] = named.get(c.title, 0) + 1
+    for c in comparisons:
+        if named[c.title] > 1:
+            c.title = f"{c.title} ({Path(c.measured).parent.name})"
     sections = [_section(i, r) for i, r in enumerate(results)]
     made = provenance()
     return {
@@ -898,7 +1030,9 @@ def build_page(results: list[ResultFile]) -> dict[str, Any]:
         "unpaired": [
             str(r.path)
             for r in results
-            if r.kind == "bench" and all(p.measured is not r for p in pairs)
+            if r.kind == "bench"
+            and not r.doc.get("emulated")  # compared in its emulate.json
+            and all(p.measured is not r for p in pairs)
         ],
     }
 

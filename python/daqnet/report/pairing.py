@@ -93,7 +93,8 @@ def find_pairs(results: list[ResultFile]) -> tuple[list[Pair], list[Pair]]:
     """(pairs of the same scenario, near misses): every bench result against every
     protocol-mode simulation. A near miss is a pair of the same scenario name that differs
     in some compared keys."""
-    benches = [r for r in results if r.kind == "bench"]
+    # A run of daqnet emulate is in the emulated units; its emulate.json holds the comparison.
+    benches = [r for r in results if r.kind == "bench" and not r.doc.get("emulated")]
     sims = [r for r in results if r.kind == "simulate-protocol"]
     same, near = [], []
     for b in benches:
@@ -101,10 +102,12 @@ def find_pairs(results: list[ResultFile]) -> tuple[list[Pair], list[Pair]]:
             keys = compared_keys(b, s)
             if keys is None:
                 continue
+            # bench.ranks left out means "every placed host" to the simulation and 4 ranks to
+            # the benchmark: the node counts below compare what each ran.
             diff = [
                 (k, _value(b.doc, k), _value(s.doc, k))
                 for k in keys
-                if _value(b.doc, k) != _value(s.doc, k)
+                if _value(b.doc, k) != _value(s.doc, k) and k != "bench.ranks"
             ]
             # Equal keys may still mean other node counts: without bench.ranks the benchmark
             # runs its 4 ranks and the simulation every placed host (8 nodes against 2 were

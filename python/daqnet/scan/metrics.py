@@ -124,10 +124,15 @@ def metric_column(mode: str, metric: str) -> str:
 
 
 def best_row(rows: list[dict[str, Any]], metric: str) -> dict[str, Any] | None:
-    """The first row (in point order) with the best value of `metric`."""
+    """The first row (in point order) with the best value of `metric`; of a measured scan,
+    among the rows whose runs built every fragment intact, while there are any (a run with
+    corrupt or duplicate fragments was picked as the best)."""
     scored = [
         r for r in rows if isinstance(r.get(metric), (int, float)) and math.isfinite(r[metric])
     ]
+    damage = ("lost_fragments", "duplicate_fragments", "corrupt_fragments")
+    intact = [r for r in scored if not any(r.get(k) for k in damage)]
+    scored = intact or scored
     if not scored:
         return None
     pick = max if metric in HIGHER_IS_BETTER else min
