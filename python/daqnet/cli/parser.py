@@ -396,10 +396,10 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser(
         "report",
         help="one self-contained HTML page from results of conflicts, simulate, bench, scan, "
-        "study, repair",
-        description="Read the results that daqnet conflicts, simulate, bench, scan, study and "
-        "repair wrote with --out (each RESULT_DIR's result.json, scan.json, study.json or "
-        "repair.json, recognised by content) and "
+        "study, repair, emulate",
+        description="Read the results that daqnet conflicts, simulate, bench, scan, study, "
+        "repair and emulate wrote with --out (each RESULT_DIR's result.json, scan.json, "
+        "study.json, repair.json or emulate.json, recognised by content) and "
         "write one HTML page: scenario, provenance, summary tables, figures, and the "
         "benchmark beside the protocol simulation of the same scenario. See docs/report.md.",
     )
