@@ -458,8 +458,6 @@ private:
       else
         pending.pop();
       if (capped_) sending.insert(item.event);
-      r_.ru_bytes_out[static_cast<size_t>(r)] += fragment_bytes(item.event, r) + static_cast<double>(c_.meta_bytes);
-      ++r_.ru_fragments_out[static_cast<size_t>(r)];
       uint8_t& waiting =
           slots_[static_cast<size_t>(item.bu)][static_cast<size_t>(item.slot)].waiting[static_cast<size_t>(r)];
       if (waiting == Waiting::receive) {
@@ -528,6 +526,10 @@ private:
     if (--moving.paths > 0) return;
     const Transfer t = moving;
     free_.push_back(id);
+    // As daqnet-evb's readout unit counts them: once its send completes (counted when
+    // posted, a PUSH run's RUs read a quarter above what the builders received).
+    r_.ru_bytes_out[static_cast<size_t>(t.ru)] += t.total;
+    ++r_.ru_fragments_out[static_cast<size_t>(t.ru)];
     if (capped_) {
       auto& sending = sending_[static_cast<size_t>(t.ru)];
       sending.erase(sending.find(t.event));
