@@ -654,6 +654,24 @@ def test_scenario_encodings(tmp_path):
     assert f"{p}:2:12: scenario is not UTF-8 text (byte 0xe9)" in r.stderr
 
 
+def test_a_device_or_a_pipe_as_the_scenario(tmp_path):
+    # /dev/zero grew to 24 GB before the kernel killed the reader; a pipe (<(...)) is read.
+    r = run_cli("conflicts", "/dev/zero")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "cannot read scenario /dev/zero: not a regular file (a device or socket)" in r.stderr
+    fifo = tmp_path / "scenario.fifo"
+    os.mkfifo(fifo)
+    feed = subprocess.Popen(["sh", "-c", f'cat > "{fifo}"'], stdin=subprocess.PIPE)
+    r = subprocess.Popen(
+        [sys.executable, "-m", "daqnet", "conflicts", str(fifo), "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    feed.communicate(SCENARIO.encode(), timeout=60)
+    stdout, stderr = r.communicate(timeout=60)
+    assert r.returncode == 0, stderr
+    assert json.loads(stdout)["steps_done"] > 0
+
+
 def test_host_file_encodings(tmp_path, scenario):
     hosts = tmp_path / "hosts.txt"
     hosts.write_bytes(b"\xef\xbb\xbf" + "\n".join(f"node{i:02d}" for i in range(30)).encode())

@@ -81,6 +81,10 @@ public:
     // not a std::filesystem::filesystem_error.
     std::error_code ec;
     if (std::filesystem::is_directory(path_, ec)) throw Error("cannot read " + what + " " + path_ + ": is a directory");
+    // A device never ends (/dev/zero: one line, grown until the kernel killed the reader).
+    if (std::filesystem::is_character_file(path_, ec) || std::filesystem::is_block_file(path_, ec) ||
+        std::filesystem::is_socket(path_, ec))
+      throw Error("cannot read " + what + " " + path_ + ": not a regular file (a device or socket)");
     in_.open(path_, std::ios::binary);
     if (!in_) throw Error("cannot read " + what + " " + path_ + ": " + std::strerror(errno));
     buf_.resize(kBlock);
@@ -106,6 +110,9 @@ public:
         stop = end_;  // a last line without a newline
         break;
       }
+      // No line of these files comes near this: binary data, or a stream without newlines.
+      if (end_ - pos_ > kMaxLine)
+        fail_at(lineno_ + 1, "text", "a line of over " + std::to_string(kMaxLine >> 20) + " MiB: not a text file");
       refill();
     }
     std::string_view text(buf_.data() + pos_, stop - pos_);
@@ -155,6 +162,7 @@ public:
 
 private:
   static constexpr size_t kBlock = size_t{1} << 20;
+  static constexpr size_t kMaxLine = size_t{16} << 20;
 
   /// The partial line to the front of the buffer, and the next block of the file after it.
   void refill() {

@@ -95,5 +95,16 @@ TEST(LineReader, NamesTheLineOfABadByteAnywhere) {
             ":3: text: not UTF-8: byte 0xFF at column 2 (save the file as UTF-8)");
 }
 
+// Binary data or an endless stream: one line naming it, not memory until the kernel steps in.
+TEST(LineReader, RefusesALineNoTextFileHolds) {
+  EXPECT_EQ(error_of("a\n" + std::string(17u << 20, 'z')), ":2: text: a line of over 16 MiB: not a text file");
+  try {
+    LineReader in("/dev/zero", "topology");
+    FAIL() << "a device was read";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "cannot read topology /dev/zero: not a regular file (a device or socket)");
+  }
+}
+
 }  // namespace
 }  // namespace daqnet

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -40,12 +41,27 @@ __all__ = [
 _BOM = b"\xef\xbb\xbf"
 
 
+#: The most a pipe given as a file may hold (a regular file's size is known before reading).
+STREAM_LIMIT = 1 << 30
+
+
 def read_text(path: str | Path, what: str) -> str:
-    """The UTF-8 text of `path` (`what` names it in messages, e.g. "scenario")."""
+    """The UTF-8 text of `path` (`what` names it in messages, e.g. "scenario"): a regular
+    file, or a pipe (a shell's <(...)) of at most STREAM_LIMIT bytes. A device is refused:
+    /dev/zero given as a scenario grew to 24 GB before the kernel killed the reader."""
     try:
-        data = Path(path).read_bytes()
+        mode = os.stat(path).st_mode
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+            raise DaqnetError(f"cannot read {what} {path}: not a regular file (a device or socket)")
+        with open(path, "rb") as f:
+            data = f.read() if stat.S_ISREG(mode) else f.read(STREAM_LIMIT + 1)
     except OSError as err:
         raise DaqnetError(f"cannot read {what} {path}: {err.strerror}") from None
+    if len(data) > STREAM_LIMIT and not stat.S_ISREG(mode):
+        raise DaqnetError(
+            f"cannot read {what} {path}: a stream of over {STREAM_LIMIT >> 20:,} MiB, more "
+            "than any such file holds"
+        )
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
     try:
