@@ -196,3 +196,11 @@ def test_describe_counts():
     fab = daqnet.fat_tree(radix=36, hosts=540)
     assert fab.describe() == "2-level fat tree, radix 36, 540 hosts, 30 leaves, 18 spines"
     assert math.isclose(fab.links()["gbps"][0], 100.0)
+
+
+def test_the_core_s_errors_are_daqnet_errors():
+    # errors.py promises one error type for bad input: the core's was a ValueError of its own,
+    # and `except daqnet.DaqnetError` missed daqnet.fat_tree(radix=7)'s.
+    with pytest.raises(DaqnetError, match=r"fabric.radix = 7: must be an even number"):
+        daqnet.fat_tree(radix=7, hosts=10)
+    assert issubclass(daqnet.errors.CoreError, DaqnetError) and issubclass(DaqnetError, ValueError)

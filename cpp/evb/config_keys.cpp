@@ -11,6 +11,9 @@ namespace {
 
 using Kind = ConfigKey::Kind;
 constexpr double kNone = std::numeric_limits<double>::infinity();
+// The longest run a length key takes: 11.6 days. bench.seconds = 1e300 was taken, and
+// the protocol simulation then ran without end in sight.
+constexpr double kMaxRunSeconds = 1e6;
 constexpr double kInt32 = 2147483647.0;
 constexpr double kInt64 = 9223372036854775807.0;
 
@@ -74,9 +77,9 @@ const std::vector<ConfigKey>& config_keys() {
      [](Config& c, const ConfigValue& v) { c.rate_hz = v.number; }},
     {"events", Kind::integer, "0", 0, kInt64, {}, "", "stop after this many events built after warm-up (0: use seconds)", "bench.events",
      [](Config& c, const ConfigValue& v) { c.events = v.integer; }},
-    {"seconds", Kind::number, "0", 0, kNone, {}, "seconds", "or stop this many seconds after warm-up (0: use events; neither given in a scenario: 5 s)", "bench.seconds",
+    {"seconds", Kind::number, "0", 0, kMaxRunSeconds, {}, "seconds", "or stop this many seconds after warm-up (0: use events; neither given in a scenario: 5 s)", "bench.seconds",
      [](Config& c, const ConfigValue& v) { c.seconds = v.number; }},
-    {"warmup_seconds", Kind::number, "0.5", 0, kNone, {}, "seconds", "excluded from the measurement", "bench.warmup_seconds",
+    {"warmup_seconds", Kind::number, "0.5", 0, kMaxRunSeconds, {}, "seconds", "excluded from the measurement", "bench.warmup_seconds",
      [](Config& c, const ConfigValue& v) { c.warmup_seconds = v.number; }},
     {"seed", Kind::seed, "0", 0, 0, {}, "", "seed of sizes and payloads", "bench.seed",
      [](Config& c, const ConfigValue& v) { c.seed = v.seed; }},
@@ -120,7 +123,7 @@ const std::vector<ConfigKey>& config_keys() {
      [](Config& c, const ConfigValue& v) { c.libfabric_domain = v.text; }},
     {"baseline", Kind::choice, "none", 0, 0, {"none", "alltoall", "isend", "p2p"}, "", "measured after the run, for a ratio", "bench.baseline",
      [](Config& c, const ConfigValue& v) { c.baseline = v.text; }},
-    {"baseline_seconds", Kind::number, "2", 0.01, kNone, {}, "seconds", "duration of the baseline", "bench.baseline_seconds",
+    {"baseline_seconds", Kind::number, "2", 0.01, kMaxRunSeconds, {}, "seconds", "duration of the baseline", "bench.baseline_seconds",
      [](Config& c, const ConfigValue& v) { c.baseline_seconds = v.number; }},
     {"baseline_cache", Kind::choice, "warm", 0, 0, {"warm", "cold"}, "", "alltoall and isend baselines: the same buffers at every repetition, in the cache (warm, as OSU and IMB time by default), or buffer sets cycled so that the node's ranks touch 4 × the last-level cache between two uses of one (cold, IMB's -off_cache), as the event builder moves fresh fragments for every event", "bench.baseline_cache",
      [](Config& c, const ConfigValue& v) { c.baseline_cold = v.text == "cold"; }},

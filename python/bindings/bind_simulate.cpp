@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "common/error.hpp"
 #include "evb/config.hpp"
@@ -43,6 +44,17 @@ auto column(const std::vector<Row>& rows, T Row::*field) {
   return to_numpy(std::move(out));
 }
 
+}  // namespace
+
+namespace {
+// A flow's two ends: hosts of this fabric, and not one host twice.
+void check_pair(int32_t a, int32_t b, int32_t hosts) {
+  for (const int32_t h : {a, b})
+    if (h < 0 || h >= hosts)
+      throw Error("simulate: host " + std::to_string(h) + " is out of range (the fabric has hosts 0 to " +
+                  std::to_string(hosts - 1) + ")");
+  if (a == b) throw Error("simulate: a flow from host " + std::to_string(a) + " to itself");
+}
 }  // namespace
 
 void bind_simulate(nb::module_& m) {
@@ -101,7 +113,7 @@ void bind_simulate(nb::module_& m) {
           "resources",
           [](const NetworkModel& m, int32_t a, int32_t b, bool ideal) {
             const int32_t H = m.routing().fabric().num_hosts();
-            if (a < 0 || a >= H || b < 0 || b >= H || a == b) throw Error("simulate: need two different hosts");
+            check_pair(a, b, H);
             std::vector<int32_t> out;
             m.resources(a, b, ideal, out);
             return to_numpy(std::move(out));
@@ -111,7 +123,7 @@ void bind_simulate(nb::module_& m) {
           "latency",
           [](const NetworkModel& m, int32_t a, int32_t b) {
             const int32_t H = m.routing().fabric().num_hosts();
-            if (a < 0 || a >= H || b < 0 || b >= H || a == b) throw Error("simulate: need two different hosts");
+            check_pair(a, b, H);
             return m.latency(a, b);
           },
           nb::arg("src_host"), nb::arg("dst_host"));

@@ -51,7 +51,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "file": Key("path", None, "the topology to import (kinds ibnetdiscover, slurm-topology)"),
         "radix": Key("int", 36, "ports per switch"),
         # Required for kind fat-tree only (Scenario checks): imported fabrics count their own.
-        "hosts": Key("int", None, "number of hosts (leaves filled in order); kind fat-tree"),
+        "hosts": Key(
+            "int", None, "number of hosts (leaves filled in order); kind fat-tree", minimum=2
+        ),
         "levels": Key("int", 2, "switch levels: 2 or 3"),
         "taper": Key(
             "taper", "1:1", 'down:up ratio at the leaf level ("2:1"), or a list per level'
@@ -279,12 +281,14 @@ SCHEMA: dict[str, dict[str, Key]] = {
             5.0,
             "measured seconds of the event builder (of every step, in whole seconds)",
             minimum=0.1,
+            maximum=1e6,
         ),
         "warmup_seconds": Key(
             "float",
             1.0,
             "seconds before the measurement (of every step, in whole seconds)",
             minimum=0,
+            maximum=1e6,
         ),
     },
 }
