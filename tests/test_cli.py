@@ -1135,3 +1135,16 @@ def test_a_step_beyond_memory_is_refused_before_it_is_built(monkeypatch, capsys)
     assert "4,032 flows" in capsys.readouterr().err
     monkeypatch.setattr(memory_budget, "available_bytes", lambda: 64 * 63 * 1000)
     assert main(["simulate", str(percs), *sets, *small]) == 0
+
+
+def test_options_that_contradict_each_other_are_said(scenario, tmp_path):
+    # --csv (--out's older name) beside --out: one of them was silently ignored.
+    r = run_cli("conflicts", scenario, "--out", tmp_path / "a", "--csv", tmp_path / "b")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert "give one (--csv is --out's older name)" in r.stderr
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    # One key set twice: the last wins, as in a file, and a warning says so.
+    r = run_cli("conflicts", scenario, "--set", "fabric.hosts=20", "--set", "fabric.hosts=24")
+    assert r.returncode == 0, r.stderr
+    assert "set fabric.hosts given twice" in r.stderr and "the last one is used" in r.stderr
+    assert "24 hosts" in r.stdout

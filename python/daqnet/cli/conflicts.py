@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..analysis import conflicts
+from ..errors import DaqnetError
 from ..io.files import ensure_dir
 from ..io.result_files import check_not_another
 from ..io.table_files import check_format
@@ -29,6 +30,11 @@ def run_conflicts(args: argparse.Namespace) -> int:
 
     # Unusable output paths (and a format without its packages) fail before a long
     # analysis, not after it.
+    if args.out is not None and args.csv is not None and args.out != args.csv:
+        # --csv is --out's older name: one of them was silently ignored.
+        raise DaqnetError(
+            f"--out {args.out} and --csv {args.csv}: give one (--csv is --out's older name)"
+        )
     out, out_option = (args.out, "--out") if args.out is not None else (args.csv, "--csv")
     check_format(args.format, out)
     check_not_another(out, "conflicts", out_option)

@@ -111,6 +111,11 @@ def _load(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
+        if path.suffix.lower() != ".json":  # a table or a scenario, not a damaged result
+            raise DaqnetError(
+                f"{path}: not a daqnet result (a {path.suffix or 'file without suffix'} "
+                "file; give the directory written with --out, or its result JSON file)"
+            ) from None
         raise DaqnetError(
             f"{path}:{err.lineno}:{err.colno}: not valid JSON ({err.msg}); "
             "the file is damaged or was cut short"
