@@ -406,6 +406,8 @@ def test_lent_fragments_are_checked(tmp_path, fault, field):
     )
     assert p.returncode == 1
     assert r[field] > 0
+    # One node's figure is its local copy's: said (it read as a network's 154 Gb/s).
+    assert any(w.startswith("one node: every fragment") for w in r["warnings"]), r["warnings"]
 
 
 def test_checksum_off_skips_payload_check_only(tmp_path):

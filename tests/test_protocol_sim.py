@@ -261,6 +261,10 @@ def test_injection_limit_bounds_the_throughput():
             "placement.order = 'default': the event builder places its ranks in topology",
         ),
         ({"bench": {"ranks": 1}}, "bench.ranks = 1: 1 node"),
+        (
+            {"bench": {"ranks": 3, "processes_per_node": 2}},
+            "bench.ranks = 3: cannot be split into nodes of 2 processes",
+        ),
     ],
 )
 def test_bad_input_one_clear_error(change, message):

@@ -146,6 +146,7 @@ def emulate(
             stopped = measured["interrupted"] or stops.seen > 0
             doc["warnings"] = _warnings(measured, predicted, doc, stopped)
         doc["interrupted"] = stopped
+        doc["fabric"] = fabric.describe()  # its hosts may be more than those used
         doc["config"] = scenario.effective()
         doc["out_dir"] = str(out)
         doc["provenance"] = provenance()

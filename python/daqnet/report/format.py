@@ -48,13 +48,14 @@ def table(
 
 
 def cell(value: Any) -> str:
-    """A table cell: four significant digits, thousands separators for large numbers."""
+    """A table cell: four significant digits, thousands separators from 1,000 (a column
+    read "17,198" above "7253"); whole numbers as they are, to be typed back as values."""
     if value is None:
         return "-"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
+        return f"{value:,.0f}" if abs(value) >= 1e3 else f"{value:.4g}"
     if isinstance(value, int):
         return str(value)
     if isinstance(value, (list, dict)):

@@ -783,8 +783,9 @@ def _emulate(s: Section, d: Mapping[str, Any]) -> None:
         ("traffic", "plain TCP steps" if steps else "the event builder over TCP"),
         (
             "emulated",
-            f"{len(d['hosts'])} hosts, link rates ÷ {d['scale']:g}, {d['queue']} queues, "
-            f"{d.get('congestion_control', '?')}",
+            f"{d.get('fabric') or str(len(d['hosts'])) + ' hosts'}, link rates ÷ {d['scale']:g}, "
+            f"{d['queue']} queues, {d.get('congestion_control', '?')}; "
+            f"{'the streams' if steps else 'the event builder'} on {len(d['hosts'])} hosts",
         ),
         ("measured", str(d["measured"]["status"])),
         ("measured / predicted", _maybe(d, "ratio", "× (throughput)", 3)),

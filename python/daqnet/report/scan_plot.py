@@ -185,9 +185,12 @@ def _line(doc: Mapping[str, Any], plt: Any) -> Figure:
     ys = [_value(rows.get(_ident(v)), metric) for v in values]
 
     fig, ax = plt.subplots(figsize=(8, 4.8), constrained_layout=True)
-    ax.plot(xs, ys, "o-", color="tab:blue", label=_label(metric))
+    # Categories (mpi, tcp) have no values between them: points, not a line through them.
+    style = "o-" if numeric else "o"
+    ax.plot(xs, ys, style, color="tab:blue", label=_label(metric))
     base = metric.removesuffix("_median")
-    if base != metric and rows and f"{base}_min" in doc["columns"]:
+    repeat = doc.get("repeat", 1)
+    if base != metric and rows and f"{base}_min" in doc["columns"] and repeat > 1:
         # A measured scan: the spread of the runs around their median.
         low = [_value(rows.get(_ident(v)), f"{base}_min") for v in values]
         high = [_value(rows.get(_ident(v)), f"{base}_max") for v in values]
@@ -197,24 +200,24 @@ def _line(doc: Mapping[str, Any], plt: Any) -> Figure:
             high,
             color="tab:blue",
             alpha=0.2,
-            label=f"min–max of {doc.get('repeat', 1)} runs",
+            label=f"min–max of {repeat} runs",
         )
-        if f"predicted_{base}" in doc["columns"]:
-            ax.plot(
-                xs,
-                [_value(rows.get(_ident(v)), f"predicted_{base}") for v in values],
-                "s--",
-                color="tab:orange",
-                ms=4,
-                label=f"{_LABELS.get(base, base)}, predicted",
-            )
+    if base != metric and rows and f"predicted_{base}" in doc["columns"]:
+        ax.plot(
+            xs,
+            [_value(rows.get(_ident(v)), f"predicted_{base}") for v in values],
+            "s--" if numeric else "s",
+            color="tab:orange",
+            ms=4,
+            label=f"{_LABELS.get(base, base)}, predicted",
+        )
     ideal = _IDEAL.get(metric) if doc["mode"] == "steps" else None
     ideal_ys = [_value(rows.get(_ident(v)), ideal) for v in values] if ideal else []
     if not all(math.isnan(y) for y in ideal_ys):  # none with simulate.ideal = false
         ax.plot(
             xs,
             ideal_ys,
-            "s--",
+            "s--" if numeric else "s",
             color="0.45",
             ms=4,
             label="contention-free fabric",

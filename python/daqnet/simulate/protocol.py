@@ -117,6 +117,11 @@ def check_protocol(
             "sets RU and BU processes per node)"
         )
     ppn = b["processes_per_node"]
+    if b["ranks"] and b["ranks"] % ppn:  # as daqnet bench says it (this said "1 node(s)")
+        raise DaqnetError(
+            f"{scenario.source}: bench.ranks = {b['ranks']}: cannot be split into nodes of "
+            f"{ppn} processes (one RU and one BU per node)"
+        )
     nodes = b["ranks"] // ppn if b["ranks"] and ppn in (1, 2) else placed
     if nodes < 2:
         given = f"bench.ranks = {b['ranks']}" if b["ranks"] else f"{placed} placed rank(s)"
