@@ -444,3 +444,24 @@ def test_corrupt_fragments_are_a_row_not_the_end_of_the_scan(tmp_path):
     doc = json.loads(p.stdout)
     assert doc["points_done"] == len(SIZES)
     assert all(r["corrupt_fragments"] > 0 and "corrupt" in r["warning"] for r in doc["rows"])
+
+
+def test_a_conflicts_result_reads_as_its_csv(tmp_path):
+    # read_tables(DIR)["steps"] lacked steps.csv's links_used; ConflictReport had no
+    # to_dataframe() as every other result has.
+    from daqnet.analysis import conflicts
+
+    out = tmp_path / "c"
+    done = subprocess.run(
+        [sys.executable, "-m", "daqnet", "conflicts", str(EXAMPLE.parent / "lhcb-540.toml"),
+         "--set", "fabric.hosts=36", "--out", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    steps = read_tables(out)["steps"]
+    csv = pd.read_csv(out / "steps.csv")
+    assert list(steps.columns) == list(csv.columns)
+    assert steps.to_dict("records") == csv.to_dict("records")
+    _, rt, pl, wl = Scenario.load(EXAMPLE.parent / "lhcb-540.toml", ["fabric.hosts=36"]).build()
+    report = conflicts(rt, pl, wl)
+    assert report.to_dataframe().to_dict("records") == csv.to_dict("records")

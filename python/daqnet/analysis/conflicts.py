@@ -286,6 +286,7 @@ class ConflictReport:
                     "conflicts": int(s["conflicts"][i]),
                     "max_link_load": int(s["max_link_load"][i]),
                     "max_host_link_load": int(s["max_host_link_load"][i]),
+                    "links_used": int(s["links_used"][i]),  # as steps.csv has it
                     "conflicting_links": int(s["conflicting_links"][i]),
                 }
                 for i in range(self.steps_done)
@@ -293,6 +294,19 @@ class ConflictReport:
             "levels": self.levels(),
             "worst_links": self.worst_links(10),
         }
+
+    def to_dataframe(self, table: str | None = None) -> Any:
+        """One table as a pandas DataFrame (steps unless `table` names links or levels), as
+        every other result has it (daqnet.tables). Needs pandas: pip install 'daqnet[tables]'."""
+        from ..tables import to_dataframe
+
+        return to_dataframe(self, table)
+
+    def dataframes(self) -> dict[str, Any]:
+        """Every table (steps, links, levels) as a pandas DataFrame, by name."""
+        from ..tables import dataframes
+
+        return dataframes(self)
 
     def __repr__(self) -> str:
         return (
