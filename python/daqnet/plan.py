@@ -247,9 +247,13 @@ def plan(
     # cannot split 1:1").
     if radix < 4 or radix % 2 or radix > MAX_RADIX:
         raise DaqnetError(f"--radix {radix}: must be an even number from 4 to {MAX_RADIX}")
+    if hosts > 2**31 - 1:  # it read "--taper 1:1: --hosts 10000000000: out of range"
+        raise DaqnetError(f"--hosts {hosts}: at most {2**31 - 1:,} hosts")
     prices = prices or dict(DEFAULT_PRICES)
+    # One column per taper: a taper given twice printed its column twice.
+    tapers = list(dict.fromkeys(t.replace(" ", "") for t in tapers or ["1:1"]))
     try:
-        rows = [candidate(hosts, gbps, radix, t, prices) for t in tapers or ["1:1"]]
+        rows = [candidate(hosts, gbps, radix, t, prices) for t in tapers]
     except ValueError as err:
         raise DaqnetError(str(err)) from None
     return Plan(hosts=hosts, gbps=gbps, radix=radix, prices=prices, candidates=rows)

@@ -15,8 +15,11 @@ def count(n: int, noun: str) -> str:
 
 
 def duration(seconds: float) -> str:
-    """Milliseconds below 10 s (``12.030 ms``), seconds above (``12.50 s``)."""
-    return f"{seconds * 1e3:,.3f} ms" if seconds < 10 else f"{seconds:,.2f} s"
+    """Milliseconds below 1 s (``12.030 ms``), seconds above (``3.000 s``, ``12.50 s``): a
+    window of 3 s read "3,000.000 ms"."""
+    if seconds < 1:
+        return f"{seconds * 1e3:,.3f} ms"
+    return f"{seconds:,.3f} s" if seconds < 10 else f"{seconds:,.2f} s"
 
 
 def quantity(value: float | None, unit: str = "", scale: float = 1.0, digits: int = 2) -> str:
