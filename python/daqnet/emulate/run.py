@@ -9,6 +9,7 @@ docs/emulate.md.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -158,15 +159,13 @@ def _fabric_time(scenario: Scenario, scale: float) -> Scenario:
     """The scenario whose prediction is the run measured: its `emulate.seconds` and warm-up
     at rates ÷ scale are that many seconds ÷ scale of the fabric's own time (it simulated
     emulate.seconds of fabric time: a thousand times the events, 11 s of CPU for 2 M)."""
-    b = scenario["bench"]
-    return Scenario.load(
-        scenario.source,
-        [
-            *scenario.overrides,
-            f"bench.seconds={b['seconds'] / scale!r}",
-            f"bench.warmup_seconds={b['warmup_seconds'] / scale!r}",
-        ],
-    )
+    # A copy with its own values (not loaded again: a scenario made in Python has no file).
+    out = copy.copy(scenario)
+    out.values = copy.deepcopy(scenario.values)
+    b = out.values["bench"]
+    b["seconds"] /= scale
+    b["warmup_seconds"] /= scale
+    return out
 
 
 #: The share of this machine's CPU time in use during the run above which the measurement
