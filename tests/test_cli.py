@@ -287,6 +287,7 @@ def test_set_items_with_line_breaks_stay_on_one_line(scenario, item, message):
     [
         ("fabric.hosts=", r"^daqnet: error: set fabric.hosts = '': expected a whole number$"),
         ("fabric.hosts=true", r"^daqnet: error: set fabric.hosts = true: expected a whole number$"),
+        ("fabric.hosts=24.5", r"^daqnet: error: set fabric.hosts = 24.5: expected a whole number$"),
         (
             "fabric.link_gbps=-5",
             r"^daqnet: error: set fabric.link_gbps=-5: fabric.link_gbps must be a finite number > 0$",
@@ -1135,6 +1136,13 @@ def test_a_step_beyond_memory_is_refused_before_it_is_built(monkeypatch, capsys)
     assert "4,032 flows" in capsys.readouterr().err
     monkeypatch.setattr(memory_budget, "available_bytes", lambda: 64 * 63 * 1000)
     assert main(["simulate", str(percs), *sets, *small]) == 0
+
+
+def test_a_whole_number_written_as_a_float_is_that_number(scenario):
+    # 1e6 is a float to TOML: taken for simulate.message_bytes, refused for bench keys.
+    r = run_cli("conflicts", scenario, "--set", "fabric.hosts=2.4e1")
+    assert r.returncode == 0, r.stderr
+    assert "24 hosts" in r.stdout
 
 
 def test_options_that_contradict_each_other_are_said(scenario, tmp_path):

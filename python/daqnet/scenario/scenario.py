@@ -146,6 +146,16 @@ class Scenario:
         shown_value = ("true" if value else "false") if isinstance(value, bool) else repr(value)
         by_set = f"{section}.{key}" in self.overridden
         where = f"{'set' if by_set else self.source + ':'} {section}.{key} = {shown_value}"
+        # A whole number written as 1e6 (TOML reads a float) is that number: refused as "not a
+        # whole number" for bench.fragment_bytes, it was taken for simulate.message_bytes.
+        if (
+            spec.kind == "int"
+            and isinstance(value, float)
+            and math.isfinite(value)
+            and value.is_integer()
+            and abs(value) <= INT32_MAX
+        ):
+            value = int(value)
         is_int = isinstance(value, int) and not isinstance(value, bool)
         ok = {
             "int": is_int,
