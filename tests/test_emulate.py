@@ -211,6 +211,27 @@ def test_paths_match_notices_a_link_off_its_share():
     }  # fmt: skip
 
 
+def test_the_farthest_link_is_one_outside_its_band():
+    # A lightly routed link's acknowledgements (5,000 bytes routed 1,000, within the band)
+    # were named "400 % above" while another link was 20 % over.
+    rows = [
+        {"link": "A", "measured_bytes": 1_200_000, "predicted_bytes": 1e6},
+        {"link": "B", "measured_bytes": 5_000, "predicted_bytes": 1e3},
+        {"link": "C", "measured_bytes": 1_000_000, "predicted_bytes": 1e6},
+        {"link": "D", "measured_bytes": 1_000_000, "predicted_bytes": 1e6},
+    ]
+    assert not paths_match(rows)
+    assert farthest_link(rows)["link"] == "A"
+    assert farthest_link(rows)["off"] == pytest.approx(0.2)
+    rows[0]["measured_bytes"] = 1_000_000
+    assert paths_match(rows) and farthest_link(rows) is None
+    rows[1]["predicted_bytes"] = 0.0  # routed none, and far beyond the band
+    rows[1]["measured_bytes"] = 400_000
+    assert farthest_link(rows) == {
+        "link": "B", "measured_bytes": 400_000, "routed_bytes": 0.0, "off": None
+    }  # fmt: skip
+
+
 def test_an_interrupted_run_compares_shares_of_the_bytes():
     # A Ctrl-C tears the fabric down under data the units counted as sent: every link read
     # 1.4-5.4 % below its routed bytes, and "did NOT take the predicted links" was printed.
@@ -295,6 +316,14 @@ def test_emulated_tree_measured_beside_the_prediction(tmp_path, queue):
     assert done.returncode == 0, done.stderr
     html = page.read_text()
     assert "daqnet emulate" in html and 'data-json="measured.throughput_gbps"' in html
+    # Collected again (daqnet collect), it stays marked.
+    done = subprocess.run(
+        [sys.executable, "-m", "daqnet", "collect", str(tmp_path / "out" / "bench")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    again = json.loads((tmp_path / "out" / "bench" / "result.json").read_text())
+    assert again["emulated"] == run["emulated"]
     shown = re.search(r'data-json="measured.throughput_gbps"[^>]*>([\d,.]+)<', html)
     assert shown and float(shown[1].replace(",", "")) == pytest.approx(
         m["throughput_gbps"], rel=0.01

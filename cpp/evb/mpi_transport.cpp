@@ -13,7 +13,9 @@ MpiTransport::MpiTransport(MPI_Comm comm, WaitMode wait) : pause_(wait) {
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   // MPI_Testsome has no communicator: its errors go to MPI_COMM_SELF's handler (MPI-4
   // §9.3), fatal by default. A peer's death then aborted this rank inside MPICH ("Fatal
-  // error in internal_Testsome") before it could say which transfer failed.
+  // error in internal_Testsome") before it could say which transfer failed. It stays so
+  // after the transport (MPI_Finalize, the receives cancelled at the end return their
+  // errors unseen); the isend baseline calls its communicator's handler itself.
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);

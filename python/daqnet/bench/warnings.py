@@ -32,10 +32,15 @@ def _one_node(result: Any) -> list[str]:
         return []
     if ranks // ppn != 1:
         return []
+    how = (
+        "lent in its process (the local path)"
+        if ppn == 1 and cfg.get("local_path", "lend") == "lend"
+        else "through the transport within the host"
+    )
     return [
-        "one node: every fragment goes from its readout unit to the builder in its own "
-        f"{'process' if ppn == 1 else 'host'} (the local path), so the throughput is that "
-        "copy's, with nothing crossing a network; give bench.ranks for 2 nodes or more"
+        "one node: every fragment goes from its readout unit to the builder on the same "
+        f"node, {how}, so the throughput is that copy's, with nothing crossing a network; "
+        "give bench.ranks for 2 nodes or more"
     ]
 
 

@@ -69,12 +69,6 @@ def draw_unless_stopped(draw: Callable[[], Any]) -> tuple[Any, bool]:
 def load(path: str, overrides: list[str], command: str) -> Scenario:
     """The scenario with its --set overrides; a warning for each one the command ignores."""
     scenario = Scenario.load(path, overrides)
-    seen: dict[str, str] = {}
-    for item in overrides:  # the last one wins, as in the file: said, not silent
-        key = item.split("=", 1)[0].strip()
-        if key in seen and seen[key] != item:
-            warn(f"set {key} given twice ({seen[key]!r}, then {item!r}): the last one is used")
-        seen[key] = item
     for key in sorted(scenario.overridden):
         why = unused(scenario, command, key)
         if why:

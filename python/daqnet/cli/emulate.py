@@ -29,7 +29,7 @@ def run_emulate(args: argparse.Namespace) -> int:
         return 0
     if not args.scenario:
         raise DaqnetError("daqnet emulate: give a scenario file (or --cleanup)")
-    from ..emulate import emulate, short_window
+    from ..emulate import emulate
 
     if Scenario.load(args.scenario, args.overrides)["emulate"]["traffic"] == "steps":
         scenario = load(args.scenario, args.overrides, "emulate")  # plain TCP streams
@@ -55,8 +55,6 @@ def run_emulate(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     if doc["traffic"] == "steps":
         return 0
-    if why := short_window(doc):
-        warn(why)
     bad = m["lost_fragments"] + m["duplicate_fragments"] + m["corrupt_fragments"]
     return 0 if m["status"] == "finished" and not bad else 1
 
@@ -177,7 +175,8 @@ def _bench_links(doc: Mapping[str, Any]) -> str:
     if doc["paths_match"] is None:
         return "not compared (interrupted, and ranks stopped before their last counters)"
     took = "took" if doc["paths_match"] else "did NOT take"
-    how = "; interrupted: compared as shares of all bytes" if doc["interrupted"] else " compared"
+    stopped = doc["measured"]["status"] == "interrupted"  # not a Ctrl-C after it
+    how = "; interrupted: compared as shares of all bytes" if stopped else " compared"
     return (
         f"traffic {took} the predicted links ({len(doc['links'])} directed links{how})"
         f"{_farthest(doc)}"
@@ -189,6 +188,8 @@ def _farthest(doc: Mapping[str, Any]) -> str:
     f = doc.get("farthest_link")
     if doc["paths_match"] or not f:
         return ""
+    if f["off"] is None:
+        return f"; farthest: {f['link']} carried {f['measured_bytes']:,} bytes, routed none"
     return (
         f"; farthest: {f['link']} carried {f['measured_bytes']:,} bytes, "
         f"{abs(f['off']):.0%} {'below' if f['off'] < 0 else 'above'} its routed "

@@ -145,7 +145,7 @@ def emulate(
             doc = _document(scenario, topo, scale, measured, predicted, hosts, links)
             doc["machine_busy"] = busy
             stopped = measured["interrupted"] or stops.seen > 0
-            doc["warnings"] = _warnings(measured, predicted, doc, stopped)
+            doc["warnings"] = _warnings(measured, predicted, doc)
         doc["interrupted"] = stopped
         doc["fabric"] = fabric.describe()  # its hosts may be more than those used
         doc["config"] = scenario.effective()
@@ -157,7 +157,8 @@ def emulate(
 
 def _fabric_time(scenario: Scenario, scale: float) -> Scenario:
     """The scenario whose prediction is the run measured: its `emulate.seconds` and warm-up
-    at rates ÷ scale are that many seconds ÷ scale of the fabric's own time (it simulated
+    at rates ÷ scale are that many seconds ÷ scale of the fabric's own time, and its
+    bench.rate_hz events per emulated second as many times that per fabric second (it simulated
     emulate.seconds of fabric time: a thousand times the events, 11 s of CPU for 2 M)."""
     # A copy with its own values (not loaded again: a scenario made in Python has no file).
     out = copy.copy(scenario)
@@ -165,6 +166,7 @@ def _fabric_time(scenario: Scenario, scale: float) -> Scenario:
     b = out.values["bench"]
     b["seconds"] /= scale
     b["warmup_seconds"] /= scale
+    b["rate_hz"] *= scale  # paced in emulated seconds: scale times as many per fabric second
     return out
 
 
@@ -175,9 +177,7 @@ BUSY_SHARE = 0.9
 LOW_RATIO = 0.8
 
 
-def _warnings(
-    measured: bench.BenchResult, predicted: Any, doc: dict[str, Any], stopped: bool
-) -> list[str]:
+def _warnings(measured: bench.BenchResult, predicted: Any, doc: dict[str, Any]) -> list[str]:
     """Why the comparison may mislead: the benchmark's and the prediction's own warnings
     (a short window, barrels in step), an interrupted run, and a machine that may not have
     kept up with the emulated rates (its CPUs busy all along)."""
@@ -201,11 +201,15 @@ def _warnings(
         )
         for w in (predicted.warnings if predicted is not None else [])
     ]
-    if stopped:
+    if measured.interrupted:
         out.append(
             "interrupted: the window ended early and the prediction was not made; a short "
             "window reads high or low by where it falls"
         )
+    elif predicted is None:
+        out.append("interrupted after the measurement: the prediction was not made")
+    elif why := short_window(doc):
+        out.append(why)
     # Ranks that poll keep their cores busy whatever the links do: a busy machine is only
     # a suspect beside a measurement well below the prediction (0.11 at emulate.scale = 20).
     busy, ratio = doc.get("machine_busy"), doc.get("ratio")
@@ -434,20 +438,36 @@ def _bounds(links: list[dict[str, Any]], shares: bool) -> list[tuple[float, floa
 
 
 def farthest_link(links: list[dict[str, Any]], shares: bool = False) -> dict[str, Any] | None:
-    """The link farthest outside its routed bytes (scaled as in :func:`paths_match`):
-    {link, measured_bytes, routed_bytes, off}, `off` relative to the routed bytes (to a
-    fair share of all bytes for a link routed none), negative below; None if none is."""
-    fair = sum(r["measured_bytes"] for r in links) / max(1, len(links))
+    """Of the links outside :func:`paths_match`'s band, the one farthest beyond it (a
+    lightly routed link's few acknowledgements, within the band, are no finding):
+    {link, measured_bytes, routed_bytes, off}, `off` relative to the routed bytes (None for
+    a link routed none), negative below; None when every link is within its band."""
     best: dict[str, Any] | None = None
-    for r, (low, high) in zip(links, _bounds(links, shares), strict=True):
+    worst = 0.0
+    for r, (low, high), (lo, hi) in zip(
+        links, _bounds(links, shares), _bands(links, shares), strict=True
+    ):
         m = r["measured_bytes"]
-        if low <= m <= high:
+        if lo <= m <= hi:
             continue
         ref = low if m < low else high
-        off = (m - ref) / (ref if ref > 0 else max(fair, 1.0))
-        if best is None or abs(off) > abs(best["off"]):
+        beyond = (lo - m if m < lo else m - hi) / max(hi - lo, 1.0)
+        if best is None or beyond > worst:
+            worst = beyond
+            off = (m - ref) / ref if ref > 0 else None
             best = {"link": r["link"], "measured_bytes": m, "routed_bytes": ref, "off": off}
     return best
+
+
+def _bands(links: list[dict[str, Any]], shares: bool) -> list[tuple[float, float]]:
+    """Each link's allowed (lowest, highest) measured bytes: its routed bounds widened by
+    SHARE_TOLERANCE of them, or of a fair share of all bytes, whichever is more."""
+    total = sum(r["measured_bytes"] for r in links)
+    floor = total / max(1, len(links)) * SHARE_TOLERANCE
+    return [
+        (low - max(floor, SHARE_TOLERANCE * low), high + max(floor, SHARE_TOLERANCE * high))
+        for low, high in _bounds(links, shares)
+    ]
 
 
 def paths_match(links: list[dict[str, Any]], shares: bool = False) -> bool:
@@ -456,13 +476,9 @@ def paths_match(links: list[dict[str, Any]], shares: bool = False) -> bool:
     ``predicted_max_bytes``). `shares`: the routed bytes scaled to the measured total first,
     for a run stopped with data still queued in its sockets (every link then reads a few %
     below its routed bytes: the units counted bytes the torn-down fabric never carried)."""
-    total = sum(r["measured_bytes"] for r in links)
-    if total <= 0:
+    if sum(r["measured_bytes"] for r in links) <= 0:
         return False
-    floor = total / max(1, len(links)) * SHARE_TOLERANCE
-    for r, (low, high) in zip(links, _bounds(links, shares), strict=True):
-        if r["measured_bytes"] < low - max(floor, SHARE_TOLERANCE * low):
-            return False
-        if r["measured_bytes"] > high + max(floor, SHARE_TOLERANCE * high):
-            return False
-    return True
+    return all(
+        lo <= r["measured_bytes"] <= hi
+        for r, (lo, hi) in zip(links, _bands(links, shares), strict=True)
+    )

@@ -45,6 +45,16 @@ _BOM = b"\xef\xbb\xbf"
 STREAM_LIMIT = 1 << 30
 
 
+def _read_stream(f: IO[bytes]) -> bytes:
+    """A pipe's bytes, up to just past STREAM_LIMIT, a block at a time (one read of the
+    limit reserved a GiB up front, which a login node's memory limit refused)."""
+    parts, total = [], 0
+    while total <= STREAM_LIMIT and (block := f.read(1 << 20)):
+        parts.append(block)
+        total += len(block)
+    return b"".join(parts)
+
+
 def read_text(path: str | Path, what: str) -> str:
     """The UTF-8 text of `path` (`what` names it in messages, e.g. "scenario"): a regular
     file, or a pipe (a shell's <(...)) of at most STREAM_LIMIT bytes. A device is refused:
@@ -54,7 +64,7 @@ def read_text(path: str | Path, what: str) -> str:
         if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
             raise DaqnetError(f"cannot read {what} {path}: not a regular file (a device or socket)")
         with open(path, "rb") as f:
-            data = f.read() if stat.S_ISREG(mode) else f.read(STREAM_LIMIT + 1)
+            data = f.read() if stat.S_ISREG(mode) else _read_stream(f)
     except OSError as err:
         raise DaqnetError(f"cannot read {what} {path}: {err.strerror}") from None
     if len(data) > STREAM_LIMIT and not stat.S_ISREG(mode):

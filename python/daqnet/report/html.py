@@ -207,8 +207,19 @@ def _scenario(r: ResultFile) -> dict[str, Any]:
             "description": "no scenario recorded (collected from a directory without scenario.json)",
             "toml": _toml(doc.get("run_config") or {}),
             "what": "run description daqnet-evb ran (run.cfg)",
+            "effective": "",
         }
-    return {"name": "", "file": "", "set": [], "description": "", "toml": "", "what": ""}
+    # A result recording no scenario (an emulate.json older than its config): the template
+    # reads every key.
+    return {
+        "name": "",
+        "file": "",
+        "set": [],
+        "description": "",
+        "toml": "",
+        "what": "",
+        "effective": "",
+    }
 
 
 def _provenance(r: ResultFile) -> list[tuple[str, str]]:
@@ -799,10 +810,12 @@ def _emulate(s: Section, d: Mapping[str, Any]) -> None:
         if match
         else "did NOT take the predicted links"
         + (
-            f"; farthest: {far['link']}, {abs(far['off']):.0%} "
+            ""
+            if not far
+            else f"; farthest: {far['link']}, routed none"
+            if far.get("off") is None
+            else f"; farthest: {far['link']}, {abs(far['off']):.0%} "
             f"{'below' if far['off'] < 0 else 'above'} its routed bytes"
-            if far
-            else ""
         )
     )
     s.summary.append(("traffic on the links", links))
@@ -1017,7 +1030,9 @@ def build_page(results: list[ResultFile]) -> dict[str, Any]:
         named[c.title] = named.get(c.title, 0) + 1
     for c in comparisons:
         if named[c.title] > 1:
-            c.title = f"{c.title} ({Path(c.measured).parent.name})"
+            c.title = (
+                f"{c.title} ({Path(c.measured).parent.name} beside {Path(c.predicted).parent.name})"
+            )
     sections = [_section(i, r) for i, r in enumerate(results)]
     made = provenance()
     return {
