@@ -508,3 +508,26 @@ def test_the_effective_scenario_shows_the_keys_its_fabric_reads():
     percs = _read(Scenario.load(EXAMPLES / "percs-64.toml").effective()["values"])
     assert percs["fabric"]["ll_gbps"] and "radix" not in percs["fabric"]
     assert "naming" not in percs["fabric"]
+
+
+def test_an_emulation_without_a_recorded_scenario_is_shown(tmp_path):
+    # emulate.json written before it recorded its scenario: the page's template read a key
+    # the fallback lacked and stopped with a Jinja traceback.
+    from daqnet.report.html import build_page, render_page
+
+    doc = {
+        "scenario": "emu", "traffic": "steps", "scale": 1000.0, "queue": "fair",
+        "hosts": ["n0", "n1"],
+        "measured": {"status": "finished", "throughput_gbps": 180.0, "steps": 1},
+        "predicted": {"throughput_gbps": 200.0, "model": "max-min fair rates"},
+        "ratio": 0.9,
+        "steps": [{"step": 1, "flows": 2, "measured_gbps": 180.0, "predicted_gbps": 200.0,
+                   "ratio": 0.9}],
+        "links": [{"link": "n0->s0", "measured_bytes": 1000, "predicted_bytes": 1000.0}],
+        "paths_match": True,
+    }  # fmt: skip
+    (tmp_path / "emulate.json").write_text(json.dumps(doc))
+    results = read_results([tmp_path])
+    assert [r.kind for r in results] == ["emulate"]
+    html = render_page(build_page(results))
+    assert "daqnet emulate" in html and "plain TCP steps" in html and "0.900" in html
