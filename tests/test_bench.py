@@ -555,6 +555,9 @@ def test_interrupt_keeps_what_was_measured(tmp_path, sig, sets):
     # Every rank wrote its own last results: none was killed by another's MPI_Abort, by
     # hydra, or (under recover) by the shell it runs in dying of the signal.
     assert r["errors"] == []
+    # UCX (under the mpich wheel) says errors only: 40-65 lines of "UCX WARN ... not
+    # returned to mpool" once buried the launcher's log of a stopped run.
+    assert not re.search(r"UCX\s+WARN", (out / "launcher.log").read_text())
     for rank in range(r["ranks"]):
         doc = json.loads((out / f"rank-{rank}.json").read_text())
         assert doc["status"] == "interrupted"
@@ -720,6 +723,11 @@ RECOVER_FRAMES = ("bench.recover=true", "bench.transport=tcp", "bench.mode=time-
         (
             RECOVER_FRAMES,
             "time-frames mode does not recover",
+        ),
+        # The address won, while memory.csv named the interface's NIC.
+        (
+            ("bench.transport=tcp", "bench.tcp_address=127.0.0.1", "bench.tcp_interface=lo"),
+            "give bench.tcp_address or bench.tcp_interface, not both",
         ),
     ],
 )
@@ -1073,6 +1081,14 @@ def test_prepare_then_collect(tmp_path):
     # The scenario that ran travels with the run directory: the report can pair it.
     assert r["config"]["values"]["bench"]["seconds"] == 0.6
     assert r["config"]["values"]["name"] == "bench-local"
+    # Relaunched by hand after an edit with a typo: the relaunch fails, and the earlier
+    # run's files are not collected as its results ("finished" under the new settings).
+    cfg = out / "run.cfg"
+    cfg.write_text(cfg.read_text().replace("credits = 2\n", "credits = 2x\n"))
+    assert "credits = 2x" in cfg.read_text()
+    assert subprocess.run(argv, capture_output=True, timeout=60).returncode != 0
+    p = daqnet("collect", str(out))
+    assert p.returncode == 2 and "no rank results" in p.stderr, p.stderr
 
 
 def test_run_cfg_is_read_back_as_daqnet_evb_reads_it(tmp_path):

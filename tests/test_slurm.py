@@ -154,6 +154,19 @@ def test_bench_inside_sbatch(slurm, tmp_path):
     assert (out / "command.txt").read_text().startswith("srun --ntasks=4 --mpi=pmi2 ")
 
 
+def test_bench_from_inside_a_job_step(slurm, tmp_path):
+    # `srun daqnet bench` in a batch script (or from `srun --pty bash`): the step holds the
+    # allocation's CPUs, and daqnet's own srun waited for them without a word until killed.
+    out = tmp_path / "out"
+    bench = [*DAQNET, "bench", str(EXAMPLE), *SETS, "--json", "--out", str(out)]
+    cmd = shlex.join(["srun", "--ntasks=1", *bench])
+    status, log = sbatch(slurm, tmp_path, cmd + "\n", tasks=4)
+    assert status == 0, log
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["status"] == "finished" and doc["ranks"] == 4
+    assert " --overlap " in (out / "command.txt").read_text()
+
+
 def test_prepare_srun_collect(slurm, tmp_path):
     out = tmp_path / "run"
     p = run(slurm, *DAQNET, "bench", EXAMPLE, *SETS, "--prepare", "--out", out)
@@ -219,11 +232,23 @@ def test_repair_launch_line_runs_under_srun(slurm, tmp_path):
     hostfile.write_text(f"{slurm.host}\n" * 3)
     line = launch_lines(hostfile, [slurm.host] * 3, tmp_path / "s.toml")["srun"]
     assert line.endswith("daqnet-evb RUN/run.cfg --out RUN")
-    cmd = line.replace("daqnet-evb RUN/run.cfg --out RUN", "printenv SLURM_PROCID SLURMD_NODENAME")
+    program = line[line.index(" ", line.index("--ntasks")) + 1 :]
+    cmd = line.replace(program, "printenv SLURM_PROCID SLURMD_NODENAME")
     r = run(slurm, "bash", "-c", cmd, timeout=120)
     assert r.returncode == 0, r.stderr
     out = r.stdout.split()
     assert sorted(out[0::2]) == ["0", "1", "2"] and set(out[1::2]) == {slurm.host}
+    # And the line runs the event builder as printed (it lacked --mpi=pmi2: every task
+    # started as a rank 0 of 1, refused).
+    run_dir = tmp_path / "RUN"
+    p = run(slurm, *DAQNET, "bench", EXAMPLE, *SETS, "--set", "bench.ranks=3",
+            "--set", "bench.processes_per_node=1", "--prepare", "--out", run_dir)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    r = run(slurm, "bash", "-c", line.replace("RUN", str(run_dir)), timeout=180)
+    assert r.returncode == 0, r.stderr
+    c = run(slurm, *DAQNET, "collect", run_dir, "--json")
+    assert c.returncode == 0, c.stderr
+    assert json.loads(c.stdout)["status"] == "finished"
 
 
 def test_recovery_under_srun(slurm, tmp_path):

@@ -366,6 +366,18 @@ def integrity_errors(corrupt: int, duplicate: int, lost: int = 0) -> list[str]:
     ]
 
 
+def _first_rank_error(out_dir: Path) -> str:
+    """The first line of the earliest rank-N.error, or ""."""
+    found = []
+    for path in out_dir.glob("rank-*.error"):
+        try:
+            found.append((path.stat().st_mtime, path.read_text(errors="replace").strip()))
+        except OSError:
+            continue
+    lines = [text.splitlines()[0] for _, text in sorted(found) if text]
+    return lines[0] if lines else ""
+
+
 def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResult:
     """The result document of a run directory (complete or not).
 
@@ -408,7 +420,10 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
             if corrupt_files
             else "daqnet-evb wrote none"
         )
-        hint = f"; {PMI_HINT}" if prepared and not launch else ""
+        # A rank that said why it failed (rank-N.error) names the cause: the PMI hint was
+        # given for a network interface that did not exist.
+        said = _first_rank_error(out_dir)
+        hint = f"; {said}" if said else f"; {PMI_HINT}" if prepared and not launch else ""
         raise DaqnetError(f"{out_dir}: no rank results (rank-N.json) to collect: {why}{hint}")
     n = n or len(ranks)
     em = next(

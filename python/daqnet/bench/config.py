@@ -95,6 +95,13 @@ def run_config(
             )
         if b["processes_per_node"] == 2 and ranks < 2:
             raise bad("ranks", "processes_per_node = 2 needs at least 2 ranks")
+    if b["transport"] == "tcp" and b["tcp_address"] and b["tcp_interface"]:
+        # The address won, while the results named the interface's NIC.
+        raise bad(
+            "tcp_interface",
+            "give bench.tcp_address or bench.tcp_interface, not both (each chooses where "
+            "the ranks listen)",
+        )
     if b["recover"] and b["transport"] != "tcp":
         # MPICH reports no dead peer to a communicator without its fault-tolerance extension.
         raise bad("recover", "failure recovery needs bench.transport = 'tcp'")

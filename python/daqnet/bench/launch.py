@@ -91,10 +91,16 @@ def srun_command(ranks: int, extra: list[str], keep_going: bool = False) -> list
     extra arguments choose a plugin: Slurm's default (MpiDefault=none, or pmix) would start
     every task as a lone rank 0 of 1. This beats SLURM_MPI_TYPE, which a site may set for
     its own MPI library. `keep_going` (bench.recover): ``--no-kill``, the step survives a
-    task's death."""
+    task's death. Run from inside a job step (``srun --pty bash``, or ``srun daqnet bench``
+    in a batch script): ``--overlap``, else srun waits for that step's CPUs, silently ("step
+    creation temporarily disabled") until killed."""
     cmd = ["srun", f"--ntasks={ranks}"]
     if keep_going:
         cmd.append("--no-kill")
+    if os.environ.get("SLURM_STEP_ID") and not any(
+        a in ("--overlap", "--exclusive") or a.startswith("--exclusive=") for a in extra
+    ):
+        cmd.append("--overlap")
     if uses_mpich_wheel() and not any(a == "--mpi" or a.startswith("--mpi=") for a in extra):
         cmd.append("--mpi=pmi2")
     return [*cmd, *extra]
@@ -265,6 +271,7 @@ def run(
                         stdout=log,
                         stderr=subprocess.STDOUT,
                         start_new_session=True,
+                        env=_launch_environment(),
                     )
                 if pending:  # now that the launcher is known, and stopped below
                     signal.raise_signal(pending[0])
@@ -505,6 +512,16 @@ def _killed(lines: list[str], out: Path) -> str | None:
         f"the launcher reports {who}{' on ' + at if at else ''} killed: {how} (when one rank "
         "dies it ends the others, and may name one of those)"
     )
+
+
+def _launch_environment() -> dict[str, str]:
+    """This environment, with UCX (under the mpich wheel's MPI) saying errors only unless
+    told otherwise: a stopped run's ranks printed 40-65 lines of "UCX WARN object ... was
+    not returned to mpool" into launcher.log and the terminal, burying the one that
+    mattered."""
+    env = dict(os.environ)
+    env.setdefault("UCX_LOG_LEVEL", "error")
+    return env
 
 
 def _finish(

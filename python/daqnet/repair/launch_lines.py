@@ -11,17 +11,32 @@ from ..io.hostlist import collect
 
 __all__ = ["launch_lines"]
 
-_PROGRAM = "daqnet-evb RUN/run.cfg --out RUN"
+def _program() -> str:
+    """daqnet-evb as daqnet bench --prepare prints it: its full path where it is installed
+    (a bare name needs the venv on every node's PATH)."""
+    from ..bench.launch import executable
+    from ..errors import DaqnetError
+
+    try:
+        return f"{shlex.quote(executable())} RUN/run.cfg --out RUN"
+    except DaqnetError:  # no event builder built here: the lines still say what to run
+        return "daqnet-evb RUN/run.cfg --out RUN"
 
 
 def launch_lines(hostfile: Path, names: list[str], scenario: Path) -> dict[str, str]:
+    from ..bench.launch import uses_mpich_wheel
+
     n = len(names)
     hf = shlex.quote(str(hostfile))
     nodes = shlex.quote(collect(names))
+    program = _program()
+    # As daqnet bench launches it: the mpich wheel's MPI speaks PMI-2 only (without it, each
+    # task starts as a rank 0 of 1 and daqnet-evb refuses the run).
+    mpi = " --mpi=pmi2" if uses_mpich_wheel() else ""
     return {
         "prepare": f"daqnet bench {shlex.quote(str(scenario))} --set bench.ranks={n} --prepare --out RUN",
         "sbatch": f"sbatch --nodes={n} --nodelist={nodes} JOB_SCRIPT",
-        "srun": f"SLURM_HOSTFILE={hf} srun --distribution=arbitrary --ntasks={n} {_PROGRAM}",
-        "mpiexec": f"mpiexec -f {hf} -ppn 1 -n {n} {_PROGRAM}",
-        "openmpi": f"mpirun --hostfile {hf} --map-by node -np {n} {_PROGRAM}",
+        "srun": f"SLURM_HOSTFILE={hf} srun --distribution=arbitrary --ntasks={n}{mpi} {program}",
+        "mpiexec": f"mpiexec -f {hf} -ppn 1 -n {n} {program}",
+        "openmpi": f"mpirun --hostfile {hf} --map-by node -np {n} {program}",
     }
