@@ -11,6 +11,7 @@ from ..io.hostlist import collect
 
 __all__ = ["launch_lines"]
 
+
 def _program() -> str:
     """daqnet-evb as daqnet bench --prepare prints it: its full path where it is installed
     (a bare name needs the venv on every node's PATH)."""
