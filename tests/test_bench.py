@@ -1081,9 +1081,20 @@ def test_prepare_then_collect(tmp_path):
     # The scenario that ran travels with the run directory: the report can pair it.
     assert r["config"]["values"]["bench"]["seconds"] == 0.6
     assert r["config"]["values"]["name"] == "bench-local"
+    assert not any("run.cfg was changed" in w for w in r["warnings"])
+    # Edited by hand after --prepare (as docs/bench.md allows) and run: the result says what
+    # ran, warns that scenario.json does not, and daqnet report pairs it with nothing.
+    cfg = out / "run.cfg"
+    cfg.write_text(cfg.read_text().replace("protocol = push\n", "protocol = pull\n"))
+    assert subprocess.run(argv, capture_output=True, timeout=60).returncode == 0
+    p = daqnet("collect", str(out), "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["protocol"] == "pull"
+    edited = [w for w in r["warnings"] if w.startswith("run.cfg was changed")]
+    assert edited and "bench.protocol ('pull' in run.cfg, 'push' in scenario.json)" in edited[0]
     # Relaunched by hand after an edit with a typo: the relaunch fails, and the earlier
     # run's files are not collected as its results ("finished" under the new settings).
-    cfg = out / "run.cfg"
     cfg.write_text(cfg.read_text().replace("credits = 2\n", "credits = 2x\n"))
     assert "credits = 2x" in cfg.read_text()
     assert subprocess.run(argv, capture_output=True, timeout=60).returncode != 0

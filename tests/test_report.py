@@ -161,6 +161,14 @@ def test_prediction_pairs_with_the_measurement_of_the_same_scenario(outputs, tmp
     (emulated / "result.json").write_text(json.dumps(run))
     pairs, near = find_pairs(read_results([emulated, other]))
     assert not pairs and not near
+    # Nor a run whose run.cfg was edited after its scenario.json (0.064x beside PUSH).
+    edited = tmp_path / "edited"
+    edited.mkdir()
+    run = load(outputs["bench"] / "result.json")
+    run["config"]["differs_from_run_cfg"] = ["bench.protocol ('pull' in run.cfg, 'push' ...)"]
+    (edited / "result.json").write_text(json.dumps(run))
+    pairs, near = find_pairs(read_results([edited, other]))
+    assert not pairs and not near
 
 
 def test_protocol_run_stopped_in_its_warm_up_says_so(tmp_path):

@@ -191,6 +191,36 @@ def _scenario(out_dir: Path) -> dict[str, Any] | None:
     return doc if doc is not None and isinstance(doc.get("values"), dict) else None
 
 
+def _scenario_as_run(out_dir: Path, cfg: dict[str, str]) -> dict[str, Any] | None:
+    """The scenario beside run.cfg, with ``differs_from_run_cfg`` listing the [bench] keys
+    whose value run.cfg changed since (a run.cfg edited by hand after --prepare ran PULL
+    with 64 KiB fragments; the result said PUSH and 1 MiB, and the report paired it with a
+    prediction of those at 0.064x)."""
+    doc = _scenario(out_dir)
+    if doc is None:
+        return None
+    from ..scenario.schema import run_config_keys
+
+    bench = doc["values"].get("bench") or {}
+    differ = []
+    for key in run_config_keys():
+        name = key["name"]
+        if key["scenario"] != f"bench.{name}" or name not in cfg or name not in bench:
+            continue
+        given, ran = bench[name], _typed(cfg[name])
+        if isinstance(given, list) or name in _SET_BY_BENCH:
+            continue  # written by daqnet bench from several keys: no one value to compare
+        if given != ran and not (given is None and ran in ("", 0)):
+            differ.append(f"bench.{name} ({ran!r} in run.cfg, {given!r} in scenario.json)")
+    if differ:
+        doc = {**doc, "differs_from_run_cfg": differ}
+    return doc
+
+
+#: run.cfg keys daqnet bench derives, not copies, from the scenario's key of that name.
+_SET_BY_BENCH = frozenset({"ranks", "events", "seconds", "baseline", "fragment_bytes_per_ru"})
+
+
 _MEMORY_INTS = (
     "peak_rss_bytes",
     "buffer_bytes",
@@ -541,7 +571,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
         units=units,
         timeseries=_timeseries(out_dir),
         memory=[m for r in sorted(ranks) if (m := _memory_row(r, ranks[r]))],
-        config=_scenario(out_dir),
+        config=_scenario_as_run(out_dir, cfg),
         provenance=provenance(),
     )
     if em is not None:

@@ -20,7 +20,17 @@ def run_warnings(result: Any) -> list[str]:
     # the keys: no warning then, not a traceback.
     keys = ("fragment_distribution", "fragment_sigma", "fragment_bytes", "fragment_bytes_per_ru")
     sizes = bench_size_warning(bench) if all(k in bench for k in keys) else None
-    return ([sizes] if sizes else []) + _one_node(result) + _window_warnings(result)
+    edited = (result.config or {}).get("differs_from_run_cfg") or []
+    hand = (
+        [
+            "run.cfg was changed after scenario.json was written: "
+            + ", ".join(edited)
+            + "; the result reports run.cfg's values, and daqnet report pairs it with no prediction"
+        ]
+        if edited
+        else []
+    )
+    return hand + ([sizes] if sizes else []) + _one_node(result) + _window_warnings(result)
 
 
 def _one_node(result: Any) -> list[str]:

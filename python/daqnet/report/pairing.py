@@ -94,7 +94,14 @@ def find_pairs(results: list[ResultFile]) -> tuple[list[Pair], list[Pair]]:
     protocol-mode simulation. A near miss is a pair of the same scenario name that differs
     in some compared keys."""
     # A run of daqnet emulate is in the emulated units; its emulate.json holds the comparison.
-    benches = [r for r in results if r.kind == "bench" and not r.doc.get("emulated")]
+    # A run.cfg edited after its scenario.json: the scenario is not what ran.
+    benches = [
+        r
+        for r in results
+        if r.kind == "bench"
+        and not r.doc.get("emulated")
+        and not (r.doc.get("config") or {}).get("differs_from_run_cfg")
+    ]
     sims = [r for r in results if r.kind == "simulate-protocol"]
     same, near = [], []
     for b in benches:
