@@ -486,6 +486,9 @@ def test_killed_rank_stops_the_run_with_partial_results(tmp_path, transport):
     r = json.loads(stdout)
     assert r["status"] == "failed" and r["errors"]
     assert r["events_built"] > 0  # what was measured before the crash is kept
+    # A death, not lost data: what the survivors missed was under way (TCP's survivors,
+    # ending on their dropped connections, once counted it lost; MPI's in flight).
+    assert r["lost_fragments"] == 0, r
     assert json.loads((out / "result.json").read_text())["status"] == "failed"
     assert "bench failed" in stderr
     if transport == "mpi":

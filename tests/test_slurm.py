@@ -251,6 +251,64 @@ def test_repair_launch_line_runs_under_srun(slurm, tmp_path):
     assert json.loads(c.stdout)["status"] == "finished"
 
 
+def _kill_task(out: Path, procid: int) -> None:
+    """SIGKILL the daqnet-evb task of SLURM_PROCID `procid` of the run in `out`, once its
+    event manager built 100 events."""
+    import os
+    import signal
+    import time
+
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        doc = json.loads(p.read_text()) if (p := out / "rank-0.json").exists() else {}
+        em = [u for u in doc.get("units", []) if u["unit"] == "em"]
+        if em and em[0]["events_done"] > 100:
+            break
+        time.sleep(0.1)
+    for pid in os.listdir("/proc"):
+        try:
+            proc_dir = Path("/proc", pid)
+            if (proc_dir / "comm").read_text().strip() != "daqnet-evb":
+                continue
+            if str(out) not in (proc_dir / "cmdline").read_text():
+                continue
+            env = (proc_dir / "environ").read_text().split("\0")
+        except OSError:
+            continue
+        if f"SLURM_PROCID={procid}" in env:
+            os.kill(int(pid), signal.SIGKILL)
+            return
+    raise AssertionError(f"no task of rank {procid} found")
+
+
+def test_a_dead_task_ends_the_step(slurm, tmp_path):
+    # Under srun a task's death ended nothing: the others ran 10 s more to their fragment
+    # time-out, the dead time went into the figures, and the death read as lost data.
+    import time
+
+    out = tmp_path / "out"
+    sets = ["bench.launcher=srun", "bench.seconds=30", "bench.warmup_seconds=0.1",
+            "bench.fragment_bytes=65536", "bench.report_seconds=0.2"]  # fmt: skip
+    cmd = [*DAQNET, "bench", str(EXAMPLE), "--json", "--out", str(out)]
+    proc = subprocess.Popen([*cmd, *(a for s in sets for a in ("--set", s))], env=slurm.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        _kill_task(out, 2)
+        t0 = time.monotonic()
+        stdout, stderr = proc.communicate(timeout=120)
+        took = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "--kill-on-bad-exit=1" in (out / "command.txt").read_text()
+    assert proc.returncode == 1, stderr
+    r = json.loads(stdout)
+    assert r["status"] == "failed", r["errors"]
+    assert any(e.startswith("rank 2: stopped without finishing") for e in r["errors"]), r
+    assert r["lost_fragments"] == 0, r["errors"]  # a death, not lost data
+    assert took < 25, took  # the step ended; a rank's stop waits at most 10 s for the others
+
+
 def test_recovery_under_srun(slurm, tmp_path):
     # bench.recover under srun (--no-kill, each task under the supervising shell): a builder's
     # task killed mid-run, the step goes on without it.

@@ -123,6 +123,25 @@ std::string buffers_beyond_memory(const Config& c, const Layout& layout, const s
   return text;
 }
 
+// How long a stopping rank waits for the others to agree on the stop.
+constexpr double kStopAgreeSeconds = 10;
+
+// Whether every rank stops (any_stop: the largest `stop`), agreed among all ranks: true
+// once they all took part. A rank that stops (stop = 1) waits at most kStopAgreeSeconds
+// (every rank got the signal; a dead one never answers); one that finished waits as long
+// as the slowest takes to finish its run.
+bool agree_within(int stop, int& any_stop) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Iallreduce(&stop, &any_stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &request);
+  const double deadline = MPI_Wtime() + kStopAgreeSeconds;
+  for (int done = 0;;) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return true;
+    if (stop && MPI_Wtime() > deadline) return false;
+    usleep(1000);
+  }
+}
+
 int usage() {
   std::fprintf(stderr, "usage: daqnet-evb RUN.cfg --out DIR   (under mpiexec or srun)\n");
   return 2;
@@ -343,7 +362,18 @@ int main(int argc, char** argv) {
   // went on to the baseline's collectives, waiting for ranks that had left.
   int stop = status == 130 || interrupted() ? 1 : 0;
   int any_stop = 0;
-  MPI_Allreduce(&stop, &any_stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (!agree_within(stop, any_stop)) {
+    // Stopped with a peer that never comes (srun ends a step with SIGTERM when a task dies,
+    // where hydra kills them all): this rank's last results are written; it leaves alone
+    // instead of waiting for the SIGKILL 30 s on.
+    std::fprintf(stderr,
+                 "daqnet-evb rank %d: stopped, and not every rank came to the end within %.0f s (one died?): "
+                 "leaving without them\n",
+                 rank, kStopAgreeSeconds);
+    std::fflush(stderr);
+    unlink_mpi_shm_segments();  // MPI_Finalize would have
+    std::_Exit(130);
+  }
   if (any_stop) {
     transport.reset();
     MPI_Finalize();

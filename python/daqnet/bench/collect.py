@@ -191,6 +191,18 @@ def _scenario(out_dir: Path) -> dict[str, Any] | None:
     return doc if doc is not None and isinstance(doc.get("values"), dict) else None
 
 
+#: How a transport's errors begin (TransportError): a rank that stopped on one lost a peer
+#: or its network, so what its builder missed was under way, not lost.
+_TRANSPORT_ERRORS = ("mpi: ", "tcp: ", "libfabric: ")
+
+
+def _cut_off(doc: dict[str, Any]) -> bool:
+    """Whether a rank ended on its transport's error (a peer died: its connection dropped,
+    or MPI could not reach it): TCP counted a killed rank's fragments as lost, MPI and
+    libfabric the same death's as in flight."""
+    return doc.get("status") == "error" and str(doc.get("error", "")).startswith(_TRANSPORT_ERRORS)
+
+
 def _scenario_as_run(out_dir: Path, cfg: dict[str, str]) -> dict[str, Any] | None:
     """The scenario beside run.cfg, with ``differs_from_run_cfg`` listing the [bench] keys
     whose value run.cfg changed since (a run.cfg edited by hand after --prepare ran PULL
@@ -506,7 +518,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
                 lost += 0 if r in dead else given_up
                 if r in dead:
                     pass
-                elif d["status"] in ("running", "interrupted") or given_up:
+                elif d["status"] in ("running", "interrupted") or given_up or _cut_off(d):
                     in_flight += missing
                 else:
                     lost += missing

@@ -91,12 +91,16 @@ def srun_command(ranks: int, extra: list[str], keep_going: bool = False) -> list
     extra arguments choose a plugin: Slurm's default (MpiDefault=none, or pmix) would start
     every task as a lone rank 0 of 1. This beats SLURM_MPI_TYPE, which a site may set for
     its own MPI library. `keep_going` (bench.recover): ``--no-kill``, the step survives a
-    task's death. Run from inside a job step (``srun --pty bash``, or ``srun daqnet bench``
+    task's death; otherwise ``--kill-on-bad-exit=1``, the step ends with it. Run from inside a job step (``srun --pty bash``, or ``srun daqnet bench``
     in a batch script): ``--overlap``, else srun waits for that step's CPUs, silently ("step
     creation temporarily disabled") until killed."""
     cmd = ["srun", f"--ntasks={ranks}"]
     if keep_going:
         cmd.append("--no-kill")
+    elif not any(a == "-K" or a.startswith(("--kill-on-bad-exit", "-K")) for a in extra):
+        # A task that dies ends the step, as hydra ends the job: without it the others ran
+        # on for 10 s, to their fragment time-out, and the dead time went into the figures.
+        cmd.append("--kill-on-bad-exit=1")
     if os.environ.get("SLURM_STEP_ID") and not any(
         a in ("--overlap", "--exclusive") or a.startswith("--exclusive=") for a in extra
     ):
@@ -335,6 +339,18 @@ def run(
         # A signal while the results were gathered: the run counts as stopped, unless it failed.
         if interrupted or (stops.seen and result.status == "finished"):
             result.status, result.interrupted = "interrupted", True
+            write_tables(result, out, table_format)
+        elif (
+            result.status == "interrupted"
+            and not stops.seen
+            and any("stopped without finishing" in e for e in result.errors)
+        ):
+            # Stopped, but not by us: the launcher ended the ranks after one died (srun's
+            # --kill-on-bad-exit), and it read "interrupted", exit 130, as if by Ctrl-C.
+            result.status, result.interrupted = "failed", False
+            result.errors.append(
+                "the launcher stopped the ranks after one ended without finishing"
+            )
             write_tables(result, out, table_format)
     return result
 
