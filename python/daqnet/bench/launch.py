@@ -348,9 +348,7 @@ def run(
             # Stopped, but not by us: the launcher ended the ranks after one died (srun's
             # --kill-on-bad-exit), and it read "interrupted", exit 130, as if by Ctrl-C.
             result.status, result.interrupted = "failed", False
-            result.errors.append(
-                "the launcher stopped the ranks after one ended without finishing"
-            )
+            result.errors.append("the launcher stopped the ranks after one ended without finishing")
             write_tables(result, out, table_format)
     return result
 
