@@ -22,7 +22,8 @@ BufferBudget buffer_budget(const Config& config, int readout_units, int builder_
   }
   BufferBudget b;
   b.premade = premade_fragments(config, builder_units);
-  b.builder_bytes = config.credits * (static_cast<double>(readout_units / cycle) * once + part);
+  const int cycles = readout_units / cycle;  // whole cycles of the list
+  b.builder_bytes = config.credits * (static_cast<double>(cycles) * once + part);
   b.readout_bytes = static_cast<double>(b.premade) * static_cast<double>(sizes.max_bytes());
   return b;
 }
