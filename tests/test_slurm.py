@@ -312,10 +312,6 @@ def test_a_dead_task_ends_the_step(slurm, tmp_path):
 def test_recovery_under_srun(slurm, tmp_path):
     # bench.recover under srun (--no-kill, each task under the supervising shell): a builder's
     # task killed mid-run, the step goes on without it.
-    import os
-    import signal
-    import time
-
     out = tmp_path / "out"
     sets = ["bench.launcher=srun", "bench.transport=tcp", "bench.recover=true",
             "bench.processes_per_node=2", "bench.seconds=4", "bench.warmup_seconds=0.1",
@@ -325,28 +321,7 @@ def test_recovery_under_srun(slurm, tmp_path):
     proc = subprocess.Popen([*cmd, *(a for s in sets for a in ("--set", s))], env=slurm.env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
-        end = time.monotonic() + 60
-        while time.monotonic() < end:
-            doc = json.loads(p.read_text()) if (p := out / "rank-0.json").exists() else {}
-            em = [u for u in doc.get("units", []) if u["unit"] == "em"]
-            if em and em[0]["events_done"] > 100:
-                break
-            time.sleep(0.1)
-        victim = None
-        for pid in os.listdir("/proc"):
-            try:
-                proc_dir = Path("/proc", pid)
-                if (proc_dir / "comm").read_text().strip() != "daqnet-evb":
-                    continue
-                if str(out) not in (proc_dir / "cmdline").read_text():
-                    continue
-                env = (proc_dir / "environ").read_text().split("\0")
-            except OSError:
-                continue
-            if "SLURM_PROCID=3" in env:
-                victim = int(pid)
-        assert victim is not None, "no task of rank 3 found"
-        os.kill(victim, signal.SIGKILL)
+        _kill_task(out, 3)
         stdout, stderr = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
