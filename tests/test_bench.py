@@ -1072,7 +1072,7 @@ def test_prepare_then_collect(tmp_path):
     from daqnet.bench import mpiexec, uses_mpich_wheel
 
     pmi = " --mpi=pmi2" if uses_mpich_wheel() else ""  # the mpich wheel speaks PMI-2 only
-    assert srun_line.startswith(f"srun --ntasks=4{pmi} ")
+    assert srun_line.startswith(f"srun --ntasks=4 --kill-on-bad-exit=1{pmi} ")
     argv = mpiexec_line.split()
     assert argv[0] == mpiexec()
     assert subprocess.run(argv, capture_output=True, timeout=60).returncode == 0

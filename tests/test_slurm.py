@@ -140,7 +140,11 @@ def test_bench_over_libfabric_inside_sbatch(slurm, tmp_path):
     assert doc["status"] == "finished" and doc["ranks"] == 4 and doc["events_built"] > 0
     assert doc["transport"] == "libfabric" and doc["fabric_endpoint"].startswith("tcp, ")
     assert doc["lost_fragments"] == doc["corrupt_fragments"] == 0
-    assert (out / "command.txt").read_text().startswith("srun --ntasks=4 --mpi=pmi2 ")
+    assert (
+        (out / "command.txt")
+        .read_text()
+        .startswith("srun --ntasks=4 --kill-on-bad-exit=1 --mpi=pmi2 ")
+    )
 
 
 def test_bench_inside_sbatch(slurm, tmp_path):
@@ -151,7 +155,11 @@ def test_bench_inside_sbatch(slurm, tmp_path):
     assert status == 0, log
     doc = json.loads((out / "result.json").read_text())
     assert doc["status"] == "finished" and doc["ranks"] == 4
-    assert (out / "command.txt").read_text().startswith("srun --ntasks=4 --mpi=pmi2 ")
+    assert (
+        (out / "command.txt")
+        .read_text()
+        .startswith("srun --ntasks=4 --kill-on-bad-exit=1 --mpi=pmi2 ")
+    )
 
 
 def test_bench_from_inside_a_job_step(slurm, tmp_path):
@@ -172,7 +180,7 @@ def test_prepare_srun_collect(slurm, tmp_path):
     p = run(slurm, *DAQNET, "bench", EXAMPLE, *SETS, "--prepare", "--out", out)
     assert p.returncode == 0, p.stderr
     srun_line = p.stdout.splitlines()[0]
-    assert srun_line.startswith("srun --ntasks=4 --mpi=pmi2 ")
+    assert srun_line.startswith("srun --ntasks=4 --kill-on-bad-exit=1 --mpi=pmi2 ")
     # Exactly what the hint prints works.
     r = run(slurm, *shlex.split(srun_line))
     assert r.returncode == 0, r.stderr

@@ -94,9 +94,9 @@ def _conflict_tables(report: Any) -> dict[str, pd.DataFrame]:
 def dataframes(result: Any) -> dict[str, pd.DataFrame]:
     """Every table of a result (object or document) as a DataFrame, by table name; tables
     the document does not hold (a simulated scan has no runs) are left out."""
-    from .analysis import ConflictReport
-
-    if isinstance(result, ConflictReport):
+    # A ConflictReport (known by its methods: importing daqnet.analysis here would make a
+    # cycle, as ConflictReport.dataframes() comes here).
+    if callable(getattr(result, "worst_links", None)):
         return _conflict_tables(result)
     pd = _pandas()
     doc = result.to_dict() if hasattr(result, "to_dict") else dict(result)
