@@ -91,9 +91,10 @@ def srun_command(ranks: int, extra: list[str], keep_going: bool = False) -> list
     extra arguments choose a plugin: Slurm's default (MpiDefault=none, or pmix) would start
     every task as a lone rank 0 of 1. This beats SLURM_MPI_TYPE, which a site may set for
     its own MPI library. `keep_going` (bench.recover): ``--no-kill``, the step survives a
-    task's death; otherwise ``--kill-on-bad-exit=1``, the step ends with it. Run from inside a job step (``srun --pty bash``, or ``srun daqnet bench``
-    in a batch script): ``--overlap``, else srun waits for that step's CPUs, silently ("step
-    creation temporarily disabled") until killed."""
+    task's death; otherwise ``--kill-on-bad-exit=1``, the step ends with it. Run from
+    inside a job step (``srun --pty bash``, or ``srun daqnet bench`` in a batch script):
+    ``--overlap``, else srun waits for that step's CPUs, silently ("step creation
+    temporarily disabled") until killed."""
     cmd = ["srun", f"--ntasks={ranks}"]
     if keep_going:
         cmd.append("--no-kill")
