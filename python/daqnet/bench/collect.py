@@ -212,6 +212,7 @@ def _scenario_as_run(out_dir: Path, cfg: dict[str, str]) -> dict[str, Any] | Non
     if doc is None:
         return None
     from ..scenario.schema import run_config_keys
+    from .config import DERIVED_FROM_BENCH
 
     bench = doc["values"].get("bench") or {}
     differ = []
@@ -220,17 +221,13 @@ def _scenario_as_run(out_dir: Path, cfg: dict[str, str]) -> dict[str, Any] | Non
         if key["scenario"] != f"bench.{name}" or name not in cfg or name not in bench:
             continue
         given, ran = bench[name], _typed(cfg[name])
-        if isinstance(given, list) or name in _SET_BY_BENCH:
+        if isinstance(given, list) or name in DERIVED_FROM_BENCH:
             continue  # written by daqnet bench from several keys: no one value to compare
         if given != ran and not (given is None and ran in ("", 0)):
             differ.append(f"bench.{name} ({ran!r} in run.cfg, {given!r} in scenario.json)")
     if differ:
         doc = {**doc, "differs_from_run_cfg": differ}
     return doc
-
-
-#: run.cfg keys daqnet bench derives, not copies, from the scenario's key of that name.
-_SET_BY_BENCH = frozenset({"ranks", "events", "seconds", "baseline", "fragment_bytes_per_ru"})
 
 
 _MEMORY_INTS = (
@@ -408,7 +405,7 @@ def integrity_errors(corrupt: int, duplicate: int, lost: int = 0) -> list[str]:
     ]
 
 
-def _first_rank_error(out_dir: Path) -> str:
+def first_rank_error(out_dir: Path) -> str:
     """The first line of the earliest rank-N.error, or ""."""
     found = []
     for path in out_dir.glob("rank-*.error"):
@@ -464,7 +461,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
         )
         # A rank that said why it failed (rank-N.error) names the cause: the PMI hint was
         # given for a network interface that did not exist.
-        said = _first_rank_error(out_dir)
+        said = first_rank_error(out_dir)
         hint = f"; {said}" if said else f"; {PMI_HINT}" if prepared and not launch else ""
         raise DaqnetError(f"{out_dir}: no rank results (rank-N.json) to collect: {why}{hint}")
     n = n or len(ranks)

@@ -38,6 +38,11 @@ def bench_ranks(scenario: Scenario) -> int:
     return int(b["ranks"] or DEFAULT_RANKS)
 
 
+#: The keys of run_config()'s `derived` that share a [bench] key's name: written from several
+#: keys or a default of daqnet bench's own, not copied from it (collect compares the rest).
+DERIVED_FROM_BENCH = frozenset({"ranks", "events", "seconds", "baseline", "fragment_bytes_per_ru"})
+
+
 def run_config(
     scenario: Scenario,
     baseline: str | None = None,
@@ -171,7 +176,8 @@ def run_config(
                 f"{p['file']}:{lineno}: host '{name}': a ',' in a host name (run.cfg separates names with ',')"
             )
     # Every key of the core's table, in its order: run.cfg is complete, so daqnet-evb takes no
-    # default of its own and a run.cfg says everything the run was given.
+    # default of its own and a run.cfg says everything the run was given. (Those named as a
+    # [bench] key are DERIVED_FROM_BENCH.)
     derived: dict[str, object] = {
         "ranks": ranks,  # daqnet-evb refuses another world size (e.g. srun without PMI)
         "schedule": scenario["workload"]["schedule"],

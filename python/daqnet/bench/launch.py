@@ -30,7 +30,7 @@ from ..io.bench_tables import write_tables
 from ..io.files import write_text_atomic
 from ..scenario import Scenario
 from ..stops import Stops, postponed
-from .collect import PMI_HINT, collect, read_json
+from .collect import PMI_HINT, collect, first_rank_error, read_json
 from .config import bench_ranks, run_config, write_run_config, write_scenario
 from .result import BenchResult
 from .shm import RankSegments, rank_pids
@@ -472,13 +472,8 @@ def first_error(log: Path) -> str:
     """The first line a daqnet-evb rank wrote about its own failure (its rank-N.error file,
     else its line in the launcher's log), else the log's last line: MPI_Abort and the
     launcher's complaints come after the cause and hide it."""
-    for path in sorted(log.parent.glob("rank-*.error"), key=lambda p: p.stat().st_mtime):
-        try:
-            text = path.read_text(errors="replace").strip()
-        except OSError:
-            continue
-        if text:
-            return text.splitlines()[0]
+    if said := first_rank_error(log.parent):
+        return said
     try:
         lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
     except OSError:
@@ -499,8 +494,8 @@ def first_error(log: Path) -> str:
             return f"{line}; {PMI_HINT}" if srun else line
     # A rank giving up after its own error (said in its results) and hydra's echo of its
     # MPI_Abort name no cause: the run's errors list the ranks' own.
-    said = [ln for ln in lines if "run failed (see" not in ln and "called MPI_Abort" not in ln]
-    return said[-1] if said else ""
+    causes = [ln for ln in lines if "run failed (see" not in ln and "called MPI_Abort" not in ln]
+    return causes[-1] if causes else ""
 
 
 def _killed(lines: list[str], out: Path) -> str | None:
