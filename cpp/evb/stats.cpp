@@ -107,9 +107,16 @@ void write_atomically(const std::string& path, const std::string& text) {
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << text << "\n";
-    if (!out) throw std::runtime_error("cannot write " + tmp);
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());  // a full disk leaves no half file behind
+      throw std::runtime_error("cannot write " + tmp);
+    }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot rename " + tmp + " to " + path);
+  }
 }
 
 }  // namespace daqnet::evb
