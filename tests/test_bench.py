@@ -295,6 +295,7 @@ def test_rate_limit_is_respected(tmp_path):
     # assigned 8 events ahead of their data, and from the assignment read 80 ms (the
     # lookahead) for a build of 64 KiB fragments that takes about 1 ms.
     assert r["latency_seconds"]["p50"] < 0.5 * 8 / 100, r["latency_seconds"]
+    assert "made at bench.rate_hz" not in p.stderr  # 100 events in the window: enough
 
 
 def test_a_rate_not_sustained_is_said(tmp_path):
@@ -337,6 +338,9 @@ def test_a_slow_rate_ends_with_its_window(tmp_path, protocol):
     assert ends and max(ends) < 7, ends  # event 7's data would exist at 14 s
     # Every builder built both its events, the drain's with the window's.
     assert sum(u["events_built"] for u in r["units"] if u["unit"] == "bu") >= 8
+    # One event in the window: the throughput is whole events, and the run says so.
+    assert "window held only 1 event made at bench.rate_hz = 0.5 Hz" in p.stderr
+    assert "by 100%; give bench.seconds >= 40" in p.stderr
 
 
 @pytest.mark.parametrize("protocol", ["push", "pull"])
@@ -1100,9 +1104,25 @@ def test_prepare_then_collect(tmp_path):
     # run's files are not collected as its results ("finished" under the new settings).
     cfg.write_text(cfg.read_text().replace("credits = 2\n", "credits = 2x\n"))
     assert "credits = 2x" in cfg.read_text()
+    # A rank ended by MPI_Abort while writing leaves a .tmp: the relaunch removes it too.
+    (out / "rank-1.error.tmp").write_text("daqnet-evb rank 1: half")
     assert subprocess.run(argv, capture_output=True, timeout=60).returncode != 0
     p = daqnet("collect", str(out))
     assert p.returncode == 2 and "no rank results" in p.stderr, p.stderr
+    assert not list(out.glob("rank-*.tmp"))
+
+
+def test_command_txt_keeps_srun_placement_variables():
+    # srun reads where ranks go from SLURM_HOSTFILE (daqnet repair's rank orders): a
+    # command.txt without it placed them otherwise when run again. Values are quoted as
+    # values, so the line still starts with an assignment a shell reads.
+    from daqnet.bench.launch import _launched_by_srun, command_text
+
+    env = {"SLURM_HOSTFILE": "/a b/hosts", "SLURM_JOB_ID": "7", "SLURM_MPI_TYPE": "pmi2"}
+    line = command_text(["srun", "--ntasks=2", "daqnet-evb"], env)
+    assert line == "SLURM_HOSTFILE='/a b/hosts' SLURM_MPI_TYPE=pmi2 srun --ntasks=2 daqnet-evb"
+    assert _launched_by_srun(line) and not _launched_by_srun("mpiexec -n 2 srun")
+    assert command_text(["mpiexec", "-n", "2", "x"], env) == "mpiexec -n 2 x"
 
 
 def test_run_cfg_is_read_back_as_daqnet_evb_reads_it(tmp_path):

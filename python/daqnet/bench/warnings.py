@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .config import bench_size_warning
-from .window import halves_difference, pacing, short_window, unsteady_window
+from .window import halves_difference, paced_window, pacing, short_window, unsteady_window
 
 __all__ = ["run_warnings"]
 
@@ -71,16 +71,20 @@ def _window_warnings(result: Any) -> list[str]:
     rate_hz = float((result.run_config or {}).get("rate_hz") or 0)
     behind, paced = pacing(rate_hz, result.events_built, seconds, latency)
     why = (
-        short_window(seconds / latency, latency, key, events or None)
-        if latency and not behind
-        else None
-    ) or (
-        # A rank lost and recovered from (degraded) changes the rate by itself.
-        None
-        if result.status == "degraded" or paced
-        else unsteady_window(
-            halves_difference(result.timeseries or [], result.warmup_seconds or 0, seconds),
-            "bench.warmup_seconds",
+        (
+            short_window(seconds / latency, latency, key, events or None)
+            if latency and not behind
+            else None
+        )
+        or (paced_window(rate_hz, seconds, key, events or None) if paced else None)
+        or (
+            # A rank lost and recovered from (degraded) changes the rate by itself.
+            None
+            if result.status == "degraded" or paced
+            else unsteady_window(
+                halves_difference(result.timeseries or [], result.warmup_seconds or 0, seconds),
+                "bench.warmup_seconds",
+            )
         )
     )
     return [w for w in (behind, why) if w]

@@ -20,6 +20,7 @@ __all__ = [
     "STEADY_TOLERANCE",
     "WINDOW_LATENCIES",
     "halves_difference",
+    "paced_window",
     "pacing",
     "rate_halves",
     "rate_shortfall",
@@ -132,6 +133,29 @@ def pacing(
     the latency is the backlog's, no measure of the window's edges."""
     behind = rate_shortfall(rate_hz, events_built, window_seconds, p50)
     return behind, rate_hz > 0 and behind is None
+
+
+#: Below this many events made at bench.rate_hz in its window a paced run gets a warning.
+PACED_EVENTS = 20
+
+
+def paced_window(
+    rate_hz: float, window_seconds: float, key: str, events: int | None = None
+) -> str | None:
+    """Why a paced run's window (it kept up with bench.rate_hz) holds too few events for its
+    throughput: that counts whole events, so one at either edge is 1/N of it (at 2 Hz over
+    2 s, 4 events: 25 %). None from PACED_EVENTS events on (5 %). `key` is the window's
+    length to give: in events when the window was `events` long, else in seconds."""
+    made = rate_hz * window_seconds
+    if not made > 0 or made >= PACED_EVENTS:
+        return None
+    enough = PACED_EVENTS if events else math.ceil(PACED_EVENTS / rate_hz * 10) / 10
+    count = f"{made:.3g}"
+    return (
+        f"the measurement window held only {count} event{'' if count == '1' else 's'} made at bench.rate_hz = "
+        f"{_per_second(rate_hz)} Hz: the throughput counts whole events, so one more or less at "
+        f"its edges moves it by {1 / made:.0%}; give {key} >= {enough:g}"
+    )
 
 
 def _per_second(x: float) -> str:
