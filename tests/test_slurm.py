@@ -162,6 +162,29 @@ def test_bench_inside_sbatch(slurm, tmp_path):
     )
 
 
+def test_command_txt_keeps_the_hostfile_that_placed_the_ranks(slurm, tmp_path):
+    # A rank order applied as daqnet repair prints it (SLURM_HOSTFILE, arbitrary
+    # distribution): command.txt lacked the variable, so running it again placed the ranks
+    # by Slurm's default order. It now runs as recorded, into the same directory.
+    out = tmp_path / "out"
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text(f"{slurm.host}\n" * 4)
+    bench = [*DAQNET, "bench", str(EXAMPLE), *SETS, "--set",
+             "bench.launcher_args=--distribution=arbitrary", "--json", "--out", str(out)]  # fmt: skip
+    script = (
+        f"export SLURM_HOSTFILE={shlex.quote(str(hostfile))}\n{shlex.join(bench)} > /dev/null\n"
+        f"bash {shlex.quote(str(out / 'command.txt'))}\n"
+        f"{shlex.join([*DAQNET, 'collect', str(out), '--json'])} > {shlex.quote(str(tmp_path / 'c.json'))}\n"
+    )
+    status, log = sbatch(slurm, tmp_path, script, tasks=4)
+    assert status == 0, log
+    line = (out / "command.txt").read_text()
+    assert line.startswith(f"SLURM_HOSTFILE={hostfile} srun --ntasks=4 "), line
+    assert "--distribution=arbitrary" in line
+    doc = json.loads((tmp_path / "c.json").read_text())
+    assert doc["status"] == "finished" and doc["ranks"] == 4 and doc["events_built"] > 0
+
+
 def test_bench_from_inside_a_job_step(slurm, tmp_path):
     # `srun daqnet bench` in a batch script (or from `srun --pty bash`): the step holds the
     # allocation's CPUs, and daqnet's own srun waited for them without a word until killed.

@@ -38,6 +38,7 @@ from .warnings import run_warnings
 
 __all__ = [
     "check_transport_built",
+    "command_text",
     "executable",
     "first_error",
     "launch_command",
@@ -161,6 +162,32 @@ def launch_command(
     return [*cmd, *shlex.split(extra), *argv]
 
 
+#: srun's input variables that decide which host runs which rank and how MPI starts
+#: (daqnet repair's rank orders are SLURM_HOSTFILE with --distribution=arbitrary):
+#: command.txt keeps those set, or running it again would place the ranks otherwise.
+SRUN_INPUT_ENV = ("SLURM_HOSTFILE", "SLURM_DISTRIBUTION", "SLURM_MPI_TYPE")
+
+
+def command_text(cmd: list[str], environ: dict[str, str] | None = None) -> str:
+    """`cmd` as a shell line for command.txt: an srun line after the srun variables set in
+    `environ` (default os.environ), as assignments a shell reads before the command."""
+    env = os.environ if environ is None else environ
+    assign = [f"{k}={shlex.quote(env[k])}" for k in SRUN_INPUT_ENV if k in env]
+    return " ".join(
+        [*assign, shlex.join(cmd)] if Path(cmd[0]).name == "srun" else [shlex.join(cmd)]
+    )
+
+
+def _launched_by_srun(command: str) -> bool:
+    """Whether a command.txt line runs srun (after any variable assignments)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    first = next((w for w in words if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", w)), "")
+    return Path(first).name == "srun"
+
+
 def _version(mpiexec: str) -> str:
     try:
         return subprocess.run(
@@ -246,7 +273,7 @@ def run(
         [*(wrapper or []), executable(), str(out / "run.cfg"), "--out", str(out)],
         keep_going=keep_going,
     )
-    write_text_atomic(out / "command.txt", shlex.join(cmd) + "\n")
+    write_text_atomic(out / "command.txt", command_text(cmd) + "\n")
 
     # Never longer than the run plus generous margins: a hung launcher cannot hang daqnet.
     quiet_limit = (
@@ -488,7 +515,7 @@ def first_error(log: Path) -> str:
     for line in lines:
         if "PMI" in line:
             try:
-                srun = (log.parent / "command.txt").read_text().startswith("srun")
+                srun = _launched_by_srun((log.parent / "command.txt").read_text())
             except OSError:
                 srun = False
             return f"{line}; {PMI_HINT}" if srun else line
