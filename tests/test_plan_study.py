@@ -412,3 +412,24 @@ def test_the_scenario_keys_plan_prints_build_its_tree(hosts, tapers):
         )
     (top,) = plan(649, 100, 36).candidates
     assert top["top_ports_used"] == 3  # 324 cores for 3 pods
+
+
+def test_study_rerun_without_out_keeps_the_earlier_study(tmp_path, capsys, monkeypatch):
+    # A rerun without --out replaced study-taper-NAME without a word; it now numbers its
+    # directory as scan does. Into an --out given again, the earlier figure goes with the
+    # rest, not left beside new tables if the new one is not drawn.
+    sc = tmp_path / "t.toml"
+    sc.write_text(
+        'name = "s"\n[fabric]\nradix = 12\nhosts = 48\n[workload]\nmessage_bytes = 100000\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    for _ in range(2):
+        assert main(["study", "taper", str(sc), "--taper", "1:1", "-j", "1"]) == 0
+    capsys.readouterr()
+    assert (tmp_path / "study-taper-s" / "study.json").exists()
+    assert (tmp_path / "study-taper-s-2" / "study.json").exists()
+    (tmp_path / "study-taper-s" / "study.png").write_text("an earlier figure")
+    monkeypatch.setattr("daqnet.report.study.plot_study", lambda *a: None)
+    args = ["study", "taper", str(sc), "--taper", "1:1", "-j", "1", "--out", "study-taper-s"]
+    assert main(args) == 0
+    assert not (tmp_path / "study-taper-s" / "study.png").exists()

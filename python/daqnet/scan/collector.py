@@ -102,9 +102,10 @@ def document(
     )
 
 
-def default_out(name: str) -> Path:
-    """scan-NAME, or scan-NAME-2, -3, ...: a default never overwrites an earlier scan."""
-    base = Path("scan-" + (re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "scenario"))
+def default_out(name: str, prefix: str = "scan") -> Path:
+    """PREFIX-NAME, or PREFIX-NAME-2, -3, ...: a default never overwrites an earlier result
+    (a scan's, or a study's with prefix study-KIND)."""
+    base = Path(f"{prefix}-" + (re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "scenario"))
     out, n = base, 1
     while out.exists():
         n += 1

@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import DaqnetError
 from ..plan import DEFAULT_PRICES, candidate, hosts_per_leaf
 from ..provenance import provenance
+from ..scan.collector import default_out
 from ..scan.local import LocalRunner, check_main_guard, point_errors
 from ..scan.plan import Point, make_plan
 from ..scenario import Scenario
@@ -373,10 +374,21 @@ def _single(path: str, overrides: list[str], sets: list[str]) -> list[Point]:
     return make_plan(path, [kind], [*rest, *overrides], "total_seconds").points
 
 
+#: What a study writes: an earlier study's are removed first, so that a figure the new one
+#: could not draw (Ctrl-C while drawing) is not left beside its tables.
+FILES = ("study.csv", "study.json", "study.parquet", "study.png")
+
+
 def out_dir(study: str, name: str, out: str | None) -> Path:
-    d = Path(out) if out else Path(f"study-{study}-{name}")
+    """--out, or study-KIND-NAME, numbered -2, -3, ... as scan's: a rerun without --out
+    replaced the earlier study's results without a word."""
+    if out is not None and not out:
+        raise DaqnetError("output directory: empty directory name")
+    d = Path(out) if out else default_out(name, f"study-{study}")
     try:
         d.mkdir(parents=True, exist_ok=True)
+        for file in FILES:
+            (d / file).unlink(missing_ok=True)
     except OSError as err:
         raise DaqnetError(f"{d}: cannot create the output directory: {err.strerror}") from None
     return d
