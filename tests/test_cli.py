@@ -885,7 +885,12 @@ def test_who_reads_an_ignored_key_never_names_the_command_ignoring_it(scenario):
     sc = Scenario.load(scenario, ["workload.message_bytes=100"])
     assert unused(sc, "bench", "workload.message_bytes") == (
         "daqnet bench does not read workload.message_bytes "
-        "(read by daqnet conflicts, daqnet simulate in steps mode)"
+        "(read by daqnet simulate in steps mode)"
+    )
+    # Conflicts count flows, not bytes: --set workload.message_bytes changed no figure, unsaid.
+    assert unused(sc, "conflicts", "workload.message_bytes") == (
+        "daqnet conflicts does not read workload.message_bytes "
+        "(read by daqnet simulate in steps mode)"
     )
     protocol = Scenario.load(scenario, ["simulate.mode=protocol"])
     for key in ("message_bytes", "shifts", "file"):

@@ -103,7 +103,8 @@ def _by_command(
     if command == "uplinks":
         return section in ("fabric", "routing", "placement")
     if command == "conflicts":
-        return section in _STAGES
+        # Conflicts count flows per link, not bytes: a message's size changes no figure.
+        return section in _STAGES and (section, key) != ("workload", "message_bytes")
     if command == "repair":
         return section in _STAGES or (section == "simulate" and key in _SIMULATE_STEPS)
     if command == "emulate":
