@@ -884,8 +884,7 @@ def test_who_reads_an_ignored_key_never_names_the_command_ignoring_it(scenario):
 
     sc = Scenario.load(scenario, ["workload.message_bytes=100"])
     assert unused(sc, "bench", "workload.message_bytes") == (
-        "daqnet bench does not read workload.message_bytes "
-        "(read by daqnet simulate in steps mode)"
+        "daqnet bench does not read workload.message_bytes (read by daqnet simulate in steps mode)"
     )
     # Conflicts count flows, not bytes: --set workload.message_bytes changed no figure, unsaid.
     assert unused(sc, "conflicts", "workload.message_bytes") == (
@@ -1160,3 +1159,12 @@ def test_options_that_contradict_each_other_are_said(scenario, tmp_path):
     r = run_cli("conflicts", scenario, "--set", "fabric.hosts=20", "--set", "fabric.hosts=24")
     assert r.returncode == 0, r.stderr
     assert "24 hosts" in r.stdout
+
+
+@pytest.mark.parametrize("mode", ["steps", "protocol"])
+def test_slow_links_read_with_significant_digits(scenario, mode):
+    # At link_gbps = 1e-6 the summary read "per host 0.00 Gb/s": a rate shown as none.
+    sets = ["fabric.link_gbps=1e-6", f"simulate.mode={mode}", "simulate.events=4"]
+    r = run_cli("simulate", scenario, *(a for s in sets for a in ("--set", s)))
+    assert r.returncode == 0, r.stderr
+    assert " 0.00 Gb/s" not in r.stdout and "0.00000" in r.stdout, r.stdout

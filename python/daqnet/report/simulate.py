@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .format import count, duration, size
+from .format import count, duration, quantity, size
 
 __all__ = ["protocol_extent", "simulate_summary"]
 
@@ -58,12 +58,12 @@ def simulate_summary(r: Mapping[str, Any]) -> str:
         elif r["ideal_seconds"] is None:
             lines += [
                 f"  total      {duration(r['total_seconds'])}",
-                f"  per host   {r['gbps_per_host']:.2f} Gb/s",
+                f"  per host   {quantity(r['gbps_per_host'], ' Gb/s')}",
             ]
         else:
             lines += [
                 f"  total      {duration(r['total_seconds'])} (contention-free fabric {duration(r['ideal_seconds'])}, slowdown {r['slowdown']:.3f})",
-                f"  per host   {r['gbps_per_host']:.2f} Gb/s (contention-free {r['ideal_gbps_per_host']:.2f} Gb/s)",
+                f"  per host   {quantity(r['gbps_per_host'], ' Gb/s')} (contention-free {quantity(r['ideal_gbps_per_host'], ' Gb/s')})",
             ]
         worst = sorted(r["steps"], key=lambda s: -(s["slowdown"] or 0))[:3]
         if worst and (worst[0]["slowdown"] or 0) > 1 + 1e-9:
@@ -76,9 +76,9 @@ def simulate_summary(r: Mapping[str, Any]) -> str:
             # After a stop, the rates of the first bisections only (see steps.EBB_AFTER_STOP).
             of = f" of the {r['steps_done']:,} simulated" if ebb["rounds"] < r["steps_done"] else ""
             lines.append(
-                f"  bisection  effective bisection bandwidth {ebb['gbps']:.2f} Gb/s per flow, "
+                f"  bisection  effective bisection bandwidth {quantity(ebb['gbps'], ' Gb/s')} per flow, "
                 f"{ebb['fraction']:.1%} of their rate on a contention-free fabric (mean over "
-                f"{count(ebb['rounds'], 'random bisection')}{of}; slowest flow {ebb['min_flow_gbps']:.2f} Gb/s)"
+                f"{count(ebb['rounds'], 'random bisection')}{of}; slowest flow {quantity(ebb['min_flow_gbps'], ' Gb/s')})"
             )
         if r["steps_done"]:
             lines += link_load_table(r.get("link_loads", []))
@@ -101,8 +101,8 @@ def simulate_summary(r: Mapping[str, Any]) -> str:
         measured = r["window_seconds"] > 0
         if measured:
             lines.append(
-                f"  throughput {r['throughput_gbps']:,.1f} Gb/s in total, {r['gbps_per_host']:.2f} Gb/s per node "
-                f"({r['network_gbps_per_host']:.2f} over the network; each node's own fragment stays local), "
+                f"  throughput {quantity(r['throughput_gbps'], ' Gb/s', digits=1)} in total, {quantity(r['gbps_per_host'], ' Gb/s')} per node "
+                f"({quantity(r['network_gbps_per_host'])} over the network; each node's own fragment stays local), "
                 f"{r['events_per_second']:,.0f} events/s"
             )
         if lat["p50"] is not None:
