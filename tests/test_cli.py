@@ -1168,3 +1168,4 @@ def test_slow_links_read_with_significant_digits(scenario, mode):
     r = run_cli("simulate", scenario, *(a for s in sets for a in ("--set", s)))
     assert r.returncode == 0, r.stderr
     assert " 0.00 Gb/s" not in r.stdout and "0.00000" in r.stdout, r.stdout
+    assert " 0 events/s" not in r.stdout

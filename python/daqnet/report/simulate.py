@@ -103,7 +103,7 @@ def simulate_summary(r: Mapping[str, Any]) -> str:
             lines.append(
                 f"  throughput {quantity(r['throughput_gbps'], ' Gb/s', digits=1)} in total, {quantity(r['gbps_per_host'], ' Gb/s')} per node "
                 f"({quantity(r['network_gbps_per_host'])} over the network; each node's own fragment stays local), "
-                f"{r['events_per_second']:,.0f} events/s"
+                f"{quantity(r['events_per_second'], ' events/s', digits=0)}"
             )
         if lat["p50"] is not None:
             lines.append(
