@@ -444,9 +444,7 @@ def farthest_link(links: list[dict[str, Any]], shares: bool = False) -> dict[str
     a link routed none), negative below; None when every link is within its band."""
     best: dict[str, Any] | None = None
     worst = 0.0
-    for r, (low, high), (lo, hi) in zip(
-        links, _bounds(links, shares), _bands(links, shares), strict=True
-    ):
+    for r, (low, high, lo, hi) in zip(links, _bands(links, shares), strict=True):
         m = r["measured_bytes"]
         if lo <= m <= hi:
             continue
@@ -459,13 +457,19 @@ def farthest_link(links: list[dict[str, Any]], shares: bool = False) -> dict[str
     return best
 
 
-def _bands(links: list[dict[str, Any]], shares: bool) -> list[tuple[float, float]]:
-    """Each link's allowed (lowest, highest) measured bytes: its routed bounds widened by
-    SHARE_TOLERANCE of them, or of a fair share of all bytes, whichever is more."""
+def _bands(links: list[dict[str, Any]], shares: bool) -> list[tuple[float, float, float, float]]:
+    """Each link's routed bounds (low, high) and allowed (lowest, highest) measured bytes:
+    the bounds widened by SHARE_TOLERANCE of them, or of a fair share of all bytes,
+    whichever is more."""
     total = sum(r["measured_bytes"] for r in links)
     floor = total / max(1, len(links)) * SHARE_TOLERANCE
     return [
-        (low - max(floor, SHARE_TOLERANCE * low), high + max(floor, SHARE_TOLERANCE * high))
+        (
+            low,
+            high,
+            low - max(floor, SHARE_TOLERANCE * low),
+            high + max(floor, SHARE_TOLERANCE * high),
+        )
         for low, high in _bounds(links, shares)
     ]
 
@@ -480,5 +484,5 @@ def paths_match(links: list[dict[str, Any]], shares: bool = False) -> bool:
         return False
     return all(
         lo <= r["measured_bytes"] <= hi
-        for r, (lo, hi) in zip(links, _bands(links, shares), strict=True)
+        for r, (_, _, lo, hi) in zip(links, _bands(links, shares), strict=True)
     )
