@@ -135,6 +135,33 @@ def test_killed_builder_is_recovered_from(tmp_path: Path) -> None:
     assert "rank 3 lost" in (out / "launcher.log").read_text()
 
 
+def test_rank_dead_in_start_up_stops_the_run_at_once(tmp_path: Path) -> None:
+    # A rank that dies before MPI_Init is done leaves the others inside it, where no
+    # heartbeat runs: the run waited out its silence limit (77 s) and said "Killed". It now
+    # stops a period and a heartbeat later, naming the rank, with no process or MPI segment
+    # left. (Rank 3 kills itself before it starts: a rank killed at once, every time.)
+    from daqnet import Scenario
+    from daqnet.bench.launch import run
+    from daqnet.bench.shm import _segments_in_shm
+    from daqnet.errors import DaqnetError
+
+    out = tmp_path / "out"
+    before = _segments_in_shm()
+    die = 'if [ "${PMI_RANK:-$SLURM_PROCID}" = 3 ]; then kill -9 $$; fi; exec "$@"'
+    start = time.monotonic()
+    with pytest.raises(DaqnetError) as err:
+        run(Scenario.load(str(EXAMPLE), SETS), out, wrapper=["/bin/sh", "-c", die, "x"])
+    took = time.monotonic() - start
+    said = str(err.value)
+    assert (
+        "rank 3 (exit status 137, SIGKILL) ended during the start-up, before the run began" in said
+    )
+    assert "bench.recover goes on without ranks lost once the run has started" in said
+    assert took < 30, took
+    assert not _rank_pids(out)
+    assert not _segments_in_shm() - before
+
+
 def test_hung_builder_is_declared_dead_after_heartbeat_seconds(tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = _start(out)

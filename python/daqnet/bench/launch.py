@@ -249,6 +249,7 @@ def run(
             *out.glob("rank-*.csv"),
             *out.glob("rank-*.error"),
             *out.glob("rank-*.log"),
+            *out.glob("rank-*.exit"),
             out / "launch.json",
             out / "baseline.json",
             out / "result.json",
@@ -295,6 +296,11 @@ def run(
             last_seen = 0.0
             done_at: float | None = None
             idle = False  # the launcher outlived every rank's end, and was stopped
+            # bench.recover: a rank ended before it reported (first seen then), and the
+            # others still report nothing after a period and a heartbeat: they wait for it in
+            # MPI's start-up (MPI_Init, the first barrier), which no heartbeat guards.
+            startup_death: tuple[str, float] | None = None
+            startup_grace = b["report_seconds"] + b["heartbeat_seconds"] + 2
             proc: subprocess.Popen[bytes] | None = None
             try:  # entered first: a signal as postponed() hands back the handlers is caught
                 with postponed() as pending:
@@ -332,11 +338,29 @@ def run(
                             break
                         elif now - done_at > 10:
                             _stop(proc, signal.SIGKILL)
-                            for pid in rank_pids(out):
-                                with contextlib.suppress(OSError):
-                                    os.kill(pid, signal.SIGKILL)
+                            _kill_ranks(out)
                             idle = True
                             break
+                    if (
+                        keep_going
+                        and startup_death is None
+                        and (dead_rank := _died_in_startup(out))
+                    ):
+                        startup_death = dead_rank, time.monotonic()
+                    if (
+                        startup_death is not None
+                        and last_change < startup_death[1]
+                        and time.monotonic() - startup_death[1] > startup_grace
+                    ):
+                        # Nothing to write: ranks inside MPI_Init ignore a polite stop.
+                        _stop(proc, signal.SIGKILL)
+                        _kill_ranks(out)
+                        why = (
+                            f"{startup_death[0]} ended during the start-up, before the run began, "
+                            "and the other ranks waited for it there: bench.recover goes on "
+                            "without ranks lost once the run has started, not before; the run was stopped"
+                        )
+                        break
                     if time.monotonic() - last_change > quiet_limit:
                         stops.hold()
                         _stop(proc, stops=stops)
@@ -362,7 +386,14 @@ def run(
             notes.append(f"launcher exited with status {status}" + (f": {cause}" if cause else ""))
         # A run killed for its silence is not one that keeps going without its dead.
         result = _finish(
-            out, ranks, notes, scenario, table_format, keep_going and not why, interrupted
+            out,
+            ranks,
+            notes,
+            scenario,
+            table_format,
+            keep_going and not why,
+            interrupted,
+            cause=why if startup_death else "",
         )
         # A signal while the results were gathered: the run counts as stopped, unless it failed.
         if interrupted or (stops.seen and result.status == "finished"):
@@ -388,11 +419,50 @@ def run(
 # (whose default action would end them). It outlives Ctrl-C and SIGTERM too (the trap runs
 # once the rank, which has them at their defaults, is done) so that no signal death reaches
 # hydra while the ranks write their last results.
-_SUPERVISOR = 'trap "" USR1; trap : INT TERM USR2; "$@"; exit $?'
+# A rank that ends unsuccessfully leaves its status in OUT/rank-N.exit (N from hydra's
+# PMI_RANK or srun's SLURM_PROCID): one dead before the run began leaves the others waiting
+# for it inside MPI's start-up, where no heartbeat runs, and daqnet bench stops the run
+# (_died_in_startup).
+_SUPERVISOR = (
+    'trap "" USR1; trap : INT TERM USR2; "$@"; s=$?; '
+    '[ "$s" = 0 ] || echo "$s" > {out}/rank-"${{PMI_RANK:-$SLURM_PROCID}}".exit; exit "$s"'
+)
 
 
 def _supervised(argv: list[str]) -> list[str]:
-    return ["/bin/sh", "-c", _SUPERVISOR, "daqnet-evb", *argv]
+    out = argv[argv.index("--out") + 1]
+    return ["/bin/sh", "-c", _SUPERVISOR.format(out=shlex.quote(out)), "daqnet-evb", *argv]
+
+
+def _kill_ranks(out: Path, wait: float = 5.0) -> None:
+    """SIGKILL this run's daqnet-evb processes on this machine (hydra's SIGKILL misses them:
+    each rank has a session of its own) and wait until they are gone, so that their MPI
+    segments are no longer mapped when RankSegments.release looks."""
+    end = time.monotonic() + wait
+    while (pids := rank_pids(out)) and time.monotonic() < end:
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+
+
+def _died_in_startup(out: Path) -> str | None:
+    """A rank that ended (its supervising shell's rank-N.exit) before it wrote any results,
+    as "rank N (exit status S)"; None when there is none."""
+    for path in sorted(out.glob("rank-*.exit"), key=lambda p: _rank_number(p.stem)):
+        rank = _rank_number(path.stem)
+        if rank < 0 or (out / f"rank-{rank}.json").exists():
+            continue
+        try:
+            status = int(path.read_text().strip())
+        except (OSError, ValueError):
+            status = -1
+        how = f"exit status {status}"
+        if status > 128:
+            with contextlib.suppress(ValueError):
+                how += f", {signal.Signals(status - 128).name}"
+        return f"rank {rank} ({how})"
+    return None
 
 
 def _declared_dead(em_doc: dict[str, Any]) -> set[int]:
@@ -569,7 +639,10 @@ def _finish(
     table_format: str = "csv",
     keep_going: bool = False,
     interrupted: bool = False,
+    cause: str = "",
 ) -> BenchResult:
+    """The ranks' results gathered, with `notes` among their errors; with none, an error
+    saying why: `cause`, else the first error the launcher's log shows."""
     try:
         result = collect(out, ranks)
     except DaqnetError as err:
@@ -578,7 +651,7 @@ def _finish(
                 f"before any rank reported, nothing was measured (see {out}/launcher.log)"
             ) from None
         # Nothing measured at all (e.g. the launcher failed): say why, keep the log.
-        cause = first_error(out / "launcher.log") or str(err)
+        cause = cause or first_error(out / "launcher.log") or str(err)
         raise DaqnetError(
             f"daqnet-evb produced no results: {cause} (see {out}/launcher.log)"
         ) from None

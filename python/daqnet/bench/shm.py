@@ -142,9 +142,11 @@ class RankSegments:
             self.noted(set(self.paths))
 
     def release(self) -> list[str]:
-        """Remove the noted segments still there, unless a rank of the run still lives; the
-        paths removed."""
-        if not self.paths or rank_pids(self.out):
+        """Remove the noted segments still there, and this user's that appeared during the
+        run and no process maps, unless a rank of the run still lives; the paths removed.
+        Ranks killed inside MPI_Init (bench.recover's start-up death) had made their segment
+        but none was noted mapped: it was left behind."""
+        if rank_pids(self.out):
             return []
         late = _segments_in_shm() - self.before - self.paths
         return sorted(_unlink(self.paths) + remove_unmapped(late))
