@@ -114,6 +114,24 @@ def test_topology_conf_keeps_port_order_and_refuses_what_it_cannot_hold(tmp_path
         # (hosts named 'n1\\' ... were made before).
         ("SwitchName=s1 Nodes=n[1-4]\\\nSwitchName=s2 Nodes=n5\n", ":1: Nodes", "given twice"),
         ("SwitchName=s1 Nodes=n1 Nodes=n2\n", ":1: Nodes", "given twice on one line"),
+        # A cycle was read as two parallel cables (s0 and s2 each listing the other): more
+        # up-link bandwidth than either line meant, 26 conflicts where the tree has 36.
+        (
+            "SwitchName=s0 Nodes=n[0-3] Switches=s2\nSwitchName=s1 Nodes=n[4-7]\n"
+            "SwitchName=s2 Switches=s[0-1]\n",
+            ":3: Switches",
+            "'s0' is already above 's2' (a cycle: s0 → s2 → s0)",
+        ),
+        (
+            "SwitchName=a Nodes=n1 Switches=b\nSwitchName=b Switches=c\nSwitchName=c Switches=a\n",
+            ":3: Switches",
+            "(a cycle: a → b → c → a)",
+        ),
+        (
+            "SwitchName=a Nodes=n1\nSwitchName=b Switches=a,a\n",
+            ":2: Switches",
+            "switch 'a' is listed twice",
+        ),
     ],
 )
 def test_topology_conf_errors(tmp_path, text, where, what):

@@ -16,9 +16,10 @@ from .files import read_text
 __all__ = ["collect", "expand", "read_hostnames"]
 
 
-def expand(expression: str, where: str) -> list[str]:
+def expand(expression: str, where: str, noun: str = "host") -> list[str]:
     """The hostnames of a Slurm hostlist expression, in its order; a repeated name is an
-    error. `where` names the expression's origin (a scenario key, an option) for messages."""
+    error. `where` names the expression's origin (a scenario key, an option) for messages,
+    `noun` what it lists (a topology.conf's Switches= lists switches)."""
     odd = next((c for c in expression if c.isspace() or not c.isprintable()), None)
     if odd is not None:
         # No host name holds one; and python-hostlist recurses without end on a line break
@@ -33,10 +34,10 @@ def expand(expression: str, where: str) -> list[str]:
     seen: set[str] = set()
     for name in names:
         if name in seen:
-            raise DaqnetError(f"{where} = {expression!r}: host '{name}' is listed twice")
+            raise DaqnetError(f"{where} = {expression!r}: {noun} '{name}' is listed twice")
         seen.add(name)
     if not names:
-        raise DaqnetError(f"{where} = {expression!r}: names no host")
+        raise DaqnetError(f"{where} = {expression!r}: names no {noun}")
     return names
 
 

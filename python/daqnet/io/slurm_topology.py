@@ -98,7 +98,7 @@ def read_slurm_topology(
                 )
             host_line[host] = (lineno, name)
         children[name] = (
-            [(c, lineno) for c in expand(fields["switches"], f"{at}: Switches")]
+            [(c, lineno) for c in expand(fields["switches"], f"{at}: Switches", "switch")]
             if ("switches" in fields)
             else []
         )
@@ -130,6 +130,7 @@ def read_slurm_topology(
             if kid == parent:
                 raise DaqnetError(f"{path}:{lineno}: Switches: '{parent}' lists itself")
             cables.append((parent, port(parent), kid, port(kid)))
+    _refuse_cycles(path, children)
     hosts = [h for sw in nodes for h in nodes[sw]]
     return graph(
         hosts,
@@ -140,6 +141,36 @@ def read_slurm_topology(
         description=f"{len(hosts)} host{'s' if len(hosts) != 1 else ''}, {len(switches)} "
         f"{'switch' if len(switches) == 1 else 'switches'} from {Path(path).name}",
     )
+
+
+def _refuse_cycles(path: str | Path, children: dict[str, list[tuple[str, int]]]) -> None:
+    """Switches= lists a switch's children: a switch below itself (s0 lists s2, s2 lists s0)
+    is no tree, and was read as two parallel cables between them, with more bandwidth than
+    either line meant. One error at the line that closes the cycle, naming it."""
+    state: dict[str, int] = {}  # 1: on the path being walked, 2: done
+    for root in children:
+        if root in state:
+            continue
+        path_: list[str] = [root]
+        stack = [iter(children[root])]
+        state[root] = 1
+        while stack:
+            step = next(stack[-1], None)
+            if step is None:
+                state[path_.pop()] = 2
+                stack.pop()
+                continue
+            kid, lineno = step
+            if state.get(kid) == 1:
+                loop = " → ".join([*path_[path_.index(kid) :], kid])
+                raise DaqnetError(
+                    f"{path}:{lineno}: Switches: '{kid}' is already above '{path_[-1]}' "
+                    f"(a cycle: {loop}); a switch lists only the switches below it"
+                )
+            if kid not in state:
+                state[kid] = 1
+                path_.append(kid)
+                stack.append(iter(children[kid]))
 
 
 def _in_port_order(names: list[str]) -> str:
