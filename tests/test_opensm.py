@@ -296,6 +296,10 @@ def test_ctrl_c_while_opensm_runs_stops_it_and_says_so(tmp_path):
     sc = tmp_path / "s.toml"
     sc.write_text("[fabric]\nradix = 16\nhosts = 1024\nlevels = 3\n")  # ~3 s of OpenSM
     out = tmp_path / "osm"
+    # An earlier run's dumps, which must not stay beside this run's logs.
+    out.mkdir()
+    for earlier in ("opensm.fdbs", "opensm-lid-matrix.dump", "dump_lfts.out"):
+        (out / earlier).write_text("an earlier run's\n")
     cmd = [sys.executable, "-m", "daqnet", "opensm", str(sc), "--engine", "updn", "--out", str(out)]
     # From tmp_path: nothing may be left in the directory daqnet was started from (umad2sim
     # makes a ./sys-<pid> tree in the working directory of the tools it is loaded into).
@@ -312,6 +316,7 @@ def test_ctrl_c_while_opensm_runs_stops_it_and_says_so(tmp_path):
     assert "interrupted before OpenSM's tables were read: no scenario written" in err
     assert "Traceback" not in err and not (out / "scenario.toml").exists()
     assert not list(tmp_path.glob("sys-*")) and not list(out.glob("sys-*"))
+    assert sorted(p.name for p in out.iterdir()) <= ["fabric.net", "ibsim.log", "opensm.log"]
     # Neither ibsim nor OpenSM outlives daqnet (both name the output directory; a zombie's
     # command line is empty).
     left = []
@@ -324,3 +329,23 @@ def test_ctrl_c_while_opensm_runs_stops_it_and_says_so(tmp_path):
         if str(out) in line:
             left.append(line)
     assert not left
+
+
+def test_tables_cut_short_by_an_interrupt_are_removed(tmp_path, monkeypatch):
+    # Ctrl-C while OpenSM wrote its dump left a quarter of opensm-lfts.dump, under the name
+    # the docs say to import, where it read as a naming error: a run that does not finish
+    # leaves only its logs.
+    import daqnet.subnet_manager as sm
+    from daqnet import Scenario
+
+    def cut_short(fabric, engine, outdir, *rest):
+        (outdir / "opensm-lfts.dump").write_text("Unicast lids [0x0-0x3] of switch Lid 1 guid 0x2")
+        (outdir / "opensm.log").write_text("routing\n")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sm, "find_tools", lambda: ("ibsim", "opensm", "lib"))
+    monkeypatch.setattr(sm, "_route", cut_short)
+    fabric = Scenario({"fabric": {"radix": 4, "hosts": 8}}).build_fabric()
+    with pytest.raises(KeyboardInterrupt):
+        sm.run_opensm(fabric, "updn", tmp_path / "o")
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["fabric.net", "opensm.log"]

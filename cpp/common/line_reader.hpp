@@ -108,6 +108,7 @@ public:
       if (eof_) {
         if (pos_ == end_) return false;
         stop = end_;  // a last line without a newline
+        unterminated_ = true;
         break;
       }
       // No line of these files comes near this: binary data, or a stream without newlines.
@@ -138,7 +139,12 @@ public:
 
   [[noreturn]] void fail(const std::string& field, const std::string& what) const { fail_at(lineno_, field, what); }
   [[noreturn]] void fail_at(uint32_t line, const std::string& field, const std::string& what) const {
-    throw Error(path_ + ":" + std::to_string(line) + ": " + field + ": " + what);
+    // A dump cut short (a tool stopped while writing it) ends inside a line: said, or the
+    // half line's error (a LID with no name) sent the user after names and subnet lists.
+    const char* cut = line == lineno_ && unterminated_
+                          ? " (the file ends inside this line, with no line break: cut short? write it again)"
+                          : "";
+    throw Error(path_ + ":" + std::to_string(line) + ": " + field + ": " + what + cut);
   }
 
   /// A hexadecimal number, with or without 0x, of the current line's `field`.
@@ -198,6 +204,7 @@ private:
   std::ifstream in_;
   std::vector<char> buf_;
   uint64_t before_ = 0, size_ = 0;  // bytes of the file before buf_[0]; its size
+  bool unterminated_ = false;       // the last line read had no newline (the file's end)
   size_t pos_ = 0, end_ = 0;        // the unread part of buf_
   size_t high_ = 0;                 // the first byte >= 0x80 at or after pos_ in it, or end_
   bool eof_ = false;

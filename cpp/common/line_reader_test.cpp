@@ -91,8 +91,35 @@ TEST(LineReader, NamesTheLineOfABadByteAnywhere) {
   for (int i = 0; i < 40000; ++i) text += "0x0001 001 # Switch 'leaf\xC3\xA9'\n";  // é: valid
   text += "0x0002 002 # 'leaf\xE9'\n";
   EXPECT_EQ(error_of(text), ":40001: text: not UTF-8: byte 0xE9 at column 19 (save the file as UTF-8)");
-  EXPECT_EQ(error_of(std::string(3u << 20, 'a') + "\n\nb\xFF"),
+  EXPECT_EQ(error_of(std::string(3u << 20, 'a') + "\n\nb\xFF\n"),
             ":3: text: not UTF-8: byte 0xFF at column 2 (save the file as UTF-8)");
+}
+
+// A file cut short ends inside a line: its error says so (a half line read as a LID with no
+// name sent the user after subnet lists); an error on a whole line does not.
+TEST(LineReader, SaysWhenTheFailingLineIsCutShort) {
+  const std::string cut = " (the file ends inside this line, with no line break: cut short? write it again)";
+  EXPECT_EQ(error_of(std::string(3u << 20, 'a') + "\n\nb\xFF"),
+            ":3: text: not UTF-8: byte 0xFF at column 2 (save the file as UTF-8)" + cut);
+  const auto fail_on = [](const std::string& text, const std::string& bad) {
+    const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    const auto path = (std::filesystem::temp_directory_path() / ("daqnet_cut_" + name + ".txt")).string();
+    std::ofstream(path, std::ios::binary) << text;
+    std::string what;
+    try {
+      LineReader in(path, "test");
+      std::string_view line;
+      while (in.next(line))
+        if (line == bad) in.fail("LID", "no host");
+    } catch (const Error& e) {
+      what = e.what();
+    }
+    std::filesystem::remove(path);
+    return what.substr(what.find(".txt:") + 4);
+  };
+  EXPECT_EQ(fail_on("0x0001 001\n0x03d8 0", "0x03d8 0"), ":2: LID: no host" + cut);
+  EXPECT_EQ(fail_on("0x0001 001\n0x03d8 0\n", "0x03d8 0"), ":2: LID: no host");
+  EXPECT_EQ(fail_on("0x03d8 0\n0x0001 001", "0x03d8 0"), ":1: LID: no host");
 }
 
 // Binary data or an endless stream: one line naming it, not memory until the kernel steps in.

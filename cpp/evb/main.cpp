@@ -184,7 +184,7 @@ int main(int argc, char** argv) {
   // files of the earlier run go first. A relaunch that failed on a typo left them, and
   // collect took them for this run: "finished", under the new run.cfg's settings. A rank
   // ended by MPI_Abort while writing one leaves its .tmp: that goes too.
-  for (const char* ext : {".json", ".csv", ".error", ".json.tmp", ".csv.tmp", ".error.tmp"})
+  for (const char* ext : {".json", ".csv", ".error", ".exit", ".json.tmp", ".csv.tmp", ".error.tmp"})
     std::remove((out_dir + "/rank-" + std::to_string(rank) + ext).c_str());
   if (rank == 0) std::remove((out_dir + "/launch.json").c_str());
 

@@ -166,14 +166,42 @@ def run_opensm(fabric: Fabric, engine: str, out: str | Path, timeout: float = 60
     outdir = ensure_dir(out, "OpenSM output directory")
     net = outdir / "fabric.net"
     fabric.write_ibsim_net(net)
-    for stale in (
-        "opensm-lfts.dump",
+    _remove_tables(outdir)
+    (outdir / "opensm.log").unlink(missing_ok=True)
+    try:
+        return _route(fabric, engine, outdir, net, timeout, ibsim, opensm, lib)
+    except BaseException:
+        # Ctrl-C while OpenSM wrote its dump left a quarter of opensm-lfts.dump, under the
+        # name the docs say to import, which then read as a naming error: only logs stay.
+        _remove_tables(outdir)
+        raise
+
+
+#: What OpenSM (-D 0x43: opensm-lfts.dump, opensm-subnet.lst, opensm-*.dump, opensm.fdbs,
+#: opensm.mcfdbs) and the diagnostics write: an earlier run's go before a run, and a run that
+#: fails or is interrupted leaves none of its own half-written.
+def _remove_tables(outdir: Path) -> None:
+    for pattern in (
+        "opensm-*.dump",
         "opensm-subnet.lst",
-        "opensm.log",
+        "opensm.*fdbs",
         "ibnetdiscover.out",
         "dump_lfts.out",
     ):
-        (outdir / stale).unlink(missing_ok=True)
+        for path in outdir.glob(pattern):
+            path.unlink(missing_ok=True)
+
+
+def _route(
+    fabric: Fabric,
+    engine: str,
+    outdir: Path,
+    net: Path,
+    timeout: float,
+    ibsim: str,
+    opensm: str,
+    lib: str,
+) -> OpensmRun:
     with tempfile.TemporaryDirectory(prefix="daqnet-opensm-") as cache:
         env = dict(os.environ, IBSIM_SOCKNAME=f"daqnet-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         env.pop("LD_PRELOAD", None)
