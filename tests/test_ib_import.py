@@ -655,6 +655,22 @@ def test_lft_dump_loop_and_black_hole_point_at_the_line(tmp_path):
     assert "black hole" in msg and f"{bad}:{leaf1}: switch:" in msg, msg
 
 
+def test_capture_of_switches_only_is_refused_naming_the_file(tmp_path):
+    # A capture cut short after its first switch's line: export wrote a net file of 0
+    # hosts, and every other command stopped at "the fabric has no hosts", no file named.
+    text = TOPO.read_text()
+    first = text.index("\nSwitch")
+    bad = tmp_path / "switches.out"
+    bad.write_text(text[: text.index("\n", first + 1)] + "\n")
+    assert "Ca\t" not in bad.read_text() and "Switch\t" in bad.read_text()
+    with pytest.raises(USER_ERRORS) as err:
+        fabric.from_ibnetdiscover(bad)
+    assert (
+        str(err.value)
+        == f"{bad}: no Ca records: switches only, no host (a capture cut short, or one of switches only?)"
+    )
+
+
 def test_lft_dump_of_another_fabric_is_refused(tmp_path):
     other = daqnet.fat_tree(radix=8, hosts=16)
     with pytest.raises(USER_ERRORS, match="no host of the fabric|not in the fabric"):

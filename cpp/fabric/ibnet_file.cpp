@@ -500,6 +500,10 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
     }
     if (host_port[k] == 0) parser.fail(nodes[k].line, "node", "CA \"" + nodes[k].id + "\" has no cabled port");
   }
+  // Switches only: every command but export stopped later at "the fabric has no hosts",
+  // naming neither the file nor why, and export wrote a net file of 0 hosts.
+  if (std::none_of(host_port.begin(), host_port.end(), [](int32_t p) { return p != 0; }))
+    throw Error(path + ": no Ca records: switches only, no host (a capture cut short, or one of switches only?)");
 
   // Levels from the cabling, as Fabric::infer_levels (aggregation nodes are no hosts).
   std::vector<int32_t> level;
