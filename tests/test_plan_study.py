@@ -433,3 +433,36 @@ def test_study_rerun_without_out_keeps_the_earlier_study(tmp_path, capsys, monke
     args = ["study", "taper", str(sc), "--taper", "1:1", "-j", "1", "--out", "study-taper-s"]
     assert main(args) == 0
     assert not (tmp_path / "study-taper-s" / "study.png").exists()
+
+
+def test_a_plan_is_a_result_of_its_tables_and_of_the_report(tmp_path, capsys):
+    # Plan.to_dataframe() raised "not a daqnet result document", and daqnet report refused
+    # plan --json, so plan costs could not sit beside a study's on one page.
+    from daqnet.plan import plan
+
+    p = plan(100, 100.0, 36, ["2:1", "1:1"])
+    df = p.to_dataframe()
+    assert list(df["taper"]) == ["2:1", "1:1"] and list(df["cost"]) == [
+        c["cost"] for c in p.candidates
+    ]
+    assert main(["plan", "--hosts", "649", "--taper", "1:1", "--taper", "2:1", "--json"]) == 0
+    doc = capsys.readouterr().out
+    (tmp_path / "plan.json").write_text(doc)
+    assert json.loads(doc)["provenance"]["daqnet_version"]
+    assert main(["report", str(tmp_path / "plan.json"), "-o", str(tmp_path / "r.html")]) == 0
+    page = (tmp_path / "r.html").read_text()
+    assert "649 hosts — daqnet plan" in page and "one fat tree per taper" in page
+    assert "6,892,350" in page and "hosts that fill every leaf (3 levels: pod)" in page
+
+
+def test_plan_table_labels_keep_their_values_in_line(capsys):
+    # "hosts that fill every leaf (3 levels: pod)" was wider than the label column, and its
+    # values stood right of every other row's.
+    assert (
+        main(["plan", "--hosts", "649", "--taper", "1:1", "--taper", "2:1", "--taper", "3:1"]) == 0
+    )
+    table = [
+        ln for ln in capsys.readouterr().out.splitlines()[2:] if ln.startswith("  ") and ln.strip()
+    ]
+    rows = table[: next(i for i, ln in enumerate(table) if "cost per host" in ln) + 1]
+    assert len({len(ln) for ln in rows}) == 1, rows

@@ -21,7 +21,7 @@ import numpy as np
 from .errors import DaqnetError
 from .fabric import Fabric, fat_tree, parse_taper
 from .io.files import read_toml
-from .result import Result
+from .result import Result, optional
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -60,6 +60,8 @@ class Plan(Result):
     radix: int
     prices: dict[str, Any]
     candidates: list[dict[str, Any]] = field(default_factory=list)
+    #: where the document was made: daqnet version, build commit, machine, date (daqnet.provenance)
+    provenance: dict[str, Any] | None = optional()
 
 
 def read_prices(path: str | Path) -> dict[str, Any]:
@@ -256,4 +258,13 @@ def plan(
         rows = [candidate(hosts, gbps, radix, t, prices) for t in tapers]
     except ValueError as err:
         raise DaqnetError(str(err)) from None
-    return Plan(hosts=hosts, gbps=gbps, radix=radix, prices=prices, candidates=rows)
+    from .provenance import provenance
+
+    return Plan(
+        hosts=hosts,
+        gbps=gbps,
+        radix=radix,
+        prices=prices,
+        candidates=rows,
+        provenance=provenance(),
+    )

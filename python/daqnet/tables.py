@@ -50,6 +50,8 @@ TABLES: dict[str, dict[str, tuple[str, str | None]]] = {
     "study": {"study": ("rows", "columns")},
     # repair.json: what else was weighed (orders, node counts or schedules)
     "repair": {"candidates": ("candidates", None)},
+    # daqnet plan --json: one tree per taper
+    "plan": {"candidates": ("candidates", None)},
 }
 
 
@@ -69,7 +71,7 @@ def _kind(doc: Mapping[str, Any]) -> str:
     kind = recognise(dict(doc))
     if kind is None:
         raise DaqnetError(
-            "not a daqnet result document (scan, bench, simulate, conflicts, study, repair)"
+            "not a daqnet result document (scan, bench, simulate, conflicts, study, repair, plan)"
         )
     return kind
 

@@ -33,6 +33,7 @@ KINDS = {
     "study": "daqnet study",
     "repair": "daqnet repair",
     "emulate": "daqnet emulate",
+    "plan": "daqnet plan",
 }
 
 # The keys that make each document what it is (every one of them is written by its command).
@@ -63,6 +64,7 @@ _SIGNATURES: dict[str, tuple[frozenset[str], Mapping[str, Any]]] = {
         frozenset({"scale", "traffic", "measured", "predicted", "links", "paths_match", "hosts"}),
         {},
     ),
+    "plan": (frozenset({"hosts", "gbps", "radix", "prices", "candidates"}), {}),
 }
 
 
@@ -78,6 +80,8 @@ class ResultFile:
     def title(self) -> str:
         """The scenario's name and the command, e.g. "bench-local — daqnet bench"."""
         name = self.doc.get("name") or self.doc.get("config", {}).get("values", {}).get("name")
+        if not name and self.kind == "plan" and isinstance(self.doc.get("hosts"), int):
+            name = f"{self.doc['hosts']:,} hosts"  # a plan has no scenario
         return f"{name or self.path.parent.name} — {KINDS[self.kind]}"
 
 

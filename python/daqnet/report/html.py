@@ -16,6 +16,7 @@ against the files.
 from __future__ import annotations
 
 import datetime
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -890,6 +891,29 @@ def _emulate(s: Section, d: Mapping[str, Any]) -> None:
     s.notes += [f"warning: {w}" for w in d.get("warnings", [])]
 
 
+def _plan(s: Section, d: Mapping[str, Any]) -> None:
+    from .plan import plan_notes, plan_table
+
+    s.summary += [
+        ("hosts", _num(d, "hosts", digits=0)),
+        ("link rate", _num(d, "gbps", "Gb/s", 0)),
+        ("switch radix", _num(d, "radix", "ports", 0)),
+    ]
+    (_, tapers), *rows = plan_table(d)
+    s.tables.append(
+        Table(
+            "one fat tree per taper",
+            ["", *tapers],
+            [[label.strip(), *values] for label, values in rows],
+        )
+    )
+    s.findings += plan_notes(d)
+    for c in d["candidates"]:
+        if "fabric" in c:
+            keys = ", ".join(f"{k} = {json.dumps(v)}" for k, v in c["fabric"].items())
+            s.findings.append(f"{c['taper']} as a scenario's [fabric]: {keys}")
+
+
 _SECTIONS: dict[str, Callable[[Section, Mapping[str, Any]], None]] = {
     "conflicts": _conflicts,
     "simulate-steps": _simulate_steps,
@@ -899,6 +923,7 @@ _SECTIONS: dict[str, Callable[[Section, Mapping[str, Any]], None]] = {
     "study": _study,
     "repair": _repair,
     "emulate": _emulate,
+    "plan": _plan,
 }
 
 _BAD_CONTENT = (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError)
