@@ -1169,3 +1169,48 @@ def test_slow_links_read_with_significant_digits(scenario, mode):
     assert r.returncode == 0, r.stderr
     assert " 0.00 Gb/s" not in r.stdout and "0.00000" in r.stdout, r.stdout
     assert " 0 events/s" not in r.stdout
+
+
+@pytest.mark.parametrize("command", ["conflicts", "simulate"])
+def test_ctrl_c_as_the_files_are_written_keeps_them_whole(scenario, tmp_path, monkeypatch, command):
+    # A Ctrl-C as the summary appeared (a large tree's files take a second) left --out empty,
+    # or some files beside an earlier run's: the finished run's files are written whole.
+    import signal
+
+    from daqnet.cli import main
+
+    module = "daqnet.io.conflicts_csv" if command == "conflicts" else "daqnet.io.simulation"
+    name = "write_conflict_files" if command == "conflicts" else "write_simulation"
+    import importlib
+
+    mod = importlib.import_module(module)
+    write = getattr(mod, name)
+
+    def interrupted(*args, **kwargs):
+        signal.raise_signal(signal.SIGINT)
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(mod, name, interrupted)
+    out = tmp_path / "out"
+    assert main([command, str(scenario), "--out", str(out)]) == 0
+    doc = json.loads((out / "result.json").read_text())
+    assert doc["interrupted"] is False
+    tables = {
+        "conflicts": ["steps", "links", "levels", "conflicts"],
+        "simulate": ["steps", "link_loads"],
+    }
+    for table in tables[command]:
+        assert (out / f"{table}.csv").stat().st_size > 0, table
+
+
+@pytest.mark.parametrize("command", ["conflicts", "simulate", "study"])
+def test_an_out_that_takes_no_file_fails_before_the_run(scenario, command):
+    # /proc is a directory that takes no file: the whole run went by before it failed, and
+    # the message blamed result.json ("No such file or directory").
+    args = ["study", "taper"] if command == "study" else [command]
+    r = run_cli(*args, scenario, "--out", "/proc")
+    assert r.returncode == 2
+    assert (
+        r.stderr.strip()
+        == "daqnet: error: --out /proc: cannot write into it: No such file or directory"
+    )

@@ -10,9 +10,11 @@ from ..io.files import ensure_dir
 from ..io.result_files import check_not_another
 from ..io.table_files import check_format
 from ..provenance import provenance
+from ..stops import writing
 from .common import (
     EXIT_INTERRUPTED,
     Progress,
+    draw_unless_stopped,
     emit,
     load,
     note,
@@ -61,18 +63,24 @@ def run_conflicts(args: argparse.Namespace) -> int:
         "config": scenario.effective(),
         "provenance": provenance(),
     }
-    emit(doc, args.json, lambda _: conflict_summary(report, args.scenario))
-    if out:
-        from ..io.conflicts_csv import write_conflict_files
+    # The summary, then the files: a Ctrl-C as the summary appears (the files of a large
+    # tree take a second) lost every file, or left some beside an earlier run's. Signals are
+    # noted meanwhile; the figure, if any, is what one skips.
+    with writing():
+        emit(doc, args.json, lambda _: conflict_summary(report, args.scenario))
+        if out:
+            from ..io.conflicts_csv import write_conflict_files
 
-        written = write_conflict_files(
-            doc, report, out, args.detail_steps, args.detail_flows, args.format
-        )
-        warn_earlier_tables(out, written)
+            written = write_conflict_files(
+                doc, report, out, args.detail_steps, args.detail_flows, args.format
+            )
+            warn_earlier_tables(out, written)
+    stopped = False
     if args.plot:
         from ..report.conflicts_plot import plot_conflicts
 
-        plot_conflicts(report, args.plot, title=f"{scenario.name}: {workload.describe()}")
+        title = f"{scenario.name}: {workload.describe()}"
+        _, stopped = draw_unless_stopped(lambda: plot_conflicts(report, args.plot, title=title))
     if report.interrupted:
         where = f"written to {out}" if out else "printed above (give --out DIR to keep files)"
         note(
@@ -80,7 +88,7 @@ def run_conflicts(args: argparse.Namespace) -> int:
             f"the results so far are {where}"
         )
         return EXIT_INTERRUPTED
-    return 0
+    return EXIT_INTERRUPTED if stopped else 0
 
 
 def run_tables(args: argparse.Namespace) -> int:

@@ -26,6 +26,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     from ..provenance import provenance
     from ..report.simulate import simulate_summary
     from ..simulate import simulate
+    from ..stops import writing
 
     check_format(args.format, args.out)
     check_not_another(args.out, "simulate")
@@ -47,11 +48,13 @@ def run_simulate(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     result.provenance = provenance()
-    emit(result, args.json, simulate_summary)
-    for warning in result.get("warnings", []):
-        warn(warning)
-    if args.out:
-        warn_earlier_tables(args.out, write_simulation(result, args.out, args.format))
+    # A Ctrl-C as the summary appears lost the files being written (see conflicts).
+    with writing():
+        emit(result, args.json, simulate_summary)
+        for warning in result.get("warnings", []):
+            warn(warning)
+        if args.out:
+            warn_earlier_tables(args.out, write_simulation(result, args.out, args.format))
     if result["interrupted"]:
         where = (
             f"written to {args.out}" if args.out else "printed above (give --out DIR to keep files)"

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RESULT_TABLES",
     "atomic_open",
+    "check_writable",
     "earlier_tables",
     "ensure_dir",
     "read_text",
@@ -99,8 +100,10 @@ def read_toml(path: str | Path, what: str) -> dict[str, Any]:
 
 
 def ensure_dir(path: str | Path, what: str = "output directory") -> Path:
-    """Create a directory for results (and its parents); one line naming it if that fails.
-    `what` names it in the message (the command line passes its option, e.g. "--csv")."""
+    """Create a directory for results (and its parents), and make sure a file can be made
+    in it; one line naming it if either fails. `what` names it in the message (the command
+    line passes its option, e.g. "--csv"). Called before a long run: an existing directory
+    that takes no file (/proc, /sys/fs, another user's) failed only once the run was over."""
     if not str(path):
         raise DaqnetError(f"{what}: empty directory name")
     path = Path(path)
@@ -108,7 +111,19 @@ def ensure_dir(path: str | Path, what: str = "output directory") -> Path:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise DaqnetError(f"{what} {path}: cannot create directory: {err.strerror}") from None
+    check_writable(path, what)
     return path
+
+
+def check_writable(path: str | Path, what: str = "output directory") -> None:
+    """That a file can be made in the directory `path`: one line naming it if not."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".daqnet-probe-", dir=path)
+    except OSError as err:
+        raise DaqnetError(f"{what} {path}: cannot write into it: {err.strerror}") from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
 
 
 @contextlib.contextmanager
@@ -140,6 +155,9 @@ def atomic_path(path: str | Path, mode: int | None = None) -> Iterator[str]:
             os.unlink(tmp)
         if isinstance(err, (DaqnetError, CoreError)) and tmp in str(err):  # the writer named it
             raise DaqnetError(str(err).replace(tmp, str(given))) from None
+        if isinstance(err, OSError) and not isinstance(err, DaqnetError):
+            # A full disk read "[Errno 28] No space left on device", naming no file.
+            raise DaqnetError(f"{given}: cannot write: {err.strerror or err}") from None
         raise
 
 
