@@ -1237,3 +1237,26 @@ def test_packed_events_are_named_beside_the_fragment_sets(tmp_path):
     assert p.returncode == 0, p.stderr
     built = json.loads((tmp_path / "o" / "result.json").read_text())["events_built"]
     assert f"{built:,} built ({4 * built:,} events packed 4 per fragment)" in p.stdout
+
+
+def test_ctrl_c_as_the_summary_appears_keeps_the_finished_status(tmp_path, monkeypatch, capsys):
+    # A Ctrl-C in the run's last moment (its summary being printed) exited 130 while the
+    # summary and result.json said "finished": the exit status is now the result's.
+    import signal
+
+    import daqnet.report.bench as shown
+    from daqnet.cli import main
+
+    summary = shown.summary
+
+    def interrupted(*args, **kwargs):
+        signal.raise_signal(signal.SIGINT)
+        return summary(*args, **kwargs)
+
+    monkeypatch.setattr(shown, "summary", interrupted)
+    args = ["bench", str(EXAMPLE), "--out", str(tmp_path / "out")]
+    for s in QUICK:
+        args += ["--set", s]
+    assert main(args) == 0
+    assert "finished" in capsys.readouterr().out
+    assert json.loads((tmp_path / "out" / "result.json").read_text())["status"] == "finished"

@@ -15,6 +15,7 @@ from ..io.bench_tables import clean, write_tables
 from ..io.files import ensure_dir
 from ..io.result_files import check_not_another
 from ..io.table_files import check_format
+from ..stops import writing
 from .common import EXIT_INTERRUPTED, Progress, emit, load, note, warn
 
 __all__ = ["run_bench", "run_collect"]
@@ -74,7 +75,10 @@ def run_bench(args: argparse.Namespace) -> int:
         result = bench.run(scenario, args.out, args.baseline, progress.text, args.format)
     finally:
         progress.close()
-    return _finish(result, args.json, scenario.name, args.format)
+    # The run is over and its files written: a Ctrl-C now (as its summary appears) is noted,
+    # not raised, so the exit status is the result's. It read 130 beside "finished".
+    with writing():
+        return _finish(result, args.json, scenario.name, args.format)
 
 
 def run_collect(args: argparse.Namespace) -> int:
