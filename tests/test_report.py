@@ -539,3 +539,28 @@ def test_an_emulation_without_a_recorded_scenario_is_shown(tmp_path):
     assert [r.kind for r in results] == ["emulate"]
     html = render_page(build_page(results))
     assert "daqnet emulate" in html and "plain TCP steps" in html and "0.900" in html
+
+
+def test_ranking_note_compares_bytes_within_one_message_size():
+    # Placement varied with simulate.message_bytes: the note read "the points send 6% to 100%
+    # as many bytes ... (what stays on a node differs)", 64 KiB against 1 MiB, and advised
+    # ranking them by time across sizes.
+    from daqnet.report.scan_caveats import ranking_note
+
+    vary = [
+        {"key": "placement.order", "values": ["topology", "hostname"]},
+        {"key": "simulate.message_bytes", "values": [65536, 1048576]},
+    ]
+
+    def row(order, size, sent):
+        return {"placement.order": order, "simulate.message_bytes": size,
+                "gbps_per_host": sent / 2.0, "total_seconds": 2.0}  # fmt: skip
+
+    doc = {"vary": vary, "best": 0, "mode": "steps", "metric": "gbps_per_host",
+           "rows": [row(o, m, m) for o in ("topology", "hostname") for m in (65536, 1048576)]}  # fmt: skip
+    assert ranking_note(doc) is None  # equal bytes within each size
+    doc["rows"][1]["gbps_per_host"] /= 2  # hostname order at 64 KiB sends half
+    said = ranking_note(doc)
+    assert said is not None and said.startswith("the points send 50% to 100% as many bytes")
+    assert "(among points of equal simulate.message_bytes)" in said
+    assert said.endswith("compares times of points with equal simulate.message_bytes")
