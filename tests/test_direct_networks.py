@@ -510,3 +510,33 @@ def test_a_tree_engine_on_a_direct_network_names_its_engines(make):
     with pytest.raises(USER_ERRORS) as err:
         routing.build(make(), "dmodk")
     assert 'for this direct network use engine "direct" (minimal) or "indirect"' in str(err.value)
+
+
+def test_conflicts_count_the_flows_within_a_host_apart():
+    # 4 tasks per PERCS node, a periodic 8 x 4 stencil: each node holds a row, so its left
+    # and right messages stay on the node. The summary read "128 flows" where 64 crossed the
+    # network. Counted here from the placement and the steps themselves.
+    from daqnet.analysis import conflicts
+    from daqnet.report.conflicts import conflict_summary
+
+    sc = Scenario(
+        {
+            "fabric": {
+                "kind": "percs",
+                "supernodes": 2,
+                "drawers_per_supernode": 2,
+                "nodes_per_drawer": 2,
+            },
+            "routing": {"engine": "direct"},
+            "workload": {"kind": "stencil2d", "tasks_per_node": 4, "message_bytes": 1000000},
+        }
+    )
+    _f, routing, placement, workload = sc.build()
+    hosts = np.asarray(placement.hosts)
+    flows = np.concatenate(list(workload.steps()))
+    local = int(np.count_nonzero(hosts[flows[:, 0]] == hosts[flows[:, 1]]))
+    report = conflicts(routing, placement, workload)
+    assert report.total_flows == len(flows) == 128
+    assert report.local_flows == local == 64
+    assert report.summary()["local_flows"] == 64
+    assert "128 flows (64 within a host, on no link)," in conflict_summary(report, "s")

@@ -137,10 +137,14 @@ void analyze_range(int64_t first, int64_t last, const std::vector<int32_t>& klas
       pending = 0;
       if (used >= kFlush) flush();
     };
+    int64_t local = 0;
     for (const Flow& fl : flows) {
       const int32_t a = place[fl.src];
       const int32_t b = place[fl.dst];
-      if (a == b) continue;  // ranks on one host: no link
+      if (a == b) {  // ranks on one host: no link
+        ++local;
+        continue;
+      }
       src[pending] = a;
       dst[pending] = b;
       if constexpr (FlowLinks::kPerFlow) key[pending] = routing::flow_key(s, fl.src, fl.dst);
@@ -151,6 +155,7 @@ void analyze_range(int64_t first, int64_t last, const std::vector<int32_t>& klas
     StepSummary& st = steps[static_cast<size_t>(s)];
     st.step = s;
     st.flows = static_cast<int64_t>(flows.size());
+    st.local_flows = local;
     st.links_used = static_cast<int32_t>(distinct);
     st.conflicting_links = conflicting;
     st.conflicts = traversals - distinct;  // Σ (load - 1) over used links
@@ -200,6 +205,7 @@ ConflictResult analyze(const routing::Routing& routing, std::span<const int32_t>
   r.steps.resize(static_cast<size_t>(steps_done));
   for (const auto& st : r.steps) {
     r.total_flows += st.flows;
+    r.local_flows += st.local_flows;
     r.total_conflicts += st.conflicts;
     r.total_link_traversals += st.conflicts + st.links_used;
     r.max_link_load = std::max(r.max_link_load, st.max_link_load);

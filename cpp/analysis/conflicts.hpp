@@ -21,8 +21,9 @@ using workload::Flow;
 ///     conflicts(step) = Σ_links max(0, load − 1),
 /// i.e. the number of flows that would have to share a link with an earlier one.
 struct StepSummary {
-  int64_t step = 0;   ///< 0-based step index
-  int64_t flows = 0;  ///< flows in the step (including host-local ones)
+  int64_t step = 0;         ///< 0-based step index
+  int64_t flows = 0;        ///< flows in the step (including host-local ones) ...
+  int64_t local_flows = 0;  ///< ... of which between ranks of one host (on no link)
   int64_t conflicts = 0;
   int32_t max_link_load = 0;
   /// The most flows on a link to or from a host: what the step's hosts send or receive at
@@ -43,6 +44,7 @@ struct ConflictResult {
   /// into Fabric::link_class_names(): host->leaf, leaf->host, leaf->spine, ... on fat trees)
   std::vector<std::vector<int64_t>> load_histogram;
   int64_t total_flows = 0;
+  int64_t local_flows = 0;  ///< of total_flows, those between ranks of one host (on no link)
   int64_t total_conflicts = 0;
   int64_t total_link_traversals = 0;  ///< Σ over flows of route length in links
   int64_t spread_flows = 0;           ///< flows split over several paths (counted whole on each)

@@ -40,6 +40,7 @@ nb::list steps_to_numpy(Steps steps) {
 void bind_analysis(nb::module_& m) {
   nb::class_<ConflictResult>(m, "ConflictResult")
       .def_ro("total_flows", &ConflictResult::total_flows)
+      .def_ro("local_flows", &ConflictResult::local_flows)
       .def_ro("total_conflicts", &ConflictResult::total_conflicts)
       .def_ro("total_link_traversals", &ConflictResult::total_link_traversals)
       .def_ro("spread_flows", &ConflictResult::spread_flows)

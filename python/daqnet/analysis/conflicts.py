@@ -50,6 +50,12 @@ class ConflictReport:
         return self._core.total_flows
 
     @property
+    def local_flows(self) -> int:
+        """Of total_flows, those between ranks of one host: on no link of the fabric (a
+        stencil's neighbours on one node), so in no load or conflict."""
+        return int(self._core.local_flows)
+
+    @property
     def total_conflicts(self) -> int:
         return self._core.total_conflicts
 
@@ -268,6 +274,7 @@ class ConflictReport:
             "placement": self.placement.describe(),
             "workload": self.workload.describe(),
             "total_flows": self.total_flows,
+            "local_flows": self.local_flows,
             "total_conflicts": self.total_conflicts,
             "max_link_load": self.max_link_load,
             "steps_total": self.steps_total,

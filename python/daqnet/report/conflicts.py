@@ -56,7 +56,11 @@ def conflict_summary(report: ConflictReport, source: str = "", details: int = 3)
     done = report.steps_done
     on_hosts = report.host_link_conflicts
     lines.append(
-        f"  {count(report.total_flows, 'flow')}, {count(report.total_conflicts, 'conflict')}"
+        f"  {count(report.total_flows, 'flow')}"
+        # A stencil's neighbours on one node: flows that enter no network (16 tasks per node
+        # read "128 flows" where 64 crossed it).
+        + (f" ({report.local_flows:,} within a host, on no link)" if report.local_flows else "")
+        + f", {count(report.total_conflicts, 'conflict')}"
         + (f" ({on_hosts:,} on hosts' own links)" if on_hosts else "")
         + f" in {report.steps_with_conflicts:,} of {done:,} steps, max link load {report.max_link_load}"
     )

@@ -273,6 +273,11 @@ def _conflicts(s: Section, d: Mapping[str, Any]) -> None:
     s.summary += [
         ("hosts", _num(d, "hosts", digits=0)),
         ("flows", _num(d, "total_flows", digits=0)),
+        *(
+            [("of which within a host", _num(d, "local_flows", "on no link", 0))]
+            if d.get("local_flows")
+            else []
+        ),
         (
             "conflicts",
             _num(
