@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from daqnet.cli import main
 from daqnet.errors import DaqnetError
 from daqnet.plan import plan, read_prices
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def test_648_hosts_on_36_ports_by_hand():
@@ -466,3 +469,56 @@ def test_plan_table_labels_keep_their_values_in_line(capsys):
     ]
     rows = table[: next(i for i, ln in enumerate(table) if "cost per host" in ln) + 1]
     assert len({len(ln) for ln in rows}) == 1, rows
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--hosts", "0"], "argument --hosts: must be at least 2"),
+        (["--hosts", "1"], "argument --hosts: must be at least 2"),
+        (
+            ["--hosts", "648", "--radix", "0"],
+            "argument --radix: must be an even number from 4 to 4096",
+        ),
+        (
+            ["--hosts", "648", "--radix", "2"],
+            "argument --radix: must be an even number from 4 to 4096",
+        ),
+    ],
+)
+def test_plan_bounds_are_said_once_and_right(capsys, args, said):
+    # --hosts 0 said "at least 1", then --hosts 1 "at least 2 hosts"; --radix 0 "at least 1",
+    # then --radix 2 "an even number from 4": each fix met a second error.
+    with pytest.raises(SystemExit):
+        main(["plan", *args])
+    assert said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("key", ["ll_gbps", "lr_gbps", "d_gbps", "host_gbps"])
+@pytest.mark.parametrize("value", ["-5", "0"])
+def test_percs_rates_give_one_bound(key, value):
+    # -5 read "must be at least 0", and 0 then "must be a finite number > 0".
+    from daqnet import Scenario
+
+    with pytest.raises(DaqnetError, match=rf"fabric.{key} must be a finite number > 0"):
+        Scenario.load(str(EXAMPLES / "percs-64.toml"), [f"fabric.{key}={value}"]).build_fabric()
+
+
+def test_study_mapping_of_two_groups_is_refused_before_it_runs(tmp_path, capsys):
+    # Its indirect points need a third group: the study stopped at point 6, nothing written.
+    sc = tmp_path / "p.toml"
+    sc.write_text(SMALL_PERCS)
+    args = [
+        "study",
+        "mapping",
+        str(sc),
+        "--set",
+        "fabric.supernodes=2",
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    assert main(args) == 2
+    assert (
+        "this network has 2 groups: give 3 or more (fabric.supernodes)" in capsys.readouterr().err
+    )
+    assert not (tmp_path / "o" / "study.json").exists()

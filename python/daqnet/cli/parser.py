@@ -30,6 +30,21 @@ def _positive_int(text: str) -> int:
     return _whole(text, 1)
 
 
+def _plan_hosts(text: str) -> int:
+    return _whole(text, 2)  # what daqnet plan needs: 1 read "must be at least 1" first
+
+
+def _radix(text: str) -> int:
+    """A switch's ports, said as a fabric.radix is (0 read "must be at least 1", then 2
+    "must be an even number from 4 to 4096")."""
+    from ..plan import MAX_RADIX
+
+    n = _whole(text, 0)
+    if n < 4 or n % 2 or n > MAX_RADIX:
+        raise argparse.ArgumentTypeError(f"must be an even number from 4 to {MAX_RADIX}")
+    return n
+
+
 def _threads(text: str) -> int:
     return _whole(text, 0)
 
@@ -349,12 +364,12 @@ def parser() -> argparse.ArgumentParser:
         "prices, bisection bandwidth and the host count that fills every leaf, one column per "
         "--taper. See docs/plan.md.",
     )
-    pl.add_argument("--hosts", type=_positive_int, required=True, metavar="N")
+    pl.add_argument("--hosts", type=_plan_hosts, required=True, metavar="N")
     pl.add_argument(
         "--gbps", type=float, default=100.0, metavar="R", help="link rate (default 100)"
     )
     pl.add_argument(
-        "--radix", type=_positive_int, default=36, metavar="K", help="switch ports (default 36)"
+        "--radix", type=_radix, default=36, metavar="K", help="switch ports (default 36)"
     )
     pl.add_argument(
         "--taper",

@@ -218,6 +218,16 @@ def mapping_study(
             "routing.engine": varied,
         },
     )
+    # Half its points route through a third group: with fewer groups the study stopped at
+    # its first indirect point, minutes in, with nothing written.
+    groups = scenario.build_fabric()._core.num_groups
+    if groups < 3:
+        raise DaqnetError(
+            f"{path}: study mapping compares direct with indirect (Valiant) routing, which goes "
+            f"through a group other than the source's and the destination's, and this network "
+            f"has {groups} group{'s' if groups != 1 else ''}: give 3 or more "
+            f"({'fabric.supernodes' if kind == 'percs' else 'fabric.g'})"
+        )
     points = _points(path, overrides, MAPPING_PATTERNS, MAPPING_VARY)
     doc, rows = _run("mapping", path, overrides, points, "pattern", progress, jobs)
     for pattern in MAPPING_PATTERNS:
