@@ -655,6 +655,25 @@ def test_lft_dump_loop_and_black_hole_point_at_the_line(tmp_path):
     assert "black hole" in msg and f"{bad}:{leaf1}: switch:" in msg, msg
 
 
+def test_ibnetdiscover_s_and_p_output(tmp_path):
+    # ibnetdiscover -s prints its discovery steps before the topology (lines as it printed
+    # them under ibsim): they were "expected a node line"; -p lists ports, and got no hint.
+    steps = (
+        'DR path slid 0; dlid 0; 0 -> new Switch {0000000000200000} portnum 0 lid 0-0 ""\n'
+        'DR path slid 0; dlid 0; 0,1 -> new Channel Adapter {0000000000100000} portnum 1 lid 0-0 ""\n'
+    )
+    with_steps = tmp_path / "s.out"
+    with_steps.write_text(steps + TOPO.read_text())
+    a, b = fabric.from_ibnetdiscover(with_steps), fabric.from_ibnetdiscover(TOPO)
+    assert a.num_hosts == b.num_hosts and a.num_links == b.num_links
+    ports = tmp_path / "p.out"
+    ports.write_text(
+        "CA     8  1 0x0000000000100007 4x EDR - SW     3  2 0x0000000000200001 ( 'node3' - 'leaf1' )\n"
+    )
+    with pytest.raises(USER_ERRORS, match=r"p.out:1: line: this is ibnetdiscover -p output"):
+        fabric.from_ibnetdiscover(ports)
+
+
 def test_capture_of_switches_only_is_refused_naming_the_file(tmp_path):
     # A capture cut short after its first switch's line: export wrote a net file of 0
     # hosts, and every other command stopped at "the fabric has no hosts", no file named.

@@ -100,6 +100,10 @@ public:
       }
       if (line.starts_with("Hostname:") || line.starts_with("Chassis ") || line == "Non-Chassis Nodes")
         continue;  // identification lines daqnet does not need; chassis headings of -g output
+      if (line.starts_with("DR path ")) continue;  // ibnetdiscover -s: its discovery steps, before the topology itself
+      if (starts_with_word(line, "SW") || starts_with_word(line, "CA") || starts_with_word(line, "RT"))
+        in_.fail("line",
+                 "this is ibnetdiscover -p output, a list of ports: capture the topology with plain ibnetdiscover");
       if (starts_with_word(line, "include") || starts_with_word(line, "do"))
         in_.fail("line", "ibsim's '" + std::string(line.substr(0, line.find_first_of(" \t"))) +
                              "' extension is not supported: give one self-contained file");
