@@ -564,3 +564,20 @@ def test_ranking_note_compares_bytes_within_one_message_size():
     assert said is not None and said.startswith("the points send 50% to 100% as many bytes")
     assert "(among points of equal simulate.message_bytes)" in said
     assert said.endswith("compares times of points with equal simulate.message_bytes")
+
+
+def test_a_time_frames_run_is_described_as_one(tmp_path):
+    # The page said "PUSH, barrel gathers, 2 credits, 8 in flight" of a time-frames run,
+    # which has senders, receivers and a barrier, no event manager.
+    out = tmp_path / "b"
+    p = daqnet(
+        "bench", EXAMPLES / "alice-frames.toml", "--out", out,
+        "--set", "bench.seconds=0.5", "--set", "bench.warmup_seconds=0.1",
+        "--set", "bench.fragment_bytes=65536",
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    page = tmp_path / "page.html"
+    assert daqnet("report", out, "-o", page).returncode == 0
+    html = page.read_text()
+    assert "time frames: 3 senders → 1 receiver in turn, a barrier between frames" in html
+    assert "gathers" not in html

@@ -521,7 +521,21 @@ def _bench(s: Section, d: Mapping[str, Any]) -> None:
         ("status", str(d["status"])),
         ("ranks", _num(d, "ranks", f"transport {d.get('transport')}", 0)),
     ]
-    if "protocol" in d:
+    rc = d.get("run_config") or {}
+    if d.get("mode") == "time-frames":
+        # Senders push whole frames to receivers in turn: no event manager, no PUSH/PULL
+        # choice, no gather order (it read "PUSH, barrel gathers, 2 credits, 8 in flight").
+        senders, receivers = rc.get("senders", "?"), rc.get("receivers", "?")
+        barrier = str(rc.get("barrier", "")).lower() in ("1", "true")
+        s.summary.append(
+            (
+                "mode",
+                f"time frames: {senders} sender{'s' if str(senders) != '1' else ''} → "
+                f"{receivers} receiver{'s' if str(receivers) != '1' else ''} in turn, "
+                + ("a barrier between frames" if barrier else "no barrier between frames"),
+            )
+        )
+    elif "protocol" in d:
         s.summary.append(
             (
                 "protocol",
