@@ -486,15 +486,19 @@ def _simulate_protocol(s: Section, d: Mapping[str, Any]) -> None:
             "counts them: an event counts whole when its last fragment arrives, so bins "
             "holding few events read in bursts (simulate.timeseries_bins sets how many).",
         ),
-        FigureView(
-            "latency",
-            "event latency percentiles",
-            figs.svg_data_uri(figs.latency_figure([("predicted", d["latency_seconds"])])),
-            "From an event's assignment"
-            + (" (under bench.rate_hz, from its data)" if _rate_hz(d) else "")
-            + " to its last fragment at the builder, events of the measurement window.",
-        ),
     ]
+    # Stopped in the warm-up: no latency, and bars of 0 ms read as one (as for bench).
+    if any(v is not None for v in d["latency_seconds"].values()):
+        s.figures.append(
+            FigureView(
+                "latency",
+                "event latency percentiles",
+                figs.svg_data_uri(figs.latency_figure([("predicted", d["latency_seconds"])])),
+                "From an event's assignment"
+                + (" (under bench.rate_hz, from its data)" if _rate_hz(d) else "")
+                + " to its last fragment at the builder, events of the measurement window.",
+            )
+        )
     if d["links"]:
         s.figures.append(
             FigureView(
