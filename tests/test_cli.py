@@ -616,7 +616,7 @@ def test_simulate_refuses_an_unusable_out_before_the_run(scenario, tmp_path, cap
     taken.write_text("")
     assert main(["simulate", str(scenario), "--out", str(taken)]) == 2
     std = capsys.readouterr()
-    assert std.out == "" and f"--out {taken}: cannot create directory" in std.err
+    assert std.out == "" and f"--out {taken}: is a file, not a directory" in std.err
 
 
 @pytest.mark.parametrize(

@@ -349,3 +349,16 @@ def test_tables_cut_short_by_an_interrupt_are_removed(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         sm.run_opensm(fabric, "updn", tmp_path / "o")
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["fabric.net", "opensm.log"]
+
+
+def test_engines_other_than_ftree_are_not_sent_to_the_ftree_explanation(tmp_path, capsys):
+    # "(docs/opensm.md says why they differ)" was printed for updn too, where the docs
+    # explain ftree's rotation only.
+    from daqnet.cli import main
+
+    sc = tmp_path / "s.toml"
+    sc.write_text("[fabric]\nradix = 8\nhosts = 64\nlevels = 3\n")
+    assert main(["opensm", str(sc), "--engine", "updn", "--out", str(tmp_path / "o")]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if "vs dmodk" in ln)
+    assert "of 3,072 forwarding entries equal (updn balances up-ports by its own counters" in line
+    assert "docs/opensm.md" not in line

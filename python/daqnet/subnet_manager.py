@@ -142,7 +142,7 @@ def _start_ibsim(
                     f"ibsim could not load {net} (exit {proc.returncode}): {_tail(log)}"
                 )
             time.sleep(0.05)
-        raise DaqnetError(f"ibsim did not get ready within {timeout:.0f} s: {_tail(log)}")
+        raise DaqnetError(f"ibsim did not get ready within {timeout:.3g} s: {_tail(log)}")
     except BaseException:  # a Ctrl-C while it starts too: no ibsim outlives daqnet
         proc.kill()
         proc.wait()

@@ -107,6 +107,8 @@ def ensure_dir(path: str | Path, what: str = "output directory") -> Path:
     if not str(path):
         raise DaqnetError(f"{what}: empty directory name")
     path = Path(path)
+    if path.exists() and not path.is_dir():  # it read "cannot create directory: File exists"
+        raise DaqnetError(f"{what} {path}: is a file, not a directory")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
