@@ -29,6 +29,9 @@ from .schema import INT32_MAX, SCHEMA, SEED_MAX, TOP_LEVEL, Key
 
 __all__ = ["Scenario"]
 
+#: OpenSM's routing engines that daqnet does not compute itself (it reads their tables).
+_OPENSM_ONLY = ("ftree", "updn", "dfsssp")  # those daqnet opensm runs (OPENSM_ENGINES)
+
 
 class Scenario:
     """A validated scenario: values with defaults filled in, and builders for each stage."""
@@ -214,7 +217,14 @@ class Scenario:
                 raise DaqnetError(f"{where}: every value must be a whole number of bytes")
             value = [float(v) for v in value]
         if spec.choices and value not in spec.choices:
-            raise DaqnetError(f"{where}: expected one of {', '.join(spec.choices)}")
+            hint = ""
+            if (section, key) == ("routing", "engine") and value in _OPENSM_ONLY:
+                # OpenSM's engines run in OpenSM: daqnet reads their tables.
+                hint = (
+                    f" (OpenSM's {value}: `daqnet opensm SCENARIO --engine {value}` computes its "
+                    'tables and writes a scenario with routing.engine = "lft-dump")'
+                )
+            raise DaqnetError(f"{where}: expected one of {', '.join(spec.choices)}{hint}")
         if spec.kind == "float":
             value = float(value)
         if spec.kind == "path":
