@@ -1158,8 +1158,10 @@ def test_a_host_name_run_cfg_cannot_list_is_refused(tmp_path):
 def test_progress_line_shows_the_live_figures(tmp_path):
     p, _ = bench(tmp_path, extra=("--progress",))
     assert p.returncode == 0, p.stderr
-    # e.g. "bench: t=   0.4 s  events 1,234  5.67 Gb/s", never tqdm's ", " before them
+    # e.g. "bench: t=   0.4 of 0.7 s  events 1,234  5.67 Gb/s", never tqdm's ", " before
+    # them; the run's length (warm-up and window) beside the time: it had no total at all.
     assert "bench: t=" in p.stderr and "events" in p.stderr and "Gb/s" in p.stderr
+    assert " of 0.7 s  events" in p.stderr
     assert "bench: ," not in p.stderr
 
 

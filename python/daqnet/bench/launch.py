@@ -197,8 +197,10 @@ def _version(mpiexec: str) -> str:
         return ""
 
 
-def _progress_line(out_dir: Path) -> tuple[str, float]:
+def _progress_line(out_dir: Path, run_seconds: float = 0.0) -> tuple[str, float]:
     """A one-line view of the EM's latest snapshot, and the newest snapshot time of any rank.
+    `run_seconds`: the run's length (warm-up and window), shown as "t=3.5 of 6.0 s" when
+    known (a window of bench.events has none).
 
     Only file times are read for every rank; only the EM's snapshot (rank named in
     launch.json) is parsed, so the poll stays cheap with many ranks.
@@ -217,7 +219,8 @@ def _progress_line(out_dir: Path) -> tuple[str, float]:
     secs = doc["time_seconds"] - em["window_start_seconds"]
     gbps = em["window_bytes"] * 8 / secs / 1e9 if secs > 0 else 0.0
     return (
-        f"t={doc['time_seconds']:6.1f} s  events {em['window_events']:,}  {gbps:8.2f} Gb/s",
+        f"t={doc['time_seconds']:6.1f}{f' of {run_seconds:.1f}' if run_seconds > 0 else ''} s  "
+        f"events {em['window_events']:,}  {gbps:8.2f} Gb/s",
         newest,
     )
 
@@ -286,6 +289,8 @@ def run(
     )
     interrupted = False
     baseline_due = cfg.get("baseline", "none") != "none"
+    # A window of bench.events ends when it ends: no length to show.
+    run_seconds = b["warmup_seconds"] + b["seconds"] if b["seconds"] and not b["events"] else 0.0
     segments = RankSegments(out, on_segments)
     why = ""  # the ranks stopped reporting
     # SIGTERM and SIGHUP stop the ranks as Ctrl-C does; once they are done, what they wrote
@@ -316,7 +321,7 @@ def run(
                 while proc.poll() is None:
                     time.sleep(0.2)
                     segments.look()
-                    text, newest = _progress_line(out)
+                    text, newest = _progress_line(out, run_seconds)
                     if newest != last_seen:
                         last_seen, last_change = newest, time.monotonic()
                     if progress and text:
