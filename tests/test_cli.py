@@ -1219,4 +1219,6 @@ def test_an_out_that_takes_no_file_fails_before_the_run(scenario, command):
 def test_an_opensm_engine_as_routing_engine_points_to_daqnet_opensm(scenario):
     r = run_cli("conflicts", scenario, "--set", "routing.engine=ftree")
     assert r.returncode == 2
-    assert "(OpenSM's ftree: `daqnet opensm SCENARIO --engine ftree` computes its tables" in r.stderr
+    assert (
+        "(OpenSM's ftree: `daqnet opensm SCENARIO --engine ftree` computes its tables" in r.stderr
+    )

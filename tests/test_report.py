@@ -582,3 +582,19 @@ def test_a_time_frames_run_is_described_as_one(tmp_path):
     html = page.read_text()
     assert "time frames: 3 senders → 1 receiver in turn, a barrier between frames" in html
     assert "gathers" not in html
+
+
+def test_a_one_step_conflicts_figure_reads_right():
+    # One step (a stencil): the step axis ticked 0.5, 0.6, ... 1.5, the max-load marker sat
+    # on the conflicts marker, and the fraction axis ran to 10 with the smallest bar a stub.
+    from daqnet.report.conflicts_plot import conflicts_figure
+
+    levels = [{"class": "LR", "link_steps": 4, "histogram": {"0": 2, "4": 2}}]
+    fig = conflicts_figure([1], [174], [8], levels, "one step")
+    ax, bx = fig.axes[0], fig.axes[1]
+    ticks = [t for t in ax.get_xticks() if 0.5 <= t <= 1.5]
+    assert ticks == [1.0]
+    ax2 = next(a for a in fig.axes if a is not ax and a is not bx)
+    assert ax2.get_ylim()[1] > 8 * 1.5  # the diamond below the circle
+    low, high = bx.get_ylim()
+    assert high <= 1.5 and low <= 0.5 / 2

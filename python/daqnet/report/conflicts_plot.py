@@ -116,7 +116,11 @@ def conflicts_figure(
     ax2.set_ylim(bottom=0)
     ax2.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps, not step 0.6
+    # Steps, not step 0.6 (with one step the locator's two ticks needed fractions).
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    if one and len(max_link_load):
+        # Both markers sat at the top of their own axes, one on the other.
+        ax2.set_ylim(0, max(1.0, float(np.asarray(max_link_load)[0])) * 1.6)
     lines = ax.get_lines() + ax2.get_lines()
     ax.legend(lines, [ln.get_label() for ln in lines], loc="upper right")
     if interrupted is not None:  # the figure must not claim steps it does not hold
@@ -126,20 +130,23 @@ def conflicts_figure(
     ax.set_title(title)
 
     width = 0.8 / max(1, len(levels))
+    lowest = 1.0
     for i, lv in enumerate(levels):
         hist = {int(k): v for k, v in lv["histogram"].items()}
         loads = np.array(sorted(hist))
         counts = np.array([hist[k] for k in loads], dtype=float)
+        fractions = counts / max(1, lv["link_steps"])
         bx.bar(
-            loads + (i - len(levels) / 2 + 0.5) * width,
-            counts / max(1, lv["link_steps"]),
-            width=width,
-            label=lv["class"],
+            loads + (i - len(levels) / 2 + 0.5) * width, fractions, width=width, label=lv["class"]
         )
+        lowest = min([lowest, *(f for f in fractions if f > 0)])
     bx.xaxis.set_major_locator(MaxNLocator(integer=True))
     bx.set_xlabel("flows on a link in one step")
     bx.set_ylabel("fraction of (link, step) pairs")
     bx.set_yscale("log")
+    # Fractions: up to 1, and the smallest bar tall enough to see (the axis ran from just
+    # below it, a stub, up to 10).
+    bx.set_ylim(lowest / 4, 1.5)
     bx.legend(ncol=3, fontsize="small")
     bx.set_title("load distribution per link class")
     return fig
