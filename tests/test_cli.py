@@ -161,7 +161,8 @@ BAD = [
     (["--set", "fabric.radix=3"], "fabric.radix = 3"),
     (
         ["--set", "fabric.hosts=1000"],
-        "fabric.hosts = 1000: a 2-level fat tree of 8-port switches with these settings holds at most 32 hosts",
+        "fabric.hosts = 1000: a 2-level fat tree of 8-port switches with these settings holds at most 32 hosts "
+        r"\(fabric.levels = 3 holds more\)",
     ),
     (["--set", "fabric.taper=3:1"], 'fabric.taper = "3:1" does not divide the 4 down-ports'),
     # Named the file, where the value came from --set.

@@ -83,7 +83,8 @@ XgftShape fat_tree_shape(const FatTreeSpec& spec) {
                 (top != r
                      ? " (" + std::to_string(top) + "-port " + plural(level_name(spec.levels, spec.levels), 2) + ")"
                      : "") +
-                " with these settings holds at most " + std::to_string(capacity) + " hosts");
+                " with these settings holds at most " + std::to_string(capacity) + " hosts" +
+                (spec.levels == 2 ? " (fabric.levels = 3 holds more)" : ""));
   int64_t ports = 0;
   for (int32_t l = 1; l <= s.levels; ++l) ports += s.switches_at(l) * (s.down_ports(l) + s.up_ports(l));
   if (ports > kMaxSwitchPorts)

@@ -156,7 +156,10 @@ def candidate(
     except (DaqnetError, ValueError) as err:
         # The builder names scenario keys; here they are command-line options.
         text = (
-            str(err).replace("fabric.hosts = ", "--hosts ").replace("fabric.radix = ", "--radix ")
+            str(err)
+            .replace("fabric.hosts = ", "--hosts ")
+            .replace("fabric.radix = ", "--radix ")
+            .replace(" (fabric.levels = 3 holds more)", "")  # plan picks the levels itself
         )
         if "holds at most" in text:  # daqnet builds up to 3 levels: the radix is the lever
             text += " (a larger --radix holds more)"
