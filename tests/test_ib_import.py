@@ -209,6 +209,15 @@ def _edit(tmp_path: Path, src: Path, edit) -> Path:
             "port guid",
             "also the port GUID",
         ),
+        # A leaf's line for node24 gone, node24's own record still cabled to it: read as a
+        # fabric without a word (ibnetdiscover prints every cable from both ends).
+        (
+            lambda t: t.replace(
+                '[1]\t"H-0000000000100030"[1](100031) \t\t# "node24" lid 36 4xEDR\n', "", 1
+            ),
+            "remote node id",
+            "whose record lists no such port: ibnetdiscover lists every cable from both ends",
+        ),
     ],
     ids=[
         "truncated",
@@ -223,6 +232,7 @@ def _edit(tmp_path: Path, src: Path, edit) -> Path:
         "lid-beyond-unicast",
         "duplicate-node-guid",
         "duplicate-port-guid",
+        "one-sided-cable",
     ],
 )
 def test_ibnetdiscover_errors_name_file_line_and_field(tmp_path, edit, field, text):

@@ -79,7 +79,10 @@ public:
         current = -1;
         continue;
       }
-      if (line[0] == '#') continue;
+      if (line[0] == '#') {
+        if (line.starts_with("# Topology file: generated")) captured = true;
+        continue;
+      }
       if (line[0] == '[') {
         if (current < 0) in_.fail("port line", "a port line outside a node record (no Switch/Ca line above)");
         parse_port(line, current);
@@ -114,6 +117,7 @@ public:
 
   std::vector<RawNode> nodes;
   std::vector<RawPort> ports;
+  bool captured = false;  // ibnetdiscover's header: every cable is listed from both ends
   std::unordered_map<std::string, int32_t> by_id;
 
 private:
@@ -473,6 +477,14 @@ std::shared_ptr<Fabric> read_ibnetdiscover(const std::string& path, const IbnetO
       if (e.node < 0) continue;
       End& back = peer[static_cast<size_t>(e.node)][static_cast<size_t>(e.port)];
       if (back.node < 0) {  // listed from one end only (hand-written net files)
+        // ibnetdiscover prints every cable from both ends: one end missing is a capture
+        // edited or damaged, read as a fabric without a word before.
+        if (parser.captured)
+          parser.fail(parser.ports[e.record].line, "remote node id",
+                      "\"" + nodes[a].id + "\"[" + std::to_string(pa) + "] is cabled to \"" +
+                          nodes[static_cast<size_t>(e.node)].id + "\"[" + std::to_string(e.port) +
+                          "], whose record lists no such port: ibnetdiscover lists every cable from both ends "
+                          "(an edited or damaged capture?)");
         back = End{static_cast<int32_t>(a), static_cast<int32_t>(pa), e.record};
         continue;
       }
