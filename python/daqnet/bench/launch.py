@@ -144,13 +144,13 @@ def launch_command(
     """The command line that starts `ranks` copies of argv (`check`: srun must be on PATH). `keep_going` (bench.recover with
     the TCP transport): the launcher must not end every rank when one dies (MPICH hydra's
     ``-disable-auto-cleanup``, ``srun --no-kill``, each rank under a supervising shell)."""
-    if keep_going:
-        argv = _supervised(argv)
     if launcher == "auto":
         launcher = "srun" if os.environ.get("SLURM_JOB_ID") and shutil.which("srun") else "mpiexec"
     if launcher == "srun":
         if check and not shutil.which("srun"):
             raise DaqnetError("bench.launcher = 'srun' but srun is not on PATH")
+        if keep_going:
+            argv = _supervised(argv, "SLURM_PROCID")
         return [*srun_command(ranks, shlex.split(extra), keep_going), *argv]
     mpiexec_path = mpiexec()
     cmd = [mpiexec_path, "-n", str(ranks)]
@@ -159,6 +159,10 @@ def launch_command(
         cmd.append("--oversubscribe")  # more ranks than cores is the normal case on one machine
     elif keep_going and "HYDRA" in version:
         cmd.append("-disable-auto-cleanup")
+    if keep_going:
+        # The launcher's own rank variable: a PMI_RANK inherited from an outer step named
+        # every task rank 0, and under Open MPI neither PMI_RANK nor SLURM_PROCID is its.
+        argv = _supervised(argv, "OMPI_COMM_WORLD_RANK" if "Open MPI" in version else "PMI_RANK")
     return [*cmd, *shlex.split(extra), *argv]
 
 
@@ -245,6 +249,8 @@ def run(
     ranks = bench_ranks(scenario)
     b = scenario["bench"]
     out = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="daqnet-bench-"))
+    if out.exists() and not out.is_dir():  # as ensure_dir says it (not "File exists")
+        raise DaqnetError(f"--out {out}: is a file, not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
         for old in [
@@ -358,7 +364,11 @@ def run(
                         and time.monotonic() - startup_death[1] > startup_grace
                     ):
                         # Nothing to write: ranks inside MPI_Init ignore a polite stop.
-                        _stop(proc, signal.SIGKILL)
+                        # srun passes no SIGKILL on (the other nodes' ranks would stay):
+                        # its SIGTERM ends the whole step.
+                        _stop(
+                            proc, signal.SIGTERM if Path(cmd[0]).name == "srun" else signal.SIGKILL
+                        )
                         _kill_ranks(out)
                         why = (
                             f"{startup_death[0]} ended during the start-up, before the run began, "
@@ -430,13 +440,16 @@ def run(
 # (_died_in_startup).
 _SUPERVISOR = (
     'trap "" USR1; trap : INT TERM USR2; "$@"; s=$?; '
-    '[ "$s" = 0 ] || echo "$s" > {out}/rank-"${{PMI_RANK:-$SLURM_PROCID}}".exit; exit "$s"'
+    '[ "$s" = 0 ] || echo "$s" > {out}/rank-"${rank}".exit; exit "$s"'
 )
 
 
-def _supervised(argv: list[str]) -> list[str]:
+def _supervised(argv: list[str], rank_var: str) -> list[str]:
+    """argv under the supervising shell; `rank_var` is the launcher's variable holding the
+    rank (PMI_RANK under hydra, SLURM_PROCID under srun)."""
     out = argv[argv.index("--out") + 1]
-    return ["/bin/sh", "-c", _SUPERVISOR.format(out=shlex.quote(out)), "daqnet-evb", *argv]
+    script = _SUPERVISOR.format(out=shlex.quote(out), rank=rank_var)
+    return ["/bin/sh", "-c", script, "daqnet-evb", *argv]
 
 
 def _kill_ranks(out: Path, wait: float = 5.0) -> None:
@@ -461,7 +474,7 @@ def _died_in_startup(out: Path) -> str | None:
         try:
             status = int(path.read_text().strip())
         except (OSError, ValueError):
-            status = -1
+            continue  # read between the shell's truncation and its echo: the next poll
         how = f"exit status {status}"
         if status > 128:
             with contextlib.suppress(ValueError):
