@@ -522,3 +522,20 @@ def test_study_mapping_of_two_groups_is_refused_before_it_runs(tmp_path, capsys)
         "this network has 2 groups: give 3 or more (fabric.supernodes)" in capsys.readouterr().err
     )
     assert not (tmp_path / "o" / "study.json").exists()
+
+
+def test_study_out_is_checked_before_the_run_and_made_after_the_scenario(tmp_path, capsys):
+    # --out "" ran every point, then failed and lost them; a bad scenario left --out made
+    # and empty.
+    sc = tmp_path / "t.toml"
+    sc.write_text("[fabric]\nradix = 12\nhosts = 48\n[workload]\nmessage_bytes = 100000\n")
+    assert main(["study", "taper", str(sc), "--out", ""]) == 2
+    assert "--out: empty directory name" in capsys.readouterr().err
+    assert (
+        main(["study", "taper", str(tmp_path / "missing.toml"), "--out", str(tmp_path / "new")])
+        == 2
+    )
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "afile").write_text("")
+    assert main(["study", "taper", str(sc), "--out", str(tmp_path / "afile")]) == 2
+    assert "is a file, not a directory" in capsys.readouterr().err

@@ -11,7 +11,7 @@ __all__ = ["run_study"]
 
 
 def run_study(args: argparse.Namespace) -> int:
-    from ..io.files import check_writable, ensure_dir
+    from ..io.files import check_out_dir, check_writable
     from ..io.scan_files import write_scan_files
     from ..report.study import plot_study, study_summary
     from ..stops import writing
@@ -23,8 +23,8 @@ def run_study(args: argparse.Namespace) -> int:
             "--taper belongs to daqnet study taper: the mapping study varies mappings"
         )
     # An --out that takes no file fails now, not once every point has run.
-    if args.out:
-        ensure_dir(args.out, "--out")
+    if args.out is not None:  # --out "" too: refused now, not once every point has run
+        check_out_dir(args.out, "--out")
     else:
         check_writable(".", "the current directory (where the study's directory goes)")
     progress = Progress("study", args.progress, "point")

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RESULT_TABLES",
     "atomic_open",
+    "check_out_dir",
     "check_writable",
     "earlier_tables",
     "ensure_dir",
@@ -115,6 +116,21 @@ def ensure_dir(path: str | Path, what: str = "output directory") -> Path:
         raise DaqnetError(f"{what} {path}: cannot create directory: {err.strerror}") from None
     check_writable(path, what)
     return path
+
+
+def check_out_dir(path: str | Path, what: str = "output directory") -> None:
+    """That `path` can become a results directory, without making it yet (a run that then
+    fails on its scenario leaves no empty directory): not a file, and its nearest existing
+    ancestor takes files. An empty name is refused."""
+    if not str(path):
+        raise DaqnetError(f"{what}: empty directory name")
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise DaqnetError(f"{what} {path}: is a file, not a directory")
+    existing = next((p for p in (path, *path.absolute().parents) if p.exists()), Path("/"))
+    if not existing.is_dir():
+        raise DaqnetError(f"{what} {path}: {existing} is a file, not a directory")
+    check_writable(existing, what if existing == path else f"{what} {path}: its directory")
 
 
 def check_writable(path: str | Path, what: str = "output directory") -> None:
