@@ -1262,3 +1262,40 @@ def test_ctrl_c_as_the_summary_appears_keeps_the_finished_status(tmp_path, monke
     assert main(args) == 0
     assert "finished" in capsys.readouterr().out
     assert json.loads((tmp_path / "out" / "result.json").read_text())["status"] == "finished"
+
+
+def test_bench_out_that_is_a_file_says_so(tmp_path):
+    # It read "cannot create directory: File exists", where every other command says it.
+    (tmp_path / "afile").write_text("")
+    p = daqnet("bench", str(EXAMPLE), "--out", str(tmp_path / "afile"))
+    assert p.returncode == 2
+    assert (
+        p.stderr.strip() == f"daqnet: error: --out {tmp_path / 'afile'}: is a file, not a directory"
+    )
+
+
+def test_prepare_warns_of_buffers_beyond_this_machine_and_writes_the_run(
+    tmp_path, monkeypatch, capsys
+):
+    # The documented 64-rank --prepare was refused on a 24 GiB login node: the ranks it
+    # prepares may run on other machines. A run here is still refused.
+    import daqnet.bench.config as config
+    from daqnet.cli import main
+
+    monkeypatch.setattr(config, "physical_bytes", lambda: 2**30)  # a 1 GiB machine
+    args = [
+        "bench",
+        str(EXAMPLE),
+        "--set",
+        "bench.fragment_bytes=8388608",
+        "--out",
+        str(tmp_path / "run"),
+    ]
+    assert main([*args, "--prepare"]) == 0
+    err = capsys.readouterr().err
+    assert "all on this machine (mpiexec without hosts)" in err
+    assert "more than half of its 1 GiB: if the ranks run here; on nodes with more memory" in err
+    assert (tmp_path / "run" / "run.cfg").exists()
+    assert main(args) == 2
+    said = capsys.readouterr().err
+    assert "more than half of its 1 GiB" in said and "if the ranks run here" not in said

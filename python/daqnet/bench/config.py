@@ -49,10 +49,13 @@ def run_config(
     check_memory: bool = True,
     ranks: int | None = None,
     run_length: bool = True,
+    memory_warnings: list[str] | None = None,
 ) -> dict[str, object]:
     """The key/value pairs of run.cfg, checked (`check_memory`: that the buffers fit here;
     `run_length`: that bench.events or bench.seconds ends the run, which the protocol
-    simulation leaves to its own rules when it takes simulate.events).
+    simulation leaves to its own rules when it takes simulate.events). Given a list in
+    `memory_warnings`, buffers that would not fit here are said there instead of refused
+    (--prepare: the ranks may run on other machines).
 
     `ranks` replaces the scenario's rank count (the protocol simulation sizes the run to the
     nodes it places when bench.ranks is not given).
@@ -212,7 +215,7 @@ def run_config(
     except CoreError as err:
         raise DaqnetError(f"{src}: daqnet-evb would refuse the run description: {err}") from None
     if check_memory:
-        _check_buffers(scenario, text, ranks, cfg["baseline"] == "p2p", bad)
+        _check_buffers(scenario, text, ranks, cfg["baseline"] == "p2p", bad, memory_warnings)
     return cfg
 
 
@@ -222,10 +225,17 @@ def _check_buffers(
     ranks: int,
     p2p: bool,
     bad: Callable[[str, str], DaqnetError],
+    warnings: list[str] | None = None,
 ) -> None:
     """Refuse buffers over half of this machine's memory, counted by daqnet-evb's own rule
     (`text` is the run description): a node's, all the ranks' when they all run here, and
-    the p2p baseline's."""
+    the p2p baseline's. With a `warnings` list, say them there instead."""
+
+    def refuse(key: str, why: str) -> None:
+        if warnings is None:
+            raise bad(key, why)
+        warnings.append(str(bad(key, why)))
+
     b = scenario["bench"]
     time_frames = b["mode"] == "time-frames"
     rus = b["senders"] if time_frames else ranks // b["processes_per_node"]
@@ -248,7 +258,7 @@ def _check_buffers(
         f"{budget['premade']:,} fragments made up front for a readout unit"
     )
     if memory and process_bytes > memory / 2:
-        raise bad(
+        refuse(
             blame,
             f"each node would need {process_bytes / 2**30:.1f} GiB of buffers ({what}), more than half of this machine's {memory / 2**30:.0f} GiB",
         )
@@ -256,14 +266,14 @@ def _check_buffers(
     # builders of 1 GiB fragments passed the check above and asked for 32 GiB of 24).
     total = builders * builder_bytes + rus * readout_bytes
     if memory and _all_ranks_here(b) and total > memory / 2:
-        raise bad(
+        refuse(
             "ranks" if "bench.ranks" in scenario.given else blame,
             f"the {ranks} ranks, all on this machine (mpiexec without hosts), would need {total / 2**30:.1f} GiB of buffers ({what}), more than half of its {memory / 2**30:.0f} GiB",
         )
     if p2p:
         p2p_bytes = b["credits"] * b["in_flight"] * ((b["fragment_bytes"] + 7) // 8 * 8)
         if memory and p2p_bytes > memory / 2:
-            raise bad(
+            refuse(
                 "in_flight",
                 f"the p2p baseline would need {p2p_bytes / 2**30:.1f} GiB of buffers (credits × in_flight × fragment_bytes), more than half of this machine's {memory / 2**30:.0f} GiB",
             )

@@ -56,7 +56,12 @@ def run_bench(args: argparse.Namespace) -> int:
         if why := size_warning(scenario):
             warn(why)
         out = Path(args.out or "daqnet-bench")
-        cfg = bench.run_config(scenario, args.baseline)
+        # Launched by hand, maybe on other machines: buffers beyond this one's memory are
+        # a warning (the documented 64-rank --prepare was refused on a 24 GiB login node).
+        memory: list[str] = []
+        cfg = bench.run_config(scenario, args.baseline, memory_warnings=memory)
+        for why in memory:
+            warn(f"{why}: if the ranks run here; on nodes with more memory, as prepared")
         bench.check_transport_built(scenario)
         ensure_dir(out, "--out")  # once the run description has proved good
         bench.write_run_config(cfg, out / "run.cfg", scenario.source)
