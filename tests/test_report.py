@@ -582,6 +582,10 @@ def test_a_time_frames_run_is_described_as_one(tmp_path):
     html = page.read_text()
     assert "time frames: 3 senders → 1 receiver in turn, a barrier between frames" in html
     assert "gathers" not in html
+    # Per node is per receiver, as scan's gbps_per_host (it divided by all 4 ranks).
+    doc = json.loads((out / "result.json").read_text())
+    assert "Gb/s (1 receiving node)" in html and "(4 nodes)" not in html
+    assert f"{doc['throughput_gbps']:.2f}" in html
 
 
 def test_a_one_step_conflicts_figure_reads_right():

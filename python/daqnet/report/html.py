@@ -15,6 +15,7 @@ against the files.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import math
@@ -520,6 +521,12 @@ def _rate_hz(d: Mapping[str, Any]) -> float:
 
 def _bench(s: Section, d: Mapping[str, Any]) -> None:
     nodes = nodes_of_bench(d)
+    # Per node is per builder, as scan's gbps_per_host: time-frames' receivers (it read
+    # 3.15 Gb/s "(4 nodes)" of a run that scan put at 12.60 per host).
+    builders = nodes
+    if d.get("mode") == "time-frames":
+        with contextlib.suppress(TypeError, ValueError):
+            builders = int((d.get("run_config") or {}).get("receivers"))
     tp = d.get("throughput_gbps")
     s.summary += [
         ("status", str(d["status"])),
@@ -554,7 +561,12 @@ def _bench(s: Section, d: Mapping[str, Any]) -> None:
         ("throughput", _num(d, "throughput_gbps", "Gb/s")),
         (
             "per node",
-            _calc(tp / nodes if _is_num(tp) and nodes else None, f"Gb/s ({nodes} nodes)"),
+            _calc(
+                tp / builders if _is_num(tp) and builders else None,
+                f"Gb/s ({builders} receiving node{'s' if builders != 1 else ''})"
+                if d.get("mode") == "time-frames"
+                else f"Gb/s ({nodes} nodes)",
+            ),
         ),
     ]
     if "events_per_second" in d:
@@ -981,6 +993,13 @@ def _cells(s: Section) -> list[Number]:
 # -- prediction beside measurement ------------------------------------------------------------
 
 
+def _where(path: str) -> str:
+    """A result's directory, or its file name when it lies in the current directory (a
+    --json saved as pulltcp.json read "( beside predicted)")."""
+    p = Path(path)
+    return p.parent.name if p.parent.name else p.name
+
+
 def _comparison(index: int, pair: Pair) -> Comparison:
     m, p = pair.measured.doc, pair.predicted.doc
     nodes = nodes_of_bench(m)
@@ -1078,9 +1097,7 @@ def build_page(results: list[ResultFile]) -> dict[str, Any]:
         named[c.title] = named.get(c.title, 0) + 1
     for c in comparisons:
         if named[c.title] > 1:
-            c.title = (
-                f"{c.title} ({Path(c.measured).parent.name} beside {Path(c.predicted).parent.name})"
-            )
+            c.title = f"{c.title} ({_where(c.measured)} beside {_where(c.predicted)})"
     sections = [_section(i, r) for i, r in enumerate(results)]
     made = provenance()
     return {
