@@ -130,7 +130,9 @@ def test_a_failed_export_keeps_the_file_and_names_the_users_path(tmp_path, capsy
     net = tmp_path / "fabric.net"
     net.write_text("keep\n")
     assert main(["export", str(scen), "--format", "ibsim", "-o", str(net)]) == 2
-    assert f"cannot write {net}: no InfiniBand width x speed" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"cannot write {net}: no InfiniBand width x speed carries 33 Gb/s (link " in err
+    assert "export --format graphviz or simgrid keeps any rate" in err
     assert (
         net.read_text() == "keep\n"
         and [p.name for p in tmp_path.iterdir() if ".tmp" in p.name] == []

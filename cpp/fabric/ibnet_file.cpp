@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -630,9 +631,13 @@ void write_ibsim_net(const Fabric& f, const std::string& path) {
   if (!out) throw Error("cannot write " + path + ": " + std::strerror(errno));
   const auto ws = [&](const Link& l) {
     const auto s = ib_width_speed(l.gbps);
-    if (!s)
-      throw Error("cannot write " + path + ": no InfiniBand width x speed carries " + std::to_string(l.gbps) +
-                  " Gb/s (link " + f.node(l.src).name + " -> " + f.node(l.dst).name + ")");
+    if (!s) {
+      char rate[32];  // 1536, not std::to_string's 1536.000000
+      std::snprintf(rate, sizeof rate, "%g", l.gbps);
+      throw Error("cannot write " + path + ": no InfiniBand width x speed carries " + rate + " Gb/s (link " +
+                  f.node(l.src).name + " -> " + f.node(l.dst).name +
+                  "): export --format graphviz or simgrid keeps any rate");
+    }
     return *s;
   };
   for (const auto& n : f.nodes())

@@ -209,7 +209,8 @@ def write_slurm_topology(fabric: Fabric, path: str | Path) -> None:
                 raise DaqnetError(
                     f"{path}: topology.conf describes trees: the cable {fabric.name(sw)} - "
                     f"{fabric.name(peer)} joins switches of one level (or of none); "
-                    "export --format ibsim keeps any graph"
+                    "export --format graphviz or simgrid keeps any graph (ibsim too, where "
+                    "every link rate is an InfiniBand width × speed)"
                 )
             elif level[peer] < level[sw] and fabric.name(peer) not in below:
                 below.append(_writable(fabric.name(peer), path))
