@@ -84,7 +84,7 @@ def test_parse_set_values():
 
 
 def test_plot_into_the_out_directory_it_makes(scenario, tmp_path, capsys):
-    # README's `--out out/ --plot out/conflicts.png` on a fresh directory: the figure's
+    # README's `--out hostname-64/ --plot hostname-64/conflicts.png` on a fresh directory: the figure's
     # directory was checked before --out made it, and the command refused to run.
     out = tmp_path / "out"
     assert main(["conflicts", str(scenario), "--out", str(out), "--plot", str(out / "c.png")]) == 0
