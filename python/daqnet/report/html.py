@@ -488,18 +488,7 @@ def _simulate_protocol(s: Section, d: Mapping[str, Any]) -> None:
             "holding few events read in bursts (simulate.timeseries_bins sets how many).",
         ),
     ]
-    # Stopped in the warm-up: no latency, and bars of 0 ms read as one (as for bench).
-    if any(v is not None for v in d["latency_seconds"].values()):
-        s.figures.append(
-            FigureView(
-                "latency",
-                "event latency percentiles",
-                figs.svg_data_uri(figs.latency_figure([("predicted", d["latency_seconds"])])),
-                "From an event's assignment"
-                + (" (under bench.rate_hz, from its data)" if _rate_hz(d) else "")
-                + " to its last fragment at the builder, events of the measurement window.",
-            )
-        )
+    _add_latency(s, d, "predicted")
     if d["links"]:
         s.figures.append(
             FigureView(
@@ -517,6 +506,22 @@ def _rate_hz(d: Mapping[str, Any]) -> float:
     bench = ((d.get("config") or {}).get("values") or {}).get("bench") or {}
     # A run collected from a hand-written run.cfg has no scenario: its run description.
     return float(bench.get("rate_hz") or (d.get("run_config") or {}).get("rate_hz") or 0)
+
+
+def _add_latency(s: Section, d: Mapping[str, Any], label: str) -> None:
+    """The latency percentiles' figure, unless the run measured none (stopped in its
+    warm-up: bars of 0 ms would read as a latency)."""
+    if any(v is not None for v in d["latency_seconds"].values()):
+        s.figures.append(
+            FigureView(
+                "latency",
+                "event latency percentiles",
+                figs.svg_data_uri(figs.latency_figure([(label, d["latency_seconds"])])),
+                "From an event's assignment"
+                + (" (under bench.rate_hz, from its data)" if _rate_hz(d) else "")
+                + " to its last fragment at the builder, events of the measurement window.",
+            )
+        )
 
 
 def _bench(s: Section, d: Mapping[str, Any]) -> None:
@@ -615,17 +620,7 @@ def _bench(s: Section, d: Mapping[str, Any]) -> None:
                 "(bench.report_seconds); the last period may be partial.",
             )
         )
-    if any(v is not None for v in d["latency_seconds"].values()):
-        s.figures.append(
-            FigureView(
-                "latency",
-                "event latency percentiles",
-                figs.svg_data_uri(figs.latency_figure([("measured", d["latency_seconds"])])),
-                "From an event's assignment"
-                + (" (under bench.rate_hz, from its data)" if _rate_hz(d) else "")
-                + " to its last fragment at the builder, events of the measurement window.",
-            )
-        )
+    _add_latency(s, d, "measured")
     if any(u.get("unit") in ("ru", "bu") for u in d["units"]):
         s.figures.append(
             FigureView(
