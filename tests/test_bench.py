@@ -1266,11 +1266,12 @@ def test_ctrl_c_as_the_summary_appears_keeps_the_finished_status(tmp_path, monke
 
 def test_bench_out_that_is_a_file_says_so(tmp_path):
     # It read "cannot create directory: File exists", where every other command says it.
-    (tmp_path / "afile").write_text("")
-    p = daqnet("bench", str(EXAMPLE), "--out", str(tmp_path / "afile"))
+    (tmp_path / "plain_file").write_text("")
+    p = daqnet("bench", str(EXAMPLE), "--out", str(tmp_path / "plain_file"))
     assert p.returncode == 2
     assert (
-        p.stderr.strip() == f"daqnet: error: --out {tmp_path / 'afile'}: is a file, not a directory"
+        p.stderr.strip()
+        == f"daqnet: error: --out {tmp_path / 'plain_file'}: is a file, not a directory"
     )
 
 

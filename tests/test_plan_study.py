@@ -536,6 +536,6 @@ def test_study_out_is_checked_before_the_run_and_made_after_the_scenario(tmp_pat
         == 2
     )
     assert not (tmp_path / "new").exists()
-    (tmp_path / "afile").write_text("")
-    assert main(["study", "taper", str(sc), "--out", str(tmp_path / "afile")]) == 2
+    (tmp_path / "plain_file").write_text("")
+    assert main(["study", "taper", str(sc), "--out", str(tmp_path / "plain_file")]) == 2
     assert "is a file, not a directory" in capsys.readouterr().err

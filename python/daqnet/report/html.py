@@ -531,7 +531,7 @@ def _bench(s: Section, d: Mapping[str, Any]) -> None:
     builders = nodes
     if d.get("mode") == "time-frames":
         with contextlib.suppress(TypeError, ValueError):
-            builders = int((d.get("run_config") or {}).get("receivers"))
+            builders = int(str((d.get("run_config") or {}).get("receivers")))
     tp = d.get("throughput_gbps")
     s.summary += [
         ("status", str(d["status"])),
