@@ -22,8 +22,8 @@ def run_study(args: argparse.Namespace) -> int:
         raise DaqnetError(
             "--taper belongs to daqnet study taper: the mapping study varies mappings"
         )
-    # An --out that takes no file fails now, not once every point has run.
-    if args.out is not None:  # --out "" too: refused now, not once every point has run
+    # An --out that takes no file (or "") fails now, not once every point has run.
+    if args.out is not None:
         check_out_dir(args.out, "--out")
     else:
         check_writable(".", "the current directory (where the study's directory goes)")

@@ -105,11 +105,7 @@ def ensure_dir(path: str | Path, what: str = "output directory") -> Path:
     in it; one line naming it if either fails. `what` names it in the message (the command
     line passes its option, e.g. "--csv"). Called before a long run: an existing directory
     that takes no file (/proc, /sys/fs, another user's) failed only once the run was over."""
-    if not str(path):
-        raise DaqnetError(f"{what}: empty directory name")
-    path = Path(path)
-    if path.exists() and not path.is_dir():  # it read "cannot create directory: File exists"
-        raise DaqnetError(f"{what} {path}: is a file, not a directory")
+    path = _dir_name(path, what)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -122,15 +118,22 @@ def check_out_dir(path: str | Path, what: str = "output directory") -> None:
     """That `path` can become a results directory, without making it yet (a run that then
     fails on its scenario leaves no empty directory): not a file, and its nearest existing
     ancestor takes files. An empty name is refused."""
+    path = _dir_name(path, what)
+    existing = next((p for p in (path, *path.absolute().parents) if p.exists()), Path("/"))
+    if not existing.is_dir():
+        raise DaqnetError(f"{what} {path}: {existing} is a file, not a directory")
+    check_writable(existing, what if existing == path else f"{what} {path}: its directory")
+
+
+def _dir_name(path: str | Path, what: str) -> Path:
+    """`path` as a directory to be: not empty, not a file (that read "cannot create
+    directory: File exists")."""
     if not str(path):
         raise DaqnetError(f"{what}: empty directory name")
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise DaqnetError(f"{what} {path}: is a file, not a directory")
-    existing = next((p for p in (path, *path.absolute().parents) if p.exists()), Path("/"))
-    if not existing.is_dir():
-        raise DaqnetError(f"{what} {path}: {existing} is a file, not a directory")
-    check_writable(existing, what if existing == path else f"{what} {path}: its directory")
+    return path
 
 
 def check_writable(path: str | Path, what: str = "output directory") -> None:
@@ -173,7 +176,7 @@ def atomic_path(path: str | Path, mode: int | None = None) -> Iterator[str]:
             os.unlink(tmp)
         if isinstance(err, (DaqnetError, CoreError)) and tmp in str(err):  # the writer named it
             raise DaqnetError(str(err).replace(tmp, str(given))) from None
-        if isinstance(err, OSError) and not isinstance(err, DaqnetError):
+        if isinstance(err, OSError):
             # A full disk read "[Errno 28] No space left on device", naming no file.
             raise DaqnetError(f"{given}: cannot write: {err.strerror or err}") from None
         raise

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -526,19 +525,20 @@ def _add_latency(s: Section, d: Mapping[str, Any], label: str) -> None:
 
 def _bench(s: Section, d: Mapping[str, Any]) -> None:
     nodes = nodes_of_bench(d)
+    rc = d.get("run_config") or {}
+    frames = d.get("mode") == "time-frames"
     # Per node is per builder, as scan's gbps_per_host: time-frames' receivers (it read
     # 3.15 Gb/s "(4 nodes)" of a run that scan put at 12.60 per host).
     builders = nodes
-    if d.get("mode") == "time-frames":
+    if frames:
         with contextlib.suppress(TypeError, ValueError):
-            builders = int(str((d.get("run_config") or {}).get("receivers")))
+            builders = int(str(rc.get("receivers")))
     tp = d.get("throughput_gbps")
     s.summary += [
         ("status", str(d["status"])),
         ("ranks", _num(d, "ranks", f"transport {d.get('transport')}", 0)),
     ]
-    rc = d.get("run_config") or {}
-    if d.get("mode") == "time-frames":
+    if frames:
         # Senders push whole frames to receivers in turn: no event manager, no PUSH/PULL
         # choice, no gather order (it read "PUSH, barrel gathers, 2 credits, 8 in flight").
         senders, receivers = rc.get("senders", "?"), rc.get("receivers", "?")
@@ -569,7 +569,7 @@ def _bench(s: Section, d: Mapping[str, Any]) -> None:
             _calc(
                 tp / builders if _is_num(tp) and builders else None,
                 f"Gb/s ({builders} receiving node{'s' if builders != 1 else ''})"
-                if d.get("mode") == "time-frames"
+                if frames
                 else f"Gb/s ({nodes} nodes)",
             ),
         ),
@@ -922,7 +922,7 @@ def _emulate(s: Section, d: Mapping[str, Any]) -> None:
 
 
 def _plan(s: Section, d: Mapping[str, Any]) -> None:
-    from .plan import plan_notes, plan_table
+    from .plan import fabric_keys, plan_notes, plan_table
 
     s.summary += [
         ("hosts", _num(d, "hosts", digits=0)),
@@ -938,10 +938,11 @@ def _plan(s: Section, d: Mapping[str, Any]) -> None:
         )
     )
     s.findings += plan_notes(d)
-    for c in d["candidates"]:
-        if "fabric" in c:
-            keys = ", ".join(f"{k} = {json.dumps(v)}" for k, v in c["fabric"].items())
-            s.findings.append(f"{c['taper']} as a scenario's [fabric]: {keys}")
+    s.findings += [
+        f"{c['taper']} as a scenario's [fabric]: {fabric_keys(c)}"
+        for c in d["candidates"]
+        if "fabric" in c
+    ]
 
 
 _SECTIONS: dict[str, Callable[[Section, Mapping[str, Any]], None]] = {

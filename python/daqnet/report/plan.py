@@ -8,7 +8,7 @@ from typing import Any
 
 from ..plan import one_switch_cost
 
-__all__ = ["plan_notes", "plan_summary", "plan_table"]
+__all__ = ["fabric_keys", "plan_notes", "plan_summary", "plan_table"]
 
 
 def plan_table(r: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
@@ -92,6 +92,12 @@ def plan_notes(r: Mapping[str, Any]) -> list[str]:
     return notes
 
 
+def fabric_keys(candidate: Mapping[str, Any]) -> str:
+    """A candidate's tree as a scenario's [fabric] keys: strings, numbers and lists of them
+    read the same in TOML as in JSON."""
+    return ", ".join(f"{k} = {json.dumps(v)}" for k, v in candidate["fabric"].items())
+
+
 def plan_summary(r: Mapping[str, Any]) -> str:
     rows = r["candidates"]
     table = plan_table(r)
@@ -113,9 +119,7 @@ def plan_summary(r: Mapping[str, Any]) -> str:
     if any("fabric" in c for c in rows):
         lines.append("  as a scenario's [fabric]:")
         for c in rows:
-            # Strings, numbers and lists of them read the same in TOML as in JSON.
-            keys = ", ".join(f"{k} = {json.dumps(v)}" for k, v in c["fabric"].items())
-            lines.append(f"    {c['taper']:<6} {keys}")
+            lines.append(f"    {c['taper']:<6} {fabric_keys(c)}")
     return "\n".join(lines)
 
 

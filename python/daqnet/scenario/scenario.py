@@ -29,9 +29,6 @@ from .schema import INT32_MAX, SCHEMA, SEED_MAX, TOP_LEVEL, Key
 
 __all__ = ["Scenario"]
 
-#: OpenSM's routing engines that daqnet does not compute itself (it reads their tables).
-_OPENSM_ONLY = ("ftree", "updn", "dfsssp")  # those daqnet opensm runs (OPENSM_ENGINES)
-
 
 class Scenario:
     """A validated scenario: values with defaults filled in, and builders for each stage."""
@@ -218,7 +215,9 @@ class Scenario:
             value = [float(v) for v in value]
         if spec.choices and value not in spec.choices:
             hint = ""
-            if (section, key) == ("routing", "engine") and value in _OPENSM_ONLY:
+            from ..subnet_manager import OPENSM_ENGINES  # on this error's path only
+
+            if (section, key) == ("routing", "engine") and value in OPENSM_ENGINES:
                 # OpenSM's engines run in OpenSM: daqnet reads their tables.
                 hint = (
                     f" (OpenSM's {value}: `daqnet opensm SCENARIO --engine {value}` computes its "
