@@ -651,6 +651,41 @@ def test_interrupted_in_the_warm_up_measured_no_rate(tmp_path):
         assert "allocations_after_warmup" not in memory, memory
 
 
+def test_an_interrupted_rerun_keeps_the_earlier_complete_run(tmp_path):
+    # A rerun into the same --out removed the complete run's files as it started: a Ctrl-C
+    # then left a few seconds of measurement where a whole run had been.
+    out = tmp_path / "out"
+    first = _start(tmp_path, "bench.seconds=1")
+    _, stderr = first.communicate(timeout=120)
+    assert first.returncode == 0, stderr
+    complete = (out / "result.json").read_text()
+    proc = _start(tmp_path)
+    end = time.monotonic() + 30
+    while not (out / "previous").exists() and time.monotonic() < end:
+        time.sleep(0.05)  # the first run's rank files are set aside as the second starts
+    _wait_for_measurements(out)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert f"(an earlier complete result is kept in {out / 'previous'})" in stderr, stderr
+    kept = out / "previous"
+    assert (kept / "result.json").read_text() == complete
+    assert {"run.cfg", "rank-0.json", "units.csv", "command.txt"} <= {
+        p.name for p in kept.iterdir()
+    }
+    r = subprocess.run(
+        [sys.executable, "-m", "daqnet", "report", str(kept), "-o", str(tmp_path / "r.html")],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    # A complete rerun replaces it, as ever.
+    again = _start(tmp_path, "bench.seconds=1")
+    _, stderr = again.communicate(timeout=120)
+    assert again.returncode == 0, stderr
+    assert not kept.exists()
+
+
 def test_repeated_interrupts_never_crash_a_rank(tmp_path):
     # A rank freed its buffers with receives still posted, and MPI wrote into them in the
     # barrier after the run: about one interrupt in twelve crashed a rank ("malloc():

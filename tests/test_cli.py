@@ -1223,3 +1223,26 @@ def test_an_opensm_engine_as_routing_engine_points_to_daqnet_opensm(scenario):
     assert (
         "(OpenSM's ftree: `daqnet opensm SCENARIO --engine ftree` computes its tables" in r.stderr
     )
+
+
+def test_an_interrupted_rerun_keeps_the_earlier_complete_result(tmp_path):
+    # A Ctrl-C two seconds into a rerun into the same --out replaced a complete simulation
+    # by a partial one, with no way back.
+    out = tmp_path / "o"
+    r = subprocess.run([*lhcb72_protocol(), "--out", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    complete = (out / "result.json").read_text()
+    code, _, stderr = _protocol_interrupted_once_shown("simulate.events=10000000", out=out)
+    assert code == 130
+    assert f"written to {out} (an earlier complete result is kept in {out / 'previous'})" in stderr
+    assert (out / "previous" / "result.json").read_text() == complete
+    assert {p.name for p in (out / "previous").iterdir()} >= {"units.csv", "timeseries.csv"}
+    assert json.loads((out / "result.json").read_text())["interrupted"]
+    # Interrupted again: the complete one stays (the partial one is not kept over it).
+    code, _, stderr = _protocol_interrupted_once_shown("simulate.events=10000000", out=out)
+    assert code == 130 and "is kept in" in stderr
+    assert (out / "previous" / "result.json").read_text() == complete
+    # A complete rerun replaces it, as ever.
+    r = subprocess.run([*lhcb72_protocol(), "--out", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert not (out / "previous").exists()

@@ -284,6 +284,30 @@ def test_interrupted_taper_study_says_what_it_could_not_compare(tmp_path, capsys
     assert "3:1 against 1:1: no pattern simulated on both; " in out
 
 
+def test_an_interrupted_rerun_keeps_the_earlier_complete_study(tmp_path, capsys, monkeypatch):
+    # A rerun into the same --out removed the complete study's files before it wrote its own.
+    import daqnet.study.run as study
+
+    sc = tmp_path / "t.toml"
+    sc.write_text("[fabric]\nradix = 12\nhosts = 48\n[workload]\nmessage_bytes = 100000\n")
+    args = ["study", "taper", str(sc), "--out", str(tmp_path / "o"), "-j", "1"]
+    assert main(args) == 0
+    complete = (tmp_path / "o" / "study.json").read_text()
+
+    def stopped(scenario, threads=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(study, "simulate_steps", stopped)
+    capsys.readouterr()
+    assert main(args) == 130
+    kept = tmp_path / "o" / "previous"
+    assert f"written (an earlier complete result is kept in {kept})" in capsys.readouterr().err
+    assert (kept / "study.json").read_text() == complete and (kept / "study.csv").exists()
+    monkeypatch.undo()
+    assert main(args) == 0
+    assert not kept.exists()
+
+
 def test_study_taper_shows_the_bisection_halving(tmp_path, capsys):
     sc = tmp_path / "t.toml"
     sc.write_text("[fabric]\nradix = 12\nhosts = 48\n[workload]\nmessage_bytes = 100000\n")

@@ -895,3 +895,28 @@ def test_the_best_point_of_a_measured_scan_built_its_fragments_intact():
     assert best_row(rows, "gbps_per_host")["point"] == 0
     # Simulated scans count no fragments.
     assert best_row([{"point": 0, "gbps_per_host": 1.0}], "gbps_per_host")["point"] == 0
+
+
+def test_an_interrupted_rerun_keeps_the_earlier_complete_scan(scenario, tmp_path):
+    # A rerun into the same --out removed the finished scan's files as it started.
+    out = tmp_path / "o"
+    base = [sys.executable, "-m", "daqnet", "scan", str(scenario), *PROTOCOL, "--out", str(out)]
+    r = subprocess.run([*base, "--vary", "bench.credits=1,2"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    complete = (out / "scan.json").read_text()
+    cmd = [*base, "--set", "simulate.events=800", "--vary", "bench.credits=1,2,3,4,5,6,7,8"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    end = time.monotonic() + 30
+    while not (out / "previous").exists() and time.monotonic() < end:
+        time.sleep(0.05)  # the finished scan is set aside as the rerun starts
+    _wait_for_points(p, out, 1)
+    assert p.poll() is None, "the scan finished before it could be interrupted"
+    p.send_signal(signal.SIGINT)
+    _, stderr = p.communicate(timeout=60)
+    assert p.returncode == 130, stderr
+    assert f"(an earlier complete result is kept in {out / 'previous'})" in stderr, stderr
+    assert (out / "previous" / "scan.json").read_text() == complete
+    assert (out / "previous" / "scan.csv").exists()
+    r = subprocess.run([*base, "--vary", "bench.credits=1,2"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert not (out / "previous").exists()

@@ -28,6 +28,7 @@ from typing import Any
 from ..errors import DaqnetError
 from ..io.bench_tables import write_tables
 from ..io.files import write_text_atomic
+from ..io.previous import discard_previous, set_aside
 from ..scenario import Scenario
 from ..stops import Stops, postponed
 from .collect import PMI_HINT, collect, first_rank_error, read_json
@@ -253,7 +254,7 @@ def run(
         raise DaqnetError(f"--out {out}: is a file, not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        for old in [
+        earlier = [
             *out.glob("rank-*.json"),
             *out.glob("rank-*.csv"),
             *out.glob("rank-*.error"),
@@ -267,7 +268,10 @@ def run(
                 for t in ("units", "timeseries", "memory")
                 for ext in ("csv", "parquet")
             ),
-        ]:
+        ]
+        # A complete earlier run is kept until this one is complete too (io.previous).
+        set_aside(out, "bench", [*earlier, *_RUN_FILES])
+        for old in earlier:
             old.unlink(missing_ok=True)
         write_run_config(cfg, out / "run.cfg", scenario.source)
         write_scenario(scenario, out)
@@ -424,7 +428,13 @@ def run(
             result.status, result.interrupted = "failed", False
             result.errors.append("the launcher stopped the ranks after one ended without finishing")
             write_tables(result, out, table_format)
+    if not result.interrupted and result.status in ("finished", "degraded"):
+        discard_previous(out)
     return result
+
+
+# What a run writes beside its results, kept with them in OUT/previous/.
+_RUN_FILES = ("run.cfg", "scenario.json", "command.txt", "launcher.log")
 
 
 # A rank's death must not look like one to MPICH's hydra: its proxy SIGKILLs every process

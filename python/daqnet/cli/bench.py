@@ -13,6 +13,7 @@ from ..bench.config import size_warning
 from ..bench.warnings import run_warnings
 from ..io.bench_tables import clean, write_tables
 from ..io.files import ensure_dir
+from ..io.previous import kept
 from ..io.result_files import check_not_another
 from ..io.table_files import check_format
 from ..stops import writing
@@ -35,13 +36,13 @@ def _finish(result: Mapping[str, Any], as_json: bool, label: str, ext: str = "cs
     for why in result.get("warnings") or []:
         warn(why)
     if result["interrupted"]:
-        note("interrupted; what was measured is written")
+        note(f"interrupted; what was measured is written{kept(result.get('out_dir'))}")
         return EXIT_INTERRUPTED
     bad = result["lost_fragments"] + result["duplicate_fragments"] + result["corrupt_fragments"]
     # degraded: ranks died and the run recovered (bench.recover), every built event intact.
     if result["status"] not in ("finished", "degraded") or bad:
         why = "; ".join(result["errors"]) or f"{bad} lost, duplicate or corrupt fragments"
-        note(f"bench failed: {why}")
+        note(f"bench failed: {why}{kept(result.get('out_dir'))}")
         return 1
     return 0
 

@@ -50,6 +50,21 @@ def warn_earlier_tables(out: str, written: list[Any]) -> None:
         warn(f"{out} also holds {', '.join(left)} of an earlier run, which this run does not write")
 
 
+def keep_earlier(out: str, command: str, interrupted: bool) -> str:
+    """Before a run's files are written into `out`: an interrupted run moves a complete
+    earlier result of `command` into OUT/previous/ rather than replace it; a complete run
+    removes what an earlier interrupted one kept there. Returns the words to add to the
+    "interrupted" note ("" when nothing was kept)."""
+    from ..io.files import RESULT_TABLES
+    from ..io.previous import discard_previous, kept, set_aside
+
+    if not interrupted:
+        discard_previous(out)
+        return ""
+    set_aside(out, command, [f"{t}.{ext}" for t in RESULT_TABLES for ext in ("csv", "parquet")])
+    return kept(out)
+
+
 def draw_unless_stopped(draw: Callable[[], Any]) -> tuple[Any, bool]:
     """The figure a run ends with, drawn once its results are written, and whether a Ctrl-C
     came meanwhile: it skips the figure (loading matplotlib alone takes seconds), not the

@@ -16,6 +16,7 @@ from .common import (
     Progress,
     draw_unless_stopped,
     emit,
+    keep_earlier,
     load,
     note,
     output_file,
@@ -66,11 +67,13 @@ def run_conflicts(args: argparse.Namespace) -> int:
     # The summary, then the files: a Ctrl-C as the summary appears (the files of a large
     # tree take a second) lost every file, or left some beside an earlier run's. Signals are
     # noted meanwhile; the figure, if any, is what one skips.
+    kept = ""
     with writing():
         emit(doc, args.json, lambda _: conflict_summary(report, args.scenario))
         if out:
             from ..io.conflicts_csv import write_conflict_files
 
+            kept = keep_earlier(out, "conflicts", report.interrupted)
             written = write_conflict_files(
                 doc, report, out, args.detail_steps, args.detail_flows, args.format
             )
@@ -82,7 +85,7 @@ def run_conflicts(args: argparse.Namespace) -> int:
         title = f"{scenario.name}: {workload.describe()}"
         _, stopped = draw_unless_stopped(lambda: plot_conflicts(report, args.plot, title=title))
     if report.interrupted:
-        where = f"written to {out}" if out else "printed above (give --out DIR to keep files)"
+        where = f"written to {out}{kept}" if out else "printed above (give --out DIR to keep files)"
         note(
             f"interrupted after {report.steps_done:,} of {report.steps_total:,} steps; "
             f"the results so far are {where}"

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DaqnetError
+from ..io.previous import kept
 from ..scan import ScanRequest, available_cores, make_plan, run_local
 from ..scan.collector import Collector, prepare_out
 from ..scan.mpi import launched_ranks, scan_mpi
@@ -35,7 +36,7 @@ def _finish(
     if doc["interrupted"]:
         note(
             f"interrupted after {doc['points_done']} of {doc['points_total']} points; "
-            "the finished rows are written"
+            f"the finished rows are written{kept(out)}"
         )
         return EXIT_INTERRUPTED
     bad = [

@@ -8,6 +8,7 @@ from .common import (
     EXIT_INTERRUPTED,
     Progress,
     emit,
+    keep_earlier,
     load,
     note,
     routes_progress,
@@ -49,15 +50,19 @@ def run_simulate(args: argparse.Namespace) -> int:
         progress.close()
     result.provenance = provenance()
     # A Ctrl-C as the summary appears lost the files being written (see conflicts).
+    kept = ""
     with writing():
         emit(result, args.json, simulate_summary)
         for warning in result.get("warnings", []):
             warn(warning)
         if args.out:
+            kept = keep_earlier(args.out, "simulate", result["interrupted"])
             warn_earlier_tables(args.out, write_simulation(result, args.out, args.format))
     if result["interrupted"]:
         where = (
-            f"written to {args.out}" if args.out else "printed above (give --out DIR to keep files)"
+            f"written to {args.out}{kept}"
+            if args.out
+            else "printed above (give --out DIR to keep files)"
         )
         note(f"interrupted; the results so far are {where}")
         return EXIT_INTERRUPTED

@@ -12,6 +12,7 @@ __all__ = ["run_study"]
 
 def run_study(args: argparse.Namespace) -> int:
     from ..io.files import check_out_dir, check_writable
+    from ..io.previous import kept
     from ..io.scan_files import write_scan_files
     from ..report.study import plot_study, study_summary
     from ..stops import writing
@@ -36,7 +37,7 @@ def run_study(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     with writing():
-        out = out_dir(args.study, doc.name, args.out)
+        out = out_dir(args.study, doc.name, args.out, doc.interrupted)
         write_scan_files(doc, out, "study")
     files = [str(out / "study.csv"), str(out / "study.json")]
     drawn, stopped = draw_unless_stopped(lambda: plot_study(doc.to_dict(), out / "study.png"))
@@ -45,7 +46,8 @@ def run_study(args: argparse.Namespace) -> int:
     emit(doc, args.json, lambda d: study_summary(d, files))
     if doc.interrupted:
         note(
-            f"interrupted after {doc.points_done} of {doc.points_total} points; the finished rows are written"
+            f"interrupted after {doc.points_done} of {doc.points_total} points; the finished "
+            f"rows are written{kept(out)}"
         )
         return EXIT_INTERRUPTED
     return EXIT_INTERRUPTED if stopped else 0

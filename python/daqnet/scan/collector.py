@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DaqnetError
 from ..io.files import ensure_dir
+from ..io.previous import discard_previous, set_aside
 from ..io.scan_files import write_scan_files
 from ..provenance import provenance
 from .metrics import HIGHER_IS_BETTER, METRICS, RUN_COLUMNS, best_row
@@ -117,6 +118,8 @@ def prepare_out(out: str | None, plan: Plan) -> Path:
     if out is not None and not out:
         raise DaqnetError("output directory: empty directory name")
     path = ensure_dir(Path(out) if out else default_out(plan.name))
+    # A complete earlier scan is kept until this one is complete too (io.previous).
+    set_aside(path, "scan", [*FILES, "runs"], result_name="scan.json")
     try:
         for name in FILES:  # results of an earlier scan into the same directory
             (path / name).unlink(missing_ok=True)
@@ -178,6 +181,8 @@ class Collector:
         begin = time.monotonic()
         doc = self.document(status, error)
         write_scan_files(doc, self.out, table_format=self.table_format)
+        if status == "finished":
+            discard_previous(self.out)
         self.written = time.monotonic()
         # Huge tables: rewriting them may take at most ~5% of the time.
         self.interval = max(_WRITE_SECONDS, 20 * (self.written - begin))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DaqnetError
+from ..io.previous import discard_previous, set_aside
 from ..plan import DEFAULT_PRICES, candidate, hosts_per_leaf
 from ..provenance import provenance
 from ..scan.collector import default_out
@@ -389,14 +390,19 @@ def _single(path: str, overrides: list[str], sets: list[str]) -> list[Point]:
 FILES = ("study.csv", "study.json", "study.parquet", "study.png")
 
 
-def out_dir(study: str, name: str, out: str | None) -> Path:
+def out_dir(study: str, name: str, out: str | None, interrupted: bool = False) -> Path:
     """--out, or study-KIND-NAME, numbered -2, -3, ... as scan's: a rerun without --out
-    replaced the earlier study's results without a word."""
+    replaced the earlier study's results without a word. An `interrupted` study keeps a
+    complete earlier one in OUT/previous/ (io.previous)."""
     if out is not None and not out:
         raise DaqnetError("output directory: empty directory name")
     d = Path(out) if out else default_out(name, f"study-{study}")
     try:
         d.mkdir(parents=True, exist_ok=True)
+        if interrupted:
+            set_aside(d, "study", FILES, result_name="study.json")
+        else:
+            discard_previous(d)
         for file in FILES:
             (d / file).unlink(missing_ok=True)
     except OSError as err:
