@@ -193,6 +193,19 @@ def test_protocol_run_stopped_in_its_warm_up_says_so(tmp_path):
     assert "0 events built: nothing measured" in page
     assert "per node" not in page and "events per second" not in page
     assert "event latency percentiles" not in page  # bars of 0 ms drawn for no latency
+    # Its throughput line is warm-up throughout (it was drawn as "predicted", unshaded).
+    from daqnet.report.html import _series
+
+    label, rows, warmup = _series("predicted", r.to_dict())
+    assert label == "predicted: warm-up only, interrupted before the window opened"
+    assert rows and warmup == max(row["time_seconds"] for row in rows)
+    finished = simulate(
+        Scenario.load(EXAMPLES / "lhcb-540.toml", ["fabric.hosts=36", "simulate.mode=protocol"])
+    )
+    assert _series("predicted", finished.to_dict())[::2] == (
+        "predicted",
+        finished["warmup_seconds"],
+    )
 
 
 @pytest.mark.parametrize(

@@ -105,6 +105,19 @@ def _get(doc: Mapping[str, Any], key: str) -> Any:
     return value
 
 
+def _series(label: str, d: Mapping[str, Any]) -> tuple[str, list[Mapping[str, Any]], float | None]:
+    """A run's throughput line: (label, time-series rows, warm-up seconds). A run interrupted
+    before its window opened is warm-up throughout: shaded so, and labelled so (its line read
+    "measured" with nothing measured)."""
+    rows = list(d.get("timeseries") or [])
+    warmup = d.get("warmup_seconds")
+    if warmup is None and d.get("interrupted"):
+        ends = [r["time_seconds"] for r in rows if _is_num(r.get("time_seconds"))]
+        warmup = max(ends, default=None)
+        label += ": warm-up only, interrupted before the window opened"
+    return label, rows, warmup
+
+
 def _is_num(v: Any) -> TypeGuard[float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -477,9 +490,7 @@ def _simulate_protocol(s: Section, d: Mapping[str, Any]) -> None:
         FigureView(
             "throughput",
             "throughput over time",
-            figs.svg_data_uri(
-                figs.throughput_figure([("predicted", d["timeseries"], d.get("warmup_seconds"))])
-            ),
+            figs.svg_data_uri(figs.throughput_figure([_series("predicted", d)])),
             # Not the payload as it arrives: 4 hosts gathering all at once read 8,782 Gb/s in
             # a 15 us bin, on a fabric of 527 Gb/s in all, under "payload delivered".
             "Bytes of the events built in each time bin of the simulation, as daqnet bench "
@@ -613,9 +624,7 @@ def _bench(s: Section, d: Mapping[str, Any]) -> None:
             FigureView(
                 "throughput",
                 "throughput over time",
-                figs.svg_data_uri(
-                    figs.throughput_figure([("measured", d["timeseries"], d.get("warmup_seconds"))])
-                ),
+                figs.svg_data_uri(figs.throughput_figure([_series("measured", d)])),
                 "Built-event payload per report period of the event manager "
                 "(bench.report_seconds); the last period may be partial.",
             )
@@ -1030,12 +1039,8 @@ def _comparison(index: int, pair: Pair) -> Comparison:
             figs.svg_data_uri(
                 figs.throughput_figure(
                     [
-                        (
-                            "measured (daqnet bench)",
-                            m.get("timeseries", []),
-                            m.get("warmup_seconds"),
-                        ),
-                        ("predicted (daqnet simulate)", p["timeseries"], p.get("warmup_seconds")),
+                        _series("measured (daqnet bench)", m),
+                        _series("predicted (daqnet simulate)", p),
                     ],
                     per_node=nodes,
                 )
