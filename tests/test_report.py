@@ -92,6 +92,13 @@ def test_results_are_recognised_by_content_and_carry_provenance(outputs, tmp_pat
         "study",
         "repair",
     ]
+    # Titled with the --set items that changed the scenario file (it named the file alone).
+    titles = {r.kind: r.title for r in results}
+    assert titles["simulate-protocol"] == (
+        "bench-local (simulate.mode=protocol, bench.seconds=1, +2 more --set) "
+        "— daqnet simulate (protocol mode)"
+    )
+    assert "(" not in titles["conflicts"] and titles["conflicts"].endswith(" — daqnet conflicts")
     # The bench directory's rank-N.json and launch.json are JSON but no result.
     assert [r.path.name for r in results if r.kind == "bench"] == ["result.json"]
     for r in results:

@@ -82,7 +82,17 @@ class ResultFile:
         name = self.doc.get("name") or self.doc.get("config", {}).get("values", {}).get("name")
         if not name and self.kind == "plan" and isinstance(self.doc.get("hosts"), int):
             name = f"{self.doc['hosts']:,} hosts"  # a plan has no scenario
-        return f"{name or self.path.parent.name} — {KINDS[self.kind]}"
+        return f"{name or self.path.parent.name}{self._changes()} — {KINDS[self.kind]}"
+
+    def _changes(self) -> str:
+        """The --set items the run changed its scenario file with, as " (fabric.hosts=72)":
+        after `--set fabric.hosts=72` the title named the file's 540-host scenario alone."""
+        config = self.doc.get("config")
+        sets = config.get("set") if isinstance(config, dict) else self.doc.get("set")
+        if not isinstance(sets, list) or not sets:
+            return ""
+        shown = ", ".join(str(s) for s in sets[:2])
+        return f" ({shown}{f', +{len(sets) - 2} more --set' if len(sets) > 2 else ''})"
 
 
 def recognise(doc: Any) -> str | None:
