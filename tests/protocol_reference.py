@@ -33,8 +33,10 @@ The model (docs/simulate.md, "Protocol mode"):
   a copy at ``local_gbps`` (0: at once). An event is built when its N fragments are in.
 - The window opens after ``warmup_events`` are built and closes when ``events`` more are
   built; an edge reached at an instant is taken once the flows ending then are accounted
-  for, and the run stops at the close. The window's payload is the fragment data that
-  reached builders in it, the moved part of fragments still moving included.
+  for (or the message that built the event), and the run stops at the close. The window's
+  payload is the fragment data that reached builders over the network in it, the moved
+  part of fragments still moving included, and each event's builder's own fragment when
+  the event is built.
 """
 
 from __future__ import annotations
@@ -247,7 +249,11 @@ def simulate(
 
     def payload_now():
         moving = sum(
-            (f["frag"] * (f["total"] - f["left"]) / f["total"] for f in flows.values()),
+            (
+                f["frag"] * (f["total"] - f["left"]) / f["total"]
+                for f in flows.values()
+                if f["t"]["ru"] != f["t"]["bu"]  # a node's own fragment counts when built
+            ),
             Fraction(0),
         )
         return delivered[0] + moving
@@ -347,8 +353,8 @@ def simulate(
 
     def transfer_done(t):
         r, b, k = t["ru"], t["bu"], t["slot"]
-        delivered[0] += size[r]
         if r != b:
+            delivered[0] += size[r]
             for link in network.routes[hosts[r], hosts[b]]:
                 link_bytes[link] += size[r] + meta_bytes
         sending[r].remove(t["event"])
@@ -370,6 +376,7 @@ def simulate(
         caps[b].give()
         if s.complete == n:
             s.busy = False
+            delivered[0] += size[b]  # its own fragment, in its host all along
             made = s.event / rate if rate is not None else None
             built.append(Built(s.event, b, s.assigned, now, s.bytes, made))
             command(hosts[b], em, "credit", b, k)
@@ -381,6 +388,13 @@ def simulate(
 
     def open_window():
         st["open"], st["t0"], st["p0"] = True, now, payload_now()
+
+    def take_edge():
+        if st["edge"] == "open":
+            open_window()
+        elif st["edge"] == "close":
+            st["closed"] = True
+        st["edge"] = None
 
     def handle(what, args):
         if what == "credit":
@@ -428,15 +442,13 @@ def simulate(
         done = [f for f in sorted(flows, reverse=last_first) if ends[f] == now]
         for f in done:
             transfer_done(flows.pop(f)["t"])
-        if st["edge"] == "open":
-            open_window()
-        elif st["edge"] == "close":
-            st["closed"] = True
-            break
-        st["edge"] = None
-        while queue and queue[0][0] == now:
+        take_edge()
+        while queue and queue[0][0] == now and not st["closed"]:
             _, _, what, args = heapq.heappop(queue)
             handle(what, args)
+            take_edge()  # an event built by a message (eager: a receive posted late)
+        if st["closed"]:
+            break
 
     for f in flows.values():  # the moved part of fragments still moving
         for link in f["links"]:

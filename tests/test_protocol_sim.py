@@ -169,7 +169,8 @@ def test_one_builder_closed_form(protocol):
     assert r["window_seconds"] == pytest.approx(expected, rel=1e-12)
     lag = d if protocol == "push" else 2 * d
     later = ((n - 1) * (frag + meta) - c * lag) * frag / (frag + meta)
-    payload = n * frag + (n - 1) * (frag + later)  # local fragments arrive at once
+    # Builder 0's own fragment counts with its event; the others' with theirs, not yet built.
+    payload = n * frag + (n - 1) * later
     assert r["window_payload_bytes"] == pytest.approx(payload, rel=1e-12)
     assert r["throughput_gbps"] == pytest.approx(payload * 8 / expected / 1e9, rel=1e-12)
     assert r["events_built"] == 1 and r["events_total"] == 1  # it stops with the window
@@ -505,14 +506,17 @@ def test_short_run_warns_and_latency_is_per_event():
 
 
 def test_no_warm_up_is_named():
-    # 4 nodes, window from t = 0: each builder's own fragments of its first events arrive at
-    # once, and 133.54 Gb/s per node came out, above the 133.3 a node can build (100 Gb/s
-    # over the network, its own quarter locally), with no word of why.
+    # 4 nodes, window from t = 0: 133.54 Gb/s per node came out, above the 133.3 a node can
+    # build (100 Gb/s over the network, its own quarter locally), with no word of why: each
+    # builder's own fragments, counted as copied at the assignment, all came at once. They
+    # count as their events are built now, and the cold window reads within 0.1 % of a warm
+    # one; the warning of a window that holds the pipeline filling stays.
     bound = 100 * 4 / 3
     sets = {"fabric": {"radix": 36, "hosts": 4}, "bench": {"fragment_bytes": 1048576}}
     cold = simulate_protocol(scenario(simulate={"events": 40, "warmup_events": 0}, **sets))
     warm = simulate_protocol(scenario(simulate={"events": 40, "warmup_events": 8}, **sets))
-    assert cold["gbps_per_host"] > bound > warm["gbps_per_host"]
+    assert bound > cold["gbps_per_host"] and bound > warm["gbps_per_host"]
+    assert cold["gbps_per_host"] == pytest.approx(warm["gbps_per_host"], rel=1e-3)
     assert [w for w in cold["warnings"] if w.startswith("no warm-up")], cold["warnings"]
     assert "simulate.warmup_events (default one round: 8)" in cold["warnings"][0]
     assert warm["warnings"] == []

@@ -6,12 +6,18 @@ import json
 import math
 from typing import Any
 
-__all__ = ["cell", "count", "duration", "quantity", "size", "table"]
+__all__ = ["cell", "count", "duration", "in_flight", "quantity", "size", "table"]
 
 
 def count(n: int, noun: str) -> str:
     """``1 conflict``, ``2,016 conflicts``: a count with its noun in the right number."""
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def in_flight(schedule: Any, n: Any) -> str:
+    """``8 in flight``, or for all-at-once gathers, which send every fragment of a gather at
+    once whatever bench.in_flight says, ``all in flight`` (it read "1 in flight")."""
+    return "all in flight" if schedule == "all-at-once" else f"{n} in flight"
 
 
 def duration(seconds: float) -> str:

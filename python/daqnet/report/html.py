@@ -28,7 +28,7 @@ from ..io.files import write_text_atomic
 from ..io.result_files import KINDS, ResultFile
 from . import html_figures as figs
 from .bench import baseline_name
-from .format import count
+from .format import count, in_flight
 from .pairing import Pair, find_pairs, nodes_of_bench
 from .repair import bound_phrase, candidate_label
 from .simulate import protocol_extent
@@ -463,7 +463,7 @@ def _simulate_protocol(s: Section, d: Mapping[str, Any]) -> None:
         (
             "protocol",
             f"{str(d['protocol']).upper()}, {d['schedule']} gathers, {d['nodes']} nodes, "
-            f"{count(d['credits'], 'credit')}, {d['in_flight']} in flight",
+            f"{count(d['credits'], 'credit')}, {in_flight(d['schedule'], d['in_flight'])}",
         ),
         ("fragment", _num(d, "fragment_bytes", "bytes", 0)),
     ]
@@ -568,7 +568,7 @@ def _bench(s: Section, d: Mapping[str, Any]) -> None:
                 "protocol",
                 f"{str(d['protocol']).upper()}, {d.get('schedule')} gathers, "
                 f"{d.get('credits')} credit{'s' if d.get('credits') != 1 else ''}, "
-                f"{d.get('in_flight')} in flight",
+                f"{in_flight(d.get('schedule'), d.get('in_flight'))}",
             )
         )
     if "fragment_bytes" in d:

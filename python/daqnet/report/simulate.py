@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .format import count, duration, quantity, size
+from .format import count, duration, in_flight, quantity, size
 
 __all__ = ["protocol_extent", "simulate_summary"]
 
@@ -94,7 +94,7 @@ def simulate_summary(r: Mapping[str, Any]) -> str:
         lat = r["latency_seconds"]
         lines += [
             f"  protocol   {r['protocol'].upper()}, {r['schedule']} gathers, {r['nodes']} nodes, "
-            f"{count(r['credits'], 'credit')}, {r['in_flight']} in flight per gather",
+            f"{count(r['credits'], 'credit')}, {in_flight(r['schedule'], r['in_flight'])} per gather",
             "",
         ]
         # Stopped before the window opened: no rate was measured, and 0 Gb/s would read as one.

@@ -229,10 +229,12 @@ def _percentiles(values: np.ndarray) -> dict[str, Any]:
 
 
 def _steadiness(r: dict[str, Any]) -> float | None:
-    """Relative difference of the payload rate between the window's two halves.
+    """Relative difference of the network payload rate between the window's two halves.
 
-    The payload delivered is known at every event built in the window (parts of fragments
-    still moving included), so the rate at the middle is interpolated between them.
+    The payload delivered over the network is known at every event built in the window
+    (parts of fragments still moving included), so the rate at the middle is interpolated
+    between them. Builders' own fragments count as their events are built, in steps, and
+    are left out: they move no link, and the network part is what settles or not.
     """
     t0, t1 = float(r["window_start_seconds"]), float(r["window_end_seconds"])
     if not 0 <= t0 < t1:
@@ -241,7 +243,7 @@ def _steadiness(r: dict[str, Any]) -> float | None:
     at, payload = r["built_at"][first : first + count], r["payload_at"][first : first + count]
     known = payload >= 0  # not known for events built at the instant a window edge was taken
     times = np.concatenate(([t0], at[known], [t1]))
-    done = np.concatenate(([0.0], payload[known], [r["window_payload_bytes"]]))
+    done = np.concatenate(([0.0], payload[known], [r["window_network_payload_bytes"]]))
     return rate_halves(times, done, t0, t1)
 
 
@@ -274,17 +276,16 @@ def protocol_warnings(doc: Mapping[str, Any], run: dict[str, Any]) -> list[str]:
             f"{rounds:,}): too short for steady state; raise {keys}"
         )
     if run["warmup_events"] == 0 and run["warmup_seconds"] <= 0:
-        # Seen: 133.54 Gb/s per node on 4 nodes, above the 133.3 a node can build (100 Gb/s
-        # over the network and its own quarter locally), against 131.9 after a warm-up.
+        # Seen: 133.54 Gb/s per node on 4 nodes, above the 133.3 a node can build, against
+        # 131.9 after a warm-up (while own fragments counted as copied, at the assignment).
         warmup = (
             "bench.warmup_seconds"
             if run["from"] == "bench"
             else f"simulate.warmup_events (default one round: {rounds:,})"
         )
         out.append(
-            "no warm-up: the window opens as the run starts, so it holds the pipeline filling, "
-            "and each builder's own fragments of its first events, which need no network, "
-            f"arrive at once (throughput reads high on short windows); give {warmup}"
+            "no warm-up: the window opens as the run starts, so it holds the pipeline filling "
+            f"and not the steady state alone; give {warmup}"
         )
     # Barrels still in step (docs/simulate.md): every event takes the same time. Gathers of
     # more than one step only; all-at-once ones (and barrels of nodes - 1 <= in_flight)
