@@ -50,6 +50,22 @@ def test_transport_selftest(transport, wait, ranks, options):
         assert f"transport selftest: libfabric ({provider}, " in p.stdout, p.stdout
 
 
+def test_mpi_selftest_with_every_peer_on_another_node():
+    # MPICH then goes through UCX, not shared memory, as for ranks on several nodes or under
+    # srun --distribution=arbitrary (Slurm's PMI-2 then says every task has a node of its
+    # own). A receive from MPI_ANY_SOURCE posted after its message came never completed
+    # there: a rank lost the event manager's first commands and the run its fragments.
+    p = subprocess.run(
+        [mpiexec(), "-n", "3", str(SELFTEST), "mpi", "yield"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "MPIR_CVAR_NOLOCAL": "1"},
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "ok  unexpected messages received from kAnySource" in p.stdout
+
+
 @pytest.fixture
 def two_namespaces():
     """Two network namespaces joined by a veth pair (10.77.0.1 and .2), removed after."""

@@ -69,14 +69,40 @@ void MpiTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity, std:
   int count = static_cast<int>(std::min<std::size_t>(capacity, INT_MAX));
   std::size_t i = slot();
   ops_[i] = {Completion::Kind::recv, cookie, peer, tag, capacity};
-  check(MPI_Irecv(buf, count, MPI_BYTE, peer == kAnySource ? MPI_ANY_SOURCE : peer, static_cast<int>(tag), comm_,
-                  &requests_[i]),
-        "MPI_Irecv");
   ++active_;
+  if (peer == kAnySource) {
+    // Not MPI_Irecv(MPI_ANY_SOURCE): under MPICH's UCX netmod (the mpich wheel's default) one
+    // never completes for a message from another node that arrived before it was posted (the
+    // message is taken, the request stays pending). It struck one node under srun
+    // --distribution=arbitrary, where Slurm's PMI-2 tells MPICH every task is on a node of its
+    // own. MPI_Improbe + MPI_Imrecv match the same messages, in the same order.
+    auto it = std::find_if(any_.begin(), any_.end(), [&](const auto& q) { return q.first == tag; });
+    if (it == any_.end()) it = any_.insert(any_.end(), {tag, {}});
+    it->second.push_back({buf, count, i});
+    match_any_source();
+    return;
+  }
+  check(MPI_Irecv(buf, count, MPI_BYTE, peer, static_cast<int>(tag), comm_, &requests_[i]), "MPI_Irecv");
+}
+
+void MpiTransport::match_any_source() {
+  for (auto& [tag, waiting] : any_) {
+    while (!waiting.empty()) {
+      int found = 0;
+      MPI_Message message = MPI_MESSAGE_NULL;
+      MPI_Status status;
+      check(MPI_Improbe(MPI_ANY_SOURCE, static_cast<int>(tag), comm_, &found, &message, &status), "MPI_Improbe");
+      if (!found) break;
+      const AnyReceive r = waiting.front();
+      waiting.erase(waiting.begin());  // a few entries (the posted command receives)
+      check(MPI_Imrecv(r.buf, r.count, MPI_BYTE, &message, &requests_[r.slot]), "MPI_Imrecv");
+    }
+  }
 }
 
 void MpiTransport::progress(std::vector<Completion>& out, double timeout_seconds) {
   if (requests_.empty()) return;
+  match_any_source();
   indices_.resize(requests_.size());
   statuses_.resize(requests_.size());
   int done = 0;
@@ -114,6 +140,13 @@ void MpiTransport::progress(std::vector<Completion>& out, double timeout_seconds
 }
 
 void MpiTransport::cancel_receives() {
+  for (auto& [tag, waiting] : any_) {  // never given to MPI: nothing to cancel there
+    for (const AnyReceive& r : waiting) {
+      free_.push_back(r.slot);
+      --active_;
+    }
+    waiting.clear();
+  }
   for (std::size_t i = 0; i < requests_.size(); ++i) {
     if (requests_[i] == MPI_REQUEST_NULL || ops_[i].kind != Completion::Kind::recv) continue;
     MPI_Cancel(&requests_[i]);

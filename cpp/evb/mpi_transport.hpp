@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 
+#include <utility>
 #include <vector>
 
 #include "evb/transport.hpp"
@@ -34,6 +35,13 @@ private:
     std::size_t bytes;
   };
   std::size_t slot();  // a free index into requests_/ops_
+  // A receive from kAnySource, not yet given to MPI (see recv()).
+  struct AnyReceive {
+    void* buf;
+    int count;
+    std::size_t slot;
+  };
+  void match_any_source();
   void check(int err, const char* what) const;
 
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -47,6 +55,10 @@ private:
   std::vector<int> indices_;
   std::vector<MPI_Status> statuses_;
   std::size_t active_ = 0;
+  // kAnySource receives waiting for a message, oldest first, by tag: MPI_Improbe finds one,
+  // MPI_Imrecv receives it into the oldest. Vectors, not deques: once they have held as many
+  // as a run keeps posted they allocate no more (a deque allocated a block now and then).
+  std::vector<std::pair<Tag, std::vector<AnyReceive>>> any_;
 };
 
 }  // namespace daqnet::evb

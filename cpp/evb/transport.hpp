@@ -8,7 +8,9 @@
 //  - recv(peer, tag, buf, capacity) posts a receive; peer may be kAnySource. An incoming
 //    message matches the oldest posted receive with the same tag and a matching peer.
 //    Messages from one peer with one tag arrive in the order they were sent (non-overtaking).
-//    A message arriving before a matching receive is posted is kept until one is.
+//    A message arriving before a matching receive is posted is kept until one is. Receives
+//    on one tag are all from kAnySource or all from named peers (the MPI transport matches
+//    kAnySource ones itself, after the named ones MPI holds: see mpi_transport.cpp).
 //  - progress(out, timeout) moves data and appends completed operations to out. When nothing
 //    completes it may wait up to timeout_seconds (0 = return at once) without busy-polling,
 //    so oversubscribed ranks on a small machine leave the CPU to each other.

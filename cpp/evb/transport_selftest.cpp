@@ -197,6 +197,31 @@ struct Test {
     end();
   }
 
+  // (3b) Messages from every peer in before receives from kAnySource are posted, as a rank
+  // that leaves the start barrier last finds the event manager's first commands. Under
+  // MPICH's UCX netmod an MPI_Irecv(MPI_ANY_SOURCE) never completed for such a message from
+  // another node (MPIR_CVAR_NOLOCAL=1 makes every peer one).
+  void unexpected_any_source() {
+    begin("unexpected messages received from kAnySource");
+    Bytes out = make(rank + 7, 8 + rank);
+    for (int p = 0; p < size; ++p)
+      if (p != rank) t.send(p, 5, out.data(), out.size(), 300 + p);
+    barrier(comm);  // every message has arrived or is on the way
+    t.progress(done, 0);
+    std::vector<Bytes> in(size, Bytes(64));
+    for (int k = 0; k < size - 1; ++k) t.recv(kAnySource, 5, in[k].data(), 64, 400 + k);
+    collect(2 * static_cast<std::size_t>(size - 1));
+    std::set<int> sources;
+    for (const Completion& c : done) {
+      if (c.kind != Kind::recv) continue;
+      expect(c.bytes == 8 + static_cast<std::size_t>(c.peer), "wrong size from " + std::to_string(c.peer));
+      expect(intact(in[c.cookie - 400], c.peer + 7, c.bytes), "data does not match " + std::to_string(c.peer));
+      sources.insert(c.peer);
+    }
+    expect(static_cast<int>(sources.size()) == size - 1, "a source was reported twice");
+    end();
+  }
+
   // (4) 100 messages on one (peer, tag) arrive in order; half the receives are posted
   // before the sends, half (from kAnySource) after the first half completed.
   void non_overtaking() {
@@ -574,6 +599,7 @@ int main(int argc, char** argv) {
     test.ring();
     test.any_source();
     test.unexpected();
+    test.unexpected_any_source();
     test.non_overtaking();
     test.tags();
     test.large();

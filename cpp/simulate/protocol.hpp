@@ -42,7 +42,7 @@ struct ProtocolResult {
   std::vector<double> built_at;    ///< seconds of simulated time
   std::vector<double> latency;     ///< from the assignment (rate_hz: the data's existence) to the last fragment
   std::vector<double> bytes;       ///< fragment bytes (headers included, meta-data not)
-  std::vector<double> payload_at;  ///< payload delivered over the network since the window opened, when built (-1 outside it)
+  std::vector<double> payload_at;  ///< network payload since the window opened, when built (-1 outside it)
 
   double end_seconds = 0;            ///< when the simulation stopped (the window closed, or Ctrl-C)
   int64_t partial_fragments = 0;     ///< fragments received at the end for events not yet built ...
