@@ -758,6 +758,17 @@ RECOVER_FRAMES = ("bench.recover=true", "bench.transport=tcp", "bench.mode=time-
             ("bench.baseline=p2p", "bench.baseline_cache=cold"),
             "bench.baseline_cache = 'cold': applies to the alltoall and isend baselines, not to p2p",
         ),
+        # More packed events than the meta-data lists were cut from it silently (1,000,000
+        # ran: "1,987,000,000 events"), and events of 0 bytes were accepted.
+        (
+            ("bench.events_per_fragment=1000000",),
+            "events_per_fragment = 1000000: the meta-data lists the events' sizes, 4 bytes each "
+            "after 32 bytes of header, and meta_bytes = 10240 holds 2552; raise meta_bytes",
+        ),
+        (
+            ("bench.events_per_fragment=100", "bench.fragment_bytes=64", "bench.meta_bytes=0"),
+            "events_per_fragment = 100 events in fragments of 64 bytes: events of 0 bytes",
+        ),
         # An explicit 0 with no event count once ran the default 5 s silently.
         (("bench.seconds=0",), "bench.events and bench.seconds are both 0"),
         # Recovery was silently off over MPI and in time-frames mode.
@@ -832,11 +843,32 @@ def test_baselines_give_a_ratio(tmp_path):
     assert b["name"] == "isend" and b["throughput_gbps"] > 0
     rounds = b["bytes"] / (16 * b["message_bytes"])
     assert rounds >= 3 and rounds == int(rounds)
+    # p2p: half the nodes receive, so the ratio is per receiving node (a ratio of totals read
+    # 1.44x where each builder took 0.72x of what a p2p receiver took), and so said.
     p, r = bench(
         tmp_path, "bench.baseline_seconds=0.3", "bench.transport=tcp", extra=("--baseline", "p2p")
     )
     assert p.returncode == 0, p.stderr
-    assert r["baseline"]["name"] == "p2p" and r["baseline"]["pairs"] == 2
+    b = r["baseline"]
+    assert b["name"] == "p2p" and b["pairs"] == 2
+    assert b["receiving_nodes"] == {"event_builder": 4, "baseline": 2}
+    assert b["ratio"] == pytest.approx((r["throughput_gbps"] / 4) / (b["throughput_gbps"] / 2))
+    from daqnet.report.bench import summary
+
+    assert "per receiving node (4 building nodes, 2 receiving nodes in p2p)" in summary(r)
+    # --baseline is the run's bench.baseline: its recorded scenario said "none".
+    assert r["config"]["values"]["bench"]["baseline"] == "p2p"
+    # Two processes a node: node 0's processes stream to node 1's, not a node's readout
+    # process to its own builder process (a copy in one host's memory).
+    p, r = bench(
+        tmp_path,
+        "bench.baseline_seconds=0.3",
+        "bench.processes_per_node=2",
+        extra=("--baseline", "p2p"),
+    )
+    assert p.returncode == 0, p.stderr
+    b = r["baseline"]
+    assert b["pairs"] == 2 and b["receiving_nodes"] == {"event_builder": 2, "baseline": 1}
 
 
 def _last_level_cache_bytes() -> int:

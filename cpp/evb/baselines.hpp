@@ -50,9 +50,10 @@ BaselineResult alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, doubl
 // neighbour), then MPI_Waitall; repeated for about `seconds`.
 BaselineResult isend_alltoall_baseline(MPI_Comm comm, std::size_t message_bytes, double seconds, bool cold);
 
-// Ranks paired in placement order (0→1, 2→3, ...) stream message_bytes messages one way,
-// `window` in flight, over the run's own transport.
-BaselineResult p2p_baseline(MPI_Comm comm, Transport& transport, const Layout& layout, std::size_t message_bytes,
-                            int window, double seconds);
+// Nodes of `node_size` consecutive ranks in placement order, paired (0→1, 2→3, ...), process
+// k to process k, stream message_bytes messages one way, `window` in flight, over the run's
+// own transport.
+BaselineResult p2p_baseline(MPI_Comm comm, Transport& transport, const Layout& layout, int node_size,
+                            std::size_t message_bytes, int window, double seconds);
 
 }  // namespace daqnet::evb

@@ -12,6 +12,7 @@
 
 #include "evb/config_keys.hpp"
 #include "evb/flow_control.hpp"
+#include "evb/messages.hpp"
 
 namespace daqnet::evb {
 namespace {
@@ -195,6 +196,21 @@ Config parse_config(const std::string& text, const std::string& path, std::map<s
   }
   const auto fail = [&](const std::string& key, const std::string& what) { throw key_error(path, values, key, what); };
   if (c.meta_bytes > 0 && c.meta_bytes < 64) fail("meta_bytes", "must be 0 (no meta-data) or at least 64");
+  // The meta-data lists the packed events' sizes after the header, 4 bytes each: more events
+  // than it holds were cut from the list without a word (1,000,000 per fragment ran, 2 G
+  // events/s of 1-byte events).
+  if (const auto listed = (c.meta_bytes - static_cast<std::int64_t>(sizeof(FragmentHeader))) / 4;
+      c.meta_bytes > 0 && c.events_per_fragment > listed)
+    fail("events_per_fragment",
+         "= " + std::to_string(c.events_per_fragment) + ": the meta-data lists the events' sizes, 4 bytes each after " +
+             std::to_string(sizeof(FragmentHeader)) + " bytes of header, and meta_bytes = " +
+             std::to_string(c.meta_bytes) + " holds " + std::to_string(listed) + "; raise meta_bytes to at least " +
+             std::to_string(sizeof(FragmentHeader) + 4 * static_cast<std::size_t>(c.events_per_fragment)));
+  const auto& sizes = c.fragment_bytes_per_ru;
+  const double smallest = sizes.empty() ? c.fragment_bytes : *std::min_element(sizes.begin(), sizes.end());
+  if (c.events_per_fragment > 1 && smallest < c.events_per_fragment)
+    fail("events_per_fragment", "= " + std::to_string(c.events_per_fragment) + " events in fragments of " +
+                                    number_text(smallest) + " bytes: events of 0 bytes");
   // Smaller socket buffers stall TCP for seconds at a time (1 byte: a fragment called lost).
   if (c.transport == "tcp" && c.tcp_socket_buffer_bytes > 0 && c.tcp_socket_buffer_bytes < 4096)
     fail("tcp_socket_buffer_bytes", "must be 0 (the system's default) or at least 4096");

@@ -392,8 +392,9 @@ int main(int argc, char** argv) {
               ? alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds, config.baseline_cold)
           : config.baseline == "isend"
               ? isend_alltoall_baseline(MPI_COMM_WORLD, bytes, config.baseline_seconds, config.baseline_cold)
-              : p2p_baseline(MPI_COMM_WORLD, *transport, layout, bytes, static_cast<int>(p2p_window(config)),
-                             config.baseline_seconds);
+              : p2p_baseline(MPI_COMM_WORLD, *transport, layout,
+                             config.mode == Mode::event_manager ? config.processes_per_node : 1, bytes,
+                             static_cast<int>(p2p_window(config)), config.baseline_seconds);
       if (!rank) write_atomically(out_dir + "/baseline.json", r.json());
     }
   } catch (const std::exception& e) {

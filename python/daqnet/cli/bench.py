@@ -51,7 +51,10 @@ def run_bench(args: argparse.Namespace) -> int:
     from .. import bench
 
     check_not_another(args.out, "bench")
-    scenario = load(args.scenario, args.overrides, "bench")
+    # --baseline is bench.baseline for this run: the result's recorded scenario (and the
+    # report's, and a rerun from it) said "none" beside a p2p baseline's figures.
+    sets = [*args.overrides, *([f"bench.baseline={args.baseline}"] if args.baseline else [])]
+    scenario = load(args.scenario, sets, "bench")
     if args.prepare:
         # A run says it with its other warnings, and keeps it in the result.
         if why := size_warning(scenario):
@@ -60,7 +63,7 @@ def run_bench(args: argparse.Namespace) -> int:
         # Launched by hand, maybe on other machines: buffers beyond this one's memory are
         # a warning (the documented 64-rank --prepare was refused on a 24 GiB login node).
         memory: list[str] = []
-        cfg = bench.run_config(scenario, args.baseline, memory_warnings=memory)
+        cfg = bench.run_config(scenario, memory_warnings=memory)
         for why in memory:
             warn(f"{why}: if the ranks run here; on nodes with more memory, as prepared")
         bench.check_transport_built(scenario)
@@ -78,7 +81,7 @@ def run_bench(args: argparse.Namespace) -> int:
     check_format(args.format)
     progress = Progress("bench", args.progress)
     try:
-        result = bench.run(scenario, args.out, args.baseline, progress.text, args.format)
+        result = bench.run(scenario, args.out, None, progress.text, args.format)
     finally:
         progress.close()
     # The run is over and its files written: a Ctrl-C now (as its summary appears) is noted,

@@ -44,13 +44,27 @@ def summary(result: Mapping[str, Any], name: str = "") -> str:
             else ""
         )
         lines.append(
-            f"  baseline     {baseline_name(b)}: {quantity(b['throughput_gbps'], ' Gb/s')}{cut}; event builder / baseline = {quantity(b['ratio'], '×')}"
+            f"  baseline     {baseline_name(b)}: {quantity(b['throughput_gbps'], ' Gb/s')}{cut}; "
+            f"event builder / baseline = {quantity(b['ratio'], '×')}{per_receiving_node(b)}"
         )
     lines += _failure_lines(result)
     lines += _memory_lines(result.get("memory") or [])
     for err in result["errors"]:
         lines.append(f"  error        {err}")
     return "\n".join(lines)
+
+
+def per_receiving_node(b: Mapping[str, Any]) -> str:
+    """How the ratio is taken, when the two sides' receiving nodes differ in number: " per
+    receiving node (4 building nodes, 2 receiving nodes in p2p)"."""
+    n = b.get("receiving_nodes") or {}
+    mine, theirs = n.get("event_builder"), n.get("baseline")
+    if not mine or not theirs or mine == theirs:
+        return ""
+    return (
+        f" per receiving node ({count(mine, 'building node')}, "
+        f"{count(theirs, 'receiving node')} in {b['name']})"
+    )
 
 
 def baseline_name(b: Mapping[str, Any]) -> str:

@@ -27,7 +27,7 @@ from ..errors import DaqnetError
 from ..io.files import write_text_atomic
 from ..io.result_files import KINDS, ResultFile
 from . import html_figures as figs
-from .bench import baseline_name
+from .bench import baseline_name, per_receiving_node
 from .format import count, in_flight
 from .pairing import Pair, find_pairs, nodes_of_bench
 from .repair import bound_phrase, candidate_label
@@ -607,7 +607,10 @@ def _bench(s: Section, d: Mapping[str, Any]) -> None:
                 f"baseline {baseline_name(d['baseline'])}",
                 _num(d, "baseline.throughput_gbps", "Gb/s"),
             ),
-            ("event builder / baseline", _num(d, "baseline.ratio", "×", 3)),
+            (
+                "event builder / baseline" + per_receiving_node(d["baseline"]),
+                _num(d, "baseline.ratio", "×", 3),
+            ),
         ]
     emulated = d.get("emulated")
     if isinstance(emulated, Mapping):
