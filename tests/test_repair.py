@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from daqnet import _core, fabric, placement, routing, workload
 from daqnet.cli import main
+from daqnet.errors import DaqnetError
 from daqnet.io.files import read_toml
 from daqnet.io.hostlist import expand
 from daqnet.io.steps_file import read_steps
@@ -255,6 +256,43 @@ def test_repair_cli_writes_files_the_analysis_confirms(tmp_path, capsys):
     assert main(["simulate", str(sched / "scenario.toml"), "--json"]) == 0
     sim = json.loads(capsys.readouterr().out)
     assert sim["total_seconds"] == pytest.approx(doc["seconds_after"])
+
+
+def test_a_rank_order_of_several_tasks_a_node_is_a_file_every_tool_reads(tmp_path, capsys):
+    # Two tasks a node: the hostfile lists each host twice, a line per rank (SLURM_HOSTFILE).
+    # The repaired scenario did not load ("host 'node52' already listed on line 2"), sbatch
+    # asked for 128 nodes of 64, and Hydra's one slot a host, round robin, placed rank 2 on
+    # another host than the file's line 2.
+    scen = tmp_path / "s.toml"
+    scen.write_text(
+        '[fabric]\nradix = 8\nhosts = 16\nnaming = "shuffled"\n[placement]\norder = "hostname"\n'
+        "[workload]\ntasks_per_node = 2\n"
+    )
+    out = tmp_path / "fix"
+    assert main(["repair", str(scen), "--what", "rank-order", "--out", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    lines = (out / "hostfile").read_text().split()
+    assert len(lines) == 32 and all(lines.count(h) == 2 for h in lines)
+    assert main(["conflicts", str(out / "scenario.toml"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["total_conflicts"] == doc["conflicts_after"]
+    sc = Scenario.load(out / "scenario.toml")
+    _fab, _rt, pl, _wl = sc.build()
+    assert [sc.build()[0].host_names[h] for h in pl.hosts] == lines  # line i is rank i
+    launch = doc["launch"]
+    assert "sbatch --nodes=16 " in launch["sbatch"] and "--ntasks=32" in launch["srun"]
+    assert "mpiexec" not in launch and "--map-by seq -np 32" in launch["openmpi"]
+    # The event builder reads the same file: ranks take their host's lines in turn.
+    assert main(["bench", str(out / "scenario.toml"), "--set", "bench.ranks=32", "--prepare",
+                 "--out", str(tmp_path / "run")]) == 0  # fmt: skip
+    cfg = (tmp_path / "run" / "run.cfg").read_text()
+    assert f"placement_hosts = {','.join(lines)}" in cfg
+    # A file whose hosts are listed unevenly is neither a host list nor one of tasks.
+    (out / "hostfile").write_text("\n".join(lines[:31]) + "\n")
+    with pytest.raises(DaqnetError, match=r"lists hosts once per task, so each of them 2 times"):
+        Scenario.load(out / "scenario.toml").build()
+    (out / "hostfile").write_text("\n".join([*lines, lines[0]]) + "\n")
+    with pytest.raises(DaqnetError, match=r"hostfile:33: host '.*' already listed 2 times \("):
+        Scenario.load(out / "scenario.toml").build()
 
 
 def repair_schedule_out(tmp_path, capsys, scenario: str) -> tuple[dict, Path]:

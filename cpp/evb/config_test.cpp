@@ -126,5 +126,16 @@ TEST(RunConfig, P2pBaselineWindowFitsAnInt) {
   EXPECT_EQ(p2p_window(c), 15);
 }
 
+TEST(RunConfig, AHostListedOncePerRankGivesItsRanksItsLines) {
+  // As SLURM_HOSTFILE lists them (daqnet repair with two tasks a node): b's first rank is
+  // line 0, a's two ranks lines 1 and 3, b's second line 2. A host listed once took all
+  // its ranks at its first line, whatever the others' lines said.
+  Config c = Config::parse("seconds = 1\nranks = 4\nplacement = file\nplacement_hosts = b,a,b,a\n", "run.cfg");
+  // ranks 0 and 2 run on a, 1 and 3 on b
+  EXPECT_EQ(make_layout(c, 0, {"a", "b", "a", "b"}).order, (std::vector<int>{1, 0, 3, 2}));
+  c = Config::parse("seconds = 1\nranks = 4\nplacement = file\nplacement_hosts = b,a\n", "run.cfg");
+  EXPECT_EQ(make_layout(c, 0, {"a", "b", "a", "b"}).order, (std::vector<int>{1, 3, 0, 2}));
+}
+
 }  // namespace
 }  // namespace daqnet::evb

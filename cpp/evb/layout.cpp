@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <map>
 #include <numeric>
 
 #include "common/random.hpp"
@@ -53,14 +54,21 @@ Layout make_layout(const Config& c, int rank, const std::vector<std::string>& ho
     auto perm = random_permutation(l.ranks, c.placement_seed);
     for (int p = 0; p < l.ranks; ++p) l.order[p] = perm[p];
   } else if (c.placement == "file") {
-    auto position = [&](int r) {
-      auto it = std::find(c.placement_hosts.begin(), c.placement_hosts.end(), hostnames[r]);
-      if (it == c.placement_hosts.end())
-        throw ConfigError("placement_hosts does not list host '" + hostnames[r] + "' of rank " + std::to_string(r));
-      return it - c.placement_hosts.begin();
-    };
+    // A host listed once takes all its ranks there, one after another; a host listed once
+    // per task (as SLURM_HOSTFILE, which daqnet repair writes) gives its k-th rank the k-th
+    // line naming it.
+    std::map<std::string, std::vector<long>> lines;
+    for (std::size_t i = 0; i < c.placement_hosts.size(); ++i)
+      lines[c.placement_hosts[i]].push_back(static_cast<long>(i));
+    std::map<std::string, std::size_t> taken;
     std::vector<long> pos(l.ranks);
-    for (int r = 0; r < l.ranks; ++r) pos[r] = position(r);
+    for (int r = 0; r < l.ranks; ++r) {
+      const auto it = lines.find(hostnames[r]);
+      if (it == lines.end())
+        throw ConfigError("placement_hosts does not list host '" + hostnames[r] + "' of rank " + std::to_string(r));
+      std::size_t& k = taken[hostnames[r]];
+      pos[r] = it->second[std::min(k++, it->second.size() - 1)];
+    }
     std::stable_sort(l.order.begin(), l.order.end(), [&](int a, int b) { return pos[a] < pos[b]; });
   }
 

@@ -116,13 +116,36 @@ def random(fabric: Fabric, ranks: int | None = None, seed: int = 0) -> Placement
     return Placement(fabric, perm[: _count(fabric, ranks)], "random")
 
 
-def from_file(fabric: Fabric, path: str | Path, ranks: int | None = None) -> Placement:
+def from_file(
+    fabric: Fabric, path: str | Path, ranks: int | None = None, tasks_per_node: int = 1
+) -> Placement:
+    """Ranks on the hosts listed in `path`, in its order. With `tasks_per_node` > 1 a file
+    that lists each host that many times is one line per task, as Slurm's SLURM_HOSTFILE
+    (line i is rank i; daqnet repair writes it so); one that lists each once gives each host
+    that many consecutive ranks."""
     index = {n: i for i, n in enumerate(fabric.host_names)}
     hosts = []
-    for name, lineno in read_hostnames(path, "placement.file"):
+    why = f"workload.tasks_per_node = {tasks_per_node}"
+    for name, lineno in read_hostnames(path, "placement.file", tasks_per_node, why):
         if name not in index:
             raise DaqnetError(f"{path}:{lineno}: no host named '{name}' in the fabric")
         hosts.append(index[name])
+    if tasks_per_node > 1:
+        counts = np.bincount(hosts, minlength=fabric.num_hosts)
+        if counts.max() > 1:  # one line per task
+            if ranks is not None:
+                raise DaqnetError(
+                    f"placement.ranks = {ranks} with {path}, which lists a line per task: "
+                    "the file gives the ranks (leave placement.ranks out)"
+                )
+            if (short := np.flatnonzero((counts > 0) & (counts != tasks_per_node))).size:
+                name = fabric.host_names[int(short[0])]
+                raise DaqnetError(
+                    f"{path}: lists hosts once per task, so each of them {tasks_per_node} times "
+                    f"({why}), but '{name}' {int(counts[short[0]])} time(s)"
+                )
+            return Placement(fabric, np.array(hosts), "file", tasks_per_node)
+        return from_file(fabric, path, ranks).with_tasks(tasks_per_node)
     n = len(hosts) if ranks is None else ranks
     if len(hosts) < n:
         raise DaqnetError(f"{path}: lists {len(hosts)} hosts but placement.ranks = {n}")
@@ -192,6 +215,8 @@ def build(
         return Placement(
             fabric, map_tasks(fabric, order, tasks_per_node, dims, seed), order, tasks_per_node
         )
+    if order == "file" and file is not None and hosts is None and tasks_per_node > 1:
+        return from_file(fabric, file, ranks, tasks_per_node)
     return _hosts(fabric, order, ranks, seed, file, hosts).with_tasks(tasks_per_node)
 
 

@@ -172,7 +172,13 @@ def run_config(
         )
     if p["order"] == "file" and not p["file"]:
         raise DaqnetError(f"{src}: placement.order = 'file' needs placement.file")
-    hosts = [] if p["order"] != "file" else read_hostnames(p["file"], "placement.file")
+    # A host may be listed once per rank, as SLURM_HOSTFILE and daqnet repair (several tasks
+    # a node) list them: its ranks take its lines in turn (daqnet-evb's layout).
+    hosts = (
+        []
+        if p["order"] != "file"
+        else read_hostnames(p["file"], "placement.file", max(1, ranks), "one line per rank")
+    )
     for name, lineno in hosts:
         if "," in name:  # read_hostnames took care of blanks and '#'
             raise DaqnetError(

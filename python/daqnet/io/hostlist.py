@@ -47,24 +47,28 @@ def collect(names: Sequence[str]) -> str:
     return str(_hostlist.collect_hostlist(list(names)))
 
 
-def read_hostnames(path: str | Path, key: str) -> list[tuple[str, int]]:
-    """(hostname, line number) for every name in the file; a repeated name is an error.
+def read_hostnames(
+    path: str | Path, key: str, repeats: int = 1, why: str = ""
+) -> list[tuple[str, int]]:
+    """(hostname, line number) for every name in the file; a name listed more than `repeats`
+    times is an error (`why` says where a `repeats` > 1 comes from).
 
     `key` is the scenario key that named the file, for the message when it cannot be read.
     """
     lines = read_text(path, f"{key} host list").splitlines()
     out: list[tuple[str, int]] = []
     first: dict[str, int] = {}
+    seen: dict[str, int] = {}
     for lineno, line in enumerate(lines, 1):
         name = line.split("#", 1)[0].strip()
         if not name:
             continue
         if len(name.split()) != 1:
             raise DaqnetError(f"{path}:{lineno}: expected one hostname per line, got '{name}'")
-        if name in first:
-            raise DaqnetError(
-                f"{path}:{lineno}: host '{name}' already listed on line {first[name]}"
-            )
-        first[name] = lineno
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > repeats:
+            more = f" {repeats} times ({why})" if repeats > 1 else f" on line {first[name]}"
+            raise DaqnetError(f"{path}:{lineno}: host '{name}' already listed{more}")
+        first.setdefault(name, lineno)
         out.append((name, lineno))
     return out
