@@ -644,6 +644,10 @@ def test_interrupted_in_the_warm_up_measured_no_rate(tmp_path):
     assert r["interrupted"] and r["events_built"] == 0
     for key in ("throughput_gbps", "events_per_second", "measured_seconds", "warmup_seconds"):
         assert r.get(key) is None, key
+    # Nor per unit: each rank's own window was warm-up (builders read 17-19 Gb/s "over the
+    # window" that never opened).
+    for u in r["units"]:
+        assert u["gbps_in"] is None and u["events_per_second"] is None, u
     assert "nan" not in stderr and "warning" not in stderr, stderr
     # No warm-up ended, so no allocation came after one (every set-up allocation was counted).
     for rank in range(r["ranks"]):

@@ -622,3 +622,19 @@ def test_a_one_step_conflicts_figure_reads_right():
     assert ax2.get_ylim()[1] > 8 * 1.5  # the diamond below the circle
     low, high = bx.get_ylim()
     assert high <= 1.5 and low <= 0.5 / 2
+
+
+def test_the_drains_partial_period_does_not_scale_the_throughput_figure():
+    # Under bench.rate_hz the drain builds the last events at once: a partial period of 16 ms
+    # read 16.7 Gb/s where the run made 0.07, the axis scaled to it.
+    from daqnet.report.html_figures import throughput_figure
+
+    rows = [
+        {"time_seconds": 0.5 * (i + 1), "seconds": 0.5, "throughput_gbps": 0.067} for i in range(4)
+    ]
+    rows.append(
+        {"time_seconds": 2.016, "seconds": 0.016, "throughput_gbps": 16.69, "partial": True}
+    )
+    ax = throughput_figure([("measured", rows, 0.5)]).axes[0]
+    assert max(ax.lines[0].get_ydata()) == 0.067
+    assert ax.get_ylim()[1] < 1

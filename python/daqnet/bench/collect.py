@@ -492,11 +492,17 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
 
     units, bu_hists = [], []
     lost = in_flight = duplicate = corrupt = 0
+    # Stopped before the event manager opened its window: a unit's own "window" is then
+    # part of the warm-up, and its rates (builders at 17-19 Gb/s, labelled "over the
+    # window") are none of the window's.
+    opened = em is None or (
+        em["window_start_seconds"] >= 0 and em["window_end_seconds"] > em["window_start_seconds"]
+    )
     for r in sorted(ranks):
         d = ranks[r]
         shared = len(d["units"]) > 1
         for u in d["units"]:
-            w = u.get("window")
+            w = u.get("window") if opened else None
             secs = u.get("window_seconds") or math.nan
             row = {
                 "rank": r,

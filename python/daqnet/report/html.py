@@ -628,8 +628,9 @@ def _bench(s: Section, d: Mapping[str, Any]) -> None:
                 "throughput",
                 "throughput over time",
                 figs.svg_data_uri(figs.throughput_figure([_series("measured", d)])),
-                "Built-event payload per report period of the event manager "
-                "(bench.report_seconds); the last period may be partial.",
+                "Built-event payload per report period (bench.report_seconds), from the "
+                "builders' rank-N.csv rows; partial periods (the ranks' last reports) are left "
+                "out.",
             )
         )
     _add_latency(s, d, "measured")
