@@ -581,7 +581,8 @@ def _bench(s: Section, d: Mapping[str, Any]) -> None:
                 tp / builders if _is_num(tp) and builders else None,
                 f"Gb/s ({builders} receiving node{'s' if builders != 1 else ''})"
                 if frames
-                else f"Gb/s ({nodes} nodes)",
+                # against a link's rate: a node's own fragment never crosses it (N/(N-1) high)
+                else f"Gb/s ({nodes} nodes; each node's own fragment included, not over the network)",
             ),
         ),
     ]
