@@ -120,6 +120,11 @@ def test_a_name_a_topology_conf_cannot_hold_is_one_error(tmp_path, capsys, name)
     err = capsys.readouterr().err
     assert f"error: {out}: the name {name!r} cannot be written in a topology.conf" in err
     assert "Traceback" not in err and not out.exists()
+    # To stdout: the message named a temporary file (/tmp/daqnet-6nh91t04/out).
+    assert main(["export", str(scen), "--format", "slurm-topology", "-o", "-"]) == 2
+    captured = capsys.readouterr()
+    assert f"error: stdout (-o -): the name {name!r} cannot be" in captured.err
+    assert "daqnet-" not in captured.err and captured.out == ""
     assert main(["export", str(scen), "--format", "ibsim", "-o", str(tmp_path / "f.net")]) == 0
 
 

@@ -122,6 +122,9 @@ def test_prices_file_and_bad_input(tmp_path):
         ("switch_port = nan", "must be from 0 to"),
         ('copper_cable = "cheap"', "expected a number"),
         ('copper_stages = "host->leaf"', "expected a list"),
+        # Accepted and echoed: "(leaf->spine, host->leaf, host->leaf)"; "cost ()".
+        ('copper_stages = ["host->leaf", "host->leaf"]', "'host->leaf' is listed twice"),
+        ('currency = " "', "prices.currency: empty"),
     ]:
         p.write_text(f"[prices]\n{text}\n")
         with pytest.raises(DaqnetError, match=error):

@@ -87,11 +87,15 @@ def read_prices(path: str | Path) -> dict[str, Any]:
         elif not isinstance(value, want):
             raise DaqnetError(f"{where}: expected a {'list' if want is list else 'string'}")
         if key == "copper_stages":
-            for stage in value:
+            for k, stage in enumerate(value):
                 if stage not in STAGES:
                     raise DaqnetError(
                         f"{where}: {stage!r} is not a stage of cables (known: {', '.join(STAGES)})"
                     )
+                if stage in value[:k]:
+                    raise DaqnetError(f"{where}: {stage!r} is listed twice")
+        if key == "currency" and not value.strip():
+            raise DaqnetError(f'{where}: empty (it names the prices\' unit, e.g. "CHF")')
         prices[key] = value
     return prices
 

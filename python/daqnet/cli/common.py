@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..errors import CoreError, DaqnetError
 from ..result import Result
 from ..scenario import Scenario, unused
 
@@ -189,7 +190,13 @@ def output_file(path: str) -> Iterator[str]:
         return
     with tempfile.TemporaryDirectory(prefix="daqnet-") as tmp:
         made = Path(tmp) / "out"
-        yield str(made)
+        try:
+            yield str(made)
+        except (DaqnetError, CoreError) as err:
+            # A writer names the file it writes: the temporary one meant nothing to the user.
+            if str(made) in str(err):
+                raise DaqnetError(str(err).replace(str(made), "stdout (-o -)")) from None
+            raise
         if made.exists():  # not when the writer was interrupted (files are written whole)
             with made.open("rb") as f:
                 shutil.copyfileobj(f, sys.stdout.buffer)
