@@ -124,7 +124,7 @@ def test_prices_file_and_bad_input(tmp_path):
         ('copper_stages = "host->leaf"', "expected a list"),
         # Accepted and echoed: "(leaf->spine, host->leaf, host->leaf)"; "cost ()".
         ('copper_stages = ["host->leaf", "host->leaf"]', "'host->leaf' is listed twice"),
-        ('currency = " "', "prices.currency: empty"),
+        ('currency = " "', "prices.currency = ' ': empty"),
     ]:
         p.write_text(f"[prices]\n{text}\n")
         with pytest.raises(DaqnetError, match=error):
