@@ -944,6 +944,8 @@ def test_window_warning_text():
 
     why = short_window(4.2, 1.19, "emulate.seconds")
     assert why is not None and "only 4.2 event latencies (1.2 s each)" in why
+    # How far off: a latency's worth of events at its edges (it said "several %" of 4 events).
+    assert "off either way by up to about 24%" in why
     assert why.endswith("give emulate.seconds >= 18")
     assert short_window(15.0, 1.19, "bench.seconds") is None
     assert short_window(None, 1.19, "bench.seconds") is None

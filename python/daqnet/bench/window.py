@@ -56,7 +56,9 @@ def short_window(
     return (
         f"the measurement window held only {math.floor(latencies * 10) / 10:.1f} event "
         f"latencies ({latency_seconds:.2g} s each): the throughput counts the events built in "
-        f"it, so it can be several % off either way; give {key} >= {enough:,}"
+        f"it, whole or not at all, so it can be off either way by up to about "
+        f"{min(1.0, 1 / max(latencies, 1e-9)):.0%} (a latency's worth of events at its edges); "
+        f"give {key} >= {enough:,}"
     )
 
 
