@@ -233,6 +233,8 @@ def test_sizes_vary_per_readout_unit_and_are_checked(tmp_path):
     )
     assert p.returncode == 0, p.stderr
     assert r["corrupt_fragments"] == 0 and r["events_built"] > 0
+    # The result's fragment size is the RUs' mean (it read the default 1,048,576).
+    assert r["fragment_bytes"] == sum(means) / 4
     cfg = dict(
         line.split(" = ", 1)
         for line in (tmp_path / "out" / "run.cfg").read_text().splitlines()
@@ -772,6 +774,11 @@ RECOVER_FRAMES = ("bench.recover=true", "bench.transport=tcp", "bench.mode=time-
         (
             ("bench.events_per_fragment=100", "bench.fragment_bytes=64", "bench.meta_bytes=0"),
             "events_per_fragment = 100 events in fragments of 64 bytes: events of 0 bytes",
+        ),
+        # One node streams to none: "p2p: 0.00 Gb/s; event builder / baseline = n/a".
+        (
+            ("bench.baseline=p2p", "bench.ranks=2", "bench.processes_per_node=2"),
+            "bench.baseline = 'p2p' streams from one node to another, and the run has one node",
         ),
         # An explicit 0 with no event count once ran the default 5 s silently.
         (("bench.seconds=0",), "bench.events and bench.seconds are both 0"),
@@ -1346,6 +1353,30 @@ def test_bench_out_that_is_a_file_says_so(tmp_path):
         p.stderr.strip()
         == f"daqnet: error: --out {tmp_path / 'plain_file'}: is a file, not a directory"
     )
+
+
+def test_a_prepared_or_failed_rerun_keeps_the_complete_run_and_says_so(tmp_path):
+    # --prepare wrote its run.cfg over a complete run, which the hand-launched ranks then
+    # replaced; a rerun whose launcher failed moved the run aside and did not say where.
+    out = tmp_path / "out"
+    p, _ = bench(tmp_path)
+    assert p.returncode == 0, p.stderr
+    complete = (out / "result.json").read_text()
+    sets = [a for s in QUICK for a in ("--set", s)]
+    p = daqnet("bench", str(EXAMPLE), "--prepare", "--out", str(out), *sets)
+    assert p.returncode == 0, p.stderr
+    assert f"the complete run in {out} is kept in {out / 'previous'}" in p.stderr
+    assert (out / "previous" / "result.json").read_text() == complete
+    argv = p.stdout.splitlines()[1].split()
+    assert subprocess.run(argv, capture_output=True, timeout=60).returncode == 0
+    p = daqnet("collect", str(out), "--json")
+    assert p.returncode == 0, p.stderr
+    assert not (out / "previous").exists()  # collected complete: it replaces the kept run
+    complete = (out / "result.json").read_text()
+    p, _ = bench(tmp_path, "bench.launcher_args=--no-such-option")
+    assert p.returncode != 0
+    assert f"(an earlier complete result is kept in {out / 'previous'})" in p.stderr, p.stderr
+    assert (out / "previous" / "result.json").read_text() == complete
 
 
 def test_prepare_warns_of_buffers_beyond_this_machine_and_writes_the_run(

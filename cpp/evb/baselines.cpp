@@ -227,16 +227,10 @@ BaselineResult isend_alltoall_baseline(MPI_Comm comm, std::size_t message_bytes,
 
 BaselineResult p2p_baseline(MPI_Comm comm, Transport& transport, const Layout& layout, int node_size,
                             std::size_t message_bytes, int window, double seconds) {
-  int me = transport.rank();
-  int pos = static_cast<int>(std::find(layout.order.begin(), layout.order.end(), me) - layout.order.begin());
-  // Nodes in pairs, 0→1, 2→3, ..., process k of one to process k of the other: paired by
-  // position, 2 processes per node paired a node's readout and builder processes, a copy
-  // in one host's memory that never reached the network.
-  const int nodes = layout.ranks / node_size, node = pos / node_size;
-  const int pairs = nodes / 2 * node_size;
-  const bool paired = node < nodes / 2 * 2;
-  const bool sender = paired && node % 2 == 0;
-  const int peer = paired ? layout.order[sender ? pos + node_size : pos - node_size] : -1;
+  const P2pPeer me = p2p_peer(layout, node_size, transport.rank());
+  const bool paired = me.peer >= 0, sender = me.sender;
+  const int peer = me.peer;
+  const int pairs = layout.ranks / node_size / 2 * node_size;
   std::vector<Buffer> bufs;
   for (int b = 0; b < window; ++b) {
     bufs.emplace_back(message_bytes);

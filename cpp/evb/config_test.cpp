@@ -137,5 +137,31 @@ TEST(RunConfig, AHostListedOncePerRankGivesItsRanksItsLines) {
   EXPECT_EQ(make_layout(c, 0, {"a", "b", "a", "b"}).order, (std::vector<int>{1, 3, 0, 2}));
 }
 
+TEST(RunConfig, ANodesProcessesShareItsHost) {
+  // 2 processes a node, a host file in no block order: node 0 was rank 1 on b and rank 0 on
+  // a, its readout unit's "own" fragment sent over the network.
+  Config c = Config::parse(
+      "seconds = 1\nranks = 4\nprocesses_per_node = 2\nplacement = file\nplacement_hosts = b,a,b,a\n", "run.cfg");
+  EXPECT_THROW(make_layout(c, 0, {"a", "b", "a", "b"}), ConfigError);
+  c = Config::parse("seconds = 1\nranks = 4\nprocesses_per_node = 2\nplacement = file\nplacement_hosts = b,b,a,a\n",
+                    "run.cfg");
+  EXPECT_EQ(make_layout(c, 0, {"a", "b", "a", "b"}).order, (std::vector<int>{1, 3, 0, 2}));
+}
+
+TEST(RunConfig, P2pPairsNodesProcessByProcess) {
+  // 2 processes a node, 3 nodes: node 0's processes send to node 1's, node 2 sits out. By
+  // position, a node's readout process streamed to its own builder process.
+  Config c = Config::parse("seconds = 1\nranks = 6\nprocesses_per_node = 2\n", "run.cfg");
+  const Layout l = make_layout(c, 0, {"a", "a", "b", "b", "c", "c"});
+  EXPECT_EQ(p2p_peer(l, 2, 0).peer, 2);
+  EXPECT_TRUE(p2p_peer(l, 2, 0).sender);
+  EXPECT_EQ(p2p_peer(l, 2, 1).peer, 3);
+  EXPECT_EQ(p2p_peer(l, 2, 3).peer, 1);
+  EXPECT_FALSE(p2p_peer(l, 2, 3).sender);
+  EXPECT_EQ(p2p_peer(l, 2, 4).peer, -1);
+  EXPECT_EQ(p2p_peer(l, 1, 0).peer, 1);  // a node a rank: 0→1, 2→3, 4→5
+  EXPECT_EQ(p2p_peer(l, 1, 5).peer, 4);
+}
+
 }  // namespace
 }  // namespace daqnet::evb

@@ -10,6 +10,14 @@
 
 namespace daqnet::evb {
 
+P2pPeer p2p_peer(const Layout& layout, int node_size, int rank) {
+  const int pos = static_cast<int>(std::find(layout.order.begin(), layout.order.end(), rank) - layout.order.begin());
+  const int nodes = layout.ranks / node_size, node = pos / node_size;
+  if (node >= nodes / 2 * 2) return {};
+  const bool sender = node % 2 == 0;
+  return {layout.order[static_cast<std::size_t>(sender ? pos + node_size : pos - node_size)], sender};
+}
+
 bool natural_less(const std::string& a, const std::string& b) {
   std::size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
@@ -79,6 +87,15 @@ Layout make_layout(const Config& c, int rank, const std::vector<std::string>& ho
     int ppn = c.processes_per_node;
     for (int n = 0; n < l.ranks / ppn; ++n) {
       const std::size_t first = static_cast<std::size_t>(n) * ppn;  // the node's first rank in placement order
+      // A node's processes share its host: split over two, its readout unit's "own"
+      // fragment crossed the network unsaid (a host file in no block order did it).
+      for (std::size_t k = first + 1; k < first + static_cast<std::size_t>(ppn); ++k)
+        if (hostnames[static_cast<std::size_t>(l.order[k])] != hostnames[static_cast<std::size_t>(l.order[first])])
+          throw ConfigError("node " + std::to_string(n) + " of processes_per_node = " + std::to_string(ppn) +
+                            " consecutive ranks in placement order has rank " + std::to_string(l.order[first]) +
+                            " on host '" + hostnames[static_cast<std::size_t>(l.order[first])] + "' and rank " +
+                            std::to_string(l.order[k]) + " on '" + hostnames[static_cast<std::size_t>(l.order[k])] +
+                            "': a node's processes run on one host (a host file lists a host's ranks in a row)");
       l.ru_rank.push_back(l.order[first]);
       l.bu_rank.push_back(l.order[first + ppn - 1]);
     }

@@ -25,6 +25,16 @@ struct Layout {
 // hostnames[r] is the host of rank r. Throws ConfigError when the ranks do not fit.
 Layout make_layout(const Config& config, int rank, const std::vector<std::string>& hostnames);
 
+// The p2p baseline's pairing: nodes of `node_size` consecutive ranks in placement order,
+// paired 0→1, 2→3, ..., process k of one to process k of the other (paired by position, 2
+// processes per node paired a node's readout and builder processes: a copy in one host's
+// memory). `peer` is -1 for a rank left out (an odd node).
+struct P2pPeer {
+  int peer = -1;
+  bool sender = false;
+};
+P2pPeer p2p_peer(const Layout& layout, int node_size, int rank);
+
 // "node2" < "node10": digits compare as numbers (what `daqnet` calls hostname order).
 bool natural_less(const std::string& a, const std::string& b);
 

@@ -588,8 +588,7 @@ def collect(out_dir: str | Path, expected_ranks: int | None = None) -> BenchResu
         mpi_library=launch.get("mpi_library"),
         fabric_endpoint=launch.get("fabric_endpoint") or None,
         # What was run, from run.cfg: every result says its protocol, credits, sizes ...
-        **{k: _typed(cfg[k]) for k in _HEADLINE if k in cfg},
-        **_mean_fragment(cfg),
+        **({k: _typed(cfg[k]) for k in _HEADLINE if k in cfg} | _mean_fragment(cfg)),
         run_config={k: _typed(v) for k, v in cfg.items() if k not in SECRET_KEYS},
         lost_fragments=lost,
         in_flight_fragments=in_flight,
@@ -639,8 +638,9 @@ def _baseline_ratio(
     ppn = 1 if frames else max(1, int(_typed(cfg.get("processes_per_node", "1")) or 1))
     nodes = ranks // ppn
     builders = int(_typed(cfg.get("receivers", "0")) or 0) if frames else nodes
-    # p2p: half the nodes receive (its pairs count processes, node_size per node pair).
-    receiving = int(base.get("pairs") or 0) // ppn if base.get("name") == "p2p" else nodes
+    # p2p: half the nodes receive (from the ranks: an older baseline.json's pairs counted
+    # pairs of processes, paired by position).
+    receiving = nodes // 2 if base.get("name") == "p2p" else nodes
     ratio = None
     if gbps and base["throughput_gbps"] and builders > 0 and receiving > 0:
         ratio = (gbps / builders) / (base["throughput_gbps"] / receiving)

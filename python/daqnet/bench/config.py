@@ -146,6 +146,15 @@ def run_config(
     if (baseline or b["baseline"]) == "p2p" and b["baseline_cache"] == "cold":
         raise bad("baseline_cache", "applies to the alltoall and isend baselines, not to p2p")
     if (baseline or b["baseline"]) == "p2p":
+        # Nodes stream to nodes: with one, no rank streams (it printed "p2p: 0.00 Gb/s").
+        frames = b["mode"] == "time-frames"
+        nodes = ranks if frames else ranks // max(1, b["processes_per_node"])
+        if nodes < 2:
+            raise DaqnetError(
+                f"{src}: bench.baseline = 'p2p' streams from one node to another, and the run "
+                f"has one node ({ranks} ranks, bench.processes_per_node = "
+                f"{b['processes_per_node']}): give alltoall or isend, or more ranks"
+            )
         # Every pair streams with credits * in_flight messages of fragment_bytes in flight.
         window = b["credits"] * b["in_flight"]
         if window > INT32_MAX:

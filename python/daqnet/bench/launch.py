@@ -239,10 +239,13 @@ def run(
     wrapper: list[str] | None = None,
     on_segments: Callable[[set[str]], object] | None = None,
     stops: Stops | None = None,
+    keep_earlier: bool = True,
 ) -> BenchResult:
     """Run the benchmark of a scenario; returns the result document (also written to out_dir,
     with its tables as CSV or, `table_format` "parquet", as Parquet). `wrapper` goes before
     daqnet-evb on each rank's command line (daqnet emulate: into its host's namespace).
+    `keep_earlier`: a complete earlier run in out_dir is kept in OUT/previous/ until this one
+    is complete (io.previous); off for a run that is part of a larger one, which keeps its own.
     `on_segments` is told the MPI segments in /dev/shm that the ranks map, once found.
     `stops`: the signals of a larger run this one is part of (daqnet emulate)."""
     cfg = run_config(scenario, baseline)
@@ -254,23 +257,10 @@ def run(
         raise DaqnetError(f"--out {out}: is a file, not a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        earlier = [
-            *out.glob("rank-*.json"),
-            *out.glob("rank-*.csv"),
-            *out.glob("rank-*.error"),
-            *out.glob("rank-*.log"),
-            *out.glob("rank-*.exit"),
-            out / "launch.json",
-            out / "baseline.json",
-            out / "result.json",
-            *(
-                out / f"{t}.{ext}"
-                for t in ("units", "timeseries", "memory")
-                for ext in ("csv", "parquet")
-            ),
-        ]
+        earlier = earlier_run_files(out)
         # A complete earlier run is kept until this one is complete too (io.previous).
-        set_aside(out, "bench", [*earlier, *_RUN_FILES])
+        if keep_earlier:
+            set_aside(out, "bench", [*earlier, *RUN_FILES])
         for old in earlier:
             old.unlink(missing_ok=True)
         write_run_config(cfg, out / "run.cfg", scenario.source)
@@ -428,13 +418,33 @@ def run(
             result.status, result.interrupted = "failed", False
             result.errors.append("the launcher stopped the ranks after one ended without finishing")
             write_tables(result, out, table_format)
-    if not result.interrupted and result.status in ("finished", "degraded"):
+    if keep_earlier and not result.interrupted and result.status in ("finished", "degraded"):
         discard_previous(out)
     return result
 
 
 # What a run writes beside its results, kept with them in OUT/previous/.
-_RUN_FILES = ("run.cfg", "scenario.json", "command.txt", "launcher.log")
+RUN_FILES = ("run.cfg", "scenario.json", "command.txt", "launcher.log")
+
+
+def earlier_run_files(out: Path) -> list[Path]:
+    """The results of an earlier run in `out` that a new run replaces (its ranks' files, the
+    result and its tables)."""
+    return [
+        *out.glob("rank-*.json"),
+        *out.glob("rank-*.csv"),
+        *out.glob("rank-*.error"),
+        *out.glob("rank-*.log"),
+        *out.glob("rank-*.exit"),
+        out / "launch.json",
+        out / "baseline.json",
+        out / "result.json",
+        *(
+            out / f"{t}.{ext}"
+            for t in ("units", "timeseries", "memory")
+            for ext in ("csv", "parquet")
+        ),
+    ]
 
 
 # A rank's death must not look like one to MPICH's hydra: its proxy SIGKILLs every process

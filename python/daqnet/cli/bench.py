@@ -10,10 +10,12 @@ from typing import Any
 
 from ..bench.collect import read_json
 from ..bench.config import size_warning
+from ..bench.launch import RUN_FILES, earlier_run_files
 from ..bench.warnings import run_warnings
+from ..errors import DaqnetError
 from ..io.bench_tables import clean, write_tables
 from ..io.files import ensure_dir
-from ..io.previous import kept
+from ..io.previous import discard_previous, kept, set_aside
 from ..io.result_files import check_not_another
 from ..io.table_files import check_format
 from ..stops import writing
@@ -68,6 +70,9 @@ def run_bench(args: argparse.Namespace) -> int:
             warn(f"{why}: if the ranks run here; on nodes with more memory, as prepared")
         bench.check_transport_built(scenario)
         ensure_dir(out, "--out")  # once the run description has proved good
+        # A complete run there is kept until the one prepared here is collected complete.
+        if set_aside(out, "bench", [*earlier_run_files(out), *RUN_FILES]):
+            note(f"the complete run in {out} is kept in {out / 'previous'} until this one is")
         bench.write_run_config(cfg, out / "run.cfg", scenario.source)
         bench.write_scenario(scenario, out)
         argv = [bench.executable(), str(out / "run.cfg"), "--out", str(out)]
@@ -82,6 +87,8 @@ def run_bench(args: argparse.Namespace) -> int:
     progress = Progress("bench", args.progress)
     try:
         result = bench.run(scenario, args.out, None, progress.text, args.format)
+    except DaqnetError as err:  # e.g. a launcher that did not start: say what was kept
+        raise DaqnetError(f"{err}{kept(args.out)}") from None
     finally:
         progress.close()
     # The run is over and its files written: a Ctrl-C now (as its summary appears) is noted,
@@ -103,6 +110,8 @@ def run_collect(args: argparse.Namespace) -> int:
         result.emulated = earlier["emulated"]
     result.warnings = run_warnings(result)
     write_tables(result, args.out, args.format)
+    if not result.interrupted and result.status in ("finished", "degraded"):
+        discard_previous(args.out)  # what --prepare kept (io.previous)
     # Titled as daqnet bench titles it: the scenario's name, when the directory has it.
     config = result.config or {}
     name = (config.get("values") or {}).get("name") or (

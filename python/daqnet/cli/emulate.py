@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import DaqnetError
+from ..io.previous import kept
 from ..report.format import quantity, table
 from ..scenario import Scenario
 from .common import EXIT_INTERRUPTED, Progress, emit, load, note, warn
@@ -50,7 +51,8 @@ def run_emulate(args: argparse.Namespace) -> int:
         warn(why)
     if doc["interrupted"]:
         note(
-            f"interrupted; the emulated fabric is removed, what was measured is in {doc['out_dir']}"
+            "interrupted; the emulated fabric is removed, what was measured is in "
+            f"{doc['out_dir']}{kept(doc['out_dir'])}"
         )
         return EXIT_INTERRUPTED
     if doc["traffic"] == "steps":

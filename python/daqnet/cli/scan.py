@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DaqnetError
-from ..io.previous import kept
+from ..io.previous import discard_previous, kept
 from ..scan import ScanRequest, available_cores, make_plan, run_local
 from ..scan.collector import Collector, prepare_out
 from ..scan.mpi import launched_ranks, scan_mpi
@@ -46,9 +46,11 @@ def _finish(
     ]
     if bad:
         note(
-            f"bench failed: lost, duplicate or corrupt fragments at point {', '.join(map(str, bad))} (column 'warning')"
+            f"bench failed: lost, duplicate or corrupt fragments at point {', '.join(map(str, bad))} (column 'warning'){kept(out)}"
         )
         return 1  # a failed benchmark says so even if the figure was cut short
+    # Complete and sound: it replaces the earlier scan kept in OUT/previous (io.previous).
+    discard_previous(out)
     return EXIT_INTERRUPTED if stopped else 0
 
 
@@ -105,6 +107,8 @@ def run_scan_command(args: argparse.Namespace) -> int:
     try:
         collector = Collector(plan, out, jobs, 1, progress, args.format)
         doc = run_local(plan, collector, jobs, progress.text)
+    except DaqnetError as err:
+        raise DaqnetError(f"{err}{kept(out)}") from None
     finally:
         progress.close()
     return _finish(doc, out, args.plot, args.json, args.format)

@@ -22,6 +22,7 @@ from .. import bench
 from ..bench import window
 from ..errors import DaqnetError
 from ..io.bench_tables import write_tables
+from ..io.previous import discard_previous, set_aside
 from ..provenance import provenance
 from ..scenario import Scenario
 from ..simulate.protocol import check_protocol, simulate_protocol
@@ -82,6 +83,8 @@ def emulate(
     e = scenario["emulate"]
     out = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="daqnet-emulate-"))
     out.mkdir(parents=True, exist_ok=True)
+    # A complete earlier emulation is kept, its benchmark with it, until this one is complete.
+    set_aside(out, "emulate", ["bench", "namespaces.txt"], result_name="emulate.json")
     # Rank r runs in the namespace of the host its node is placed on (nodes of ppn ranks).
     table = out / "namespaces.txt"
     table.write_text("".join(f"{topo.namespace(hosts[r // ppn])}\n" for r in range(nodes * ppn)))
@@ -110,6 +113,7 @@ def emulate(
                     wrapper=wrapper,
                     on_segments=lambda paths: netns.record_segments(topo, paths),
                     stops=stops,  # held there once the ranks are done, and on to the end
+                    keep_earlier=False,  # kept with the emulation's own, above
                 )
                 # Its figures are the emulated fabric's: said in its own result, which
                 # daqnet report reads (it showed 0.50 Gb/s beside a prediction of 509).
@@ -152,6 +156,8 @@ def emulate(
         doc["out_dir"] = str(out)
         doc["provenance"] = provenance()
         (out / "emulate.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
+        if not stopped and doc["measured"].get("status") in ("finished", "degraded"):
+            discard_previous(out)
     return doc
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DaqnetError
 from ..io.files import ensure_dir
-from ..io.previous import discard_previous, set_aside
+from ..io.previous import set_aside
 from ..io.scan_files import write_scan_files
 from ..provenance import provenance
 from .metrics import HIGHER_IS_BETTER, METRICS, RUN_COLUMNS, best_row
@@ -181,8 +181,6 @@ class Collector:
         begin = time.monotonic()
         doc = self.document(status, error)
         write_scan_files(doc, self.out, table_format=self.table_format)
-        if status == "finished":
-            discard_previous(self.out)
         self.written = time.monotonic()
         # Huge tables: rewriting them may take at most ~5% of the time.
         self.interval = max(_WRITE_SECONDS, 20 * (self.written - begin))
