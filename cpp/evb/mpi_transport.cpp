@@ -19,6 +19,16 @@ MpiTransport::MpiTransport(MPI_Comm comm, WaitMode wait) : pause_(wait) {
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  // Whether MPI sees a peer on another node (see recv()).
+  MPI_Comm node = MPI_COMM_NULL;
+  int node_size = size_;
+  if (MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+  }
+  int off_node = node_size < size_ ? 1 : 0, any_off_node = 0;
+  MPI_Allreduce(&off_node, &any_off_node, 1, MPI_INT, MPI_MAX, comm_);
+  probe_any_ = any_off_node != 0;
 }
 
 MpiTransport::~MpiTransport() {
@@ -70,19 +80,27 @@ void MpiTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity, std:
   std::size_t i = slot();
   ops_[i] = {Completion::Kind::recv, cookie, peer, tag, capacity};
   ++active_;
-  if (peer == kAnySource) {
-    // Not MPI_Irecv(MPI_ANY_SOURCE): under MPICH's UCX netmod (the mpich wheel's default) one
-    // never completes for a message from another node that arrived before it was posted (the
-    // message is taken, the request stays pending). It struck one node under srun
-    // --distribution=arbitrary, where Slurm's PMI-2 tells MPICH every task is on a node of its
-    // own. MPI_Improbe + MPI_Imrecv match the same messages, in the same order.
+  if (peer == kAnySource && probe_any_) {
+    // Not MPI_Irecv(MPI_ANY_SOURCE) when a peer is on another node: under MPICH's UCX netmod
+    // (the mpich wheel's default) one never completes for a message from another node that
+    // arrived before it was posted (the message is taken, the request stays pending). It
+    // struck one node under srun --distribution=arbitrary, where Slurm's PMI-2 tells MPICH
+    // every task is on a node of its own. MPI_Improbe + MPI_Imrecv match the same messages,
+    // in the same order. (All on one node, MPI_Irecv: with the probes there, a Ctrl-C
+    // crashed a rank in MPICH's shared-memory large-message path, 3 runs of 10 interrupts
+    // in 3, where MPI_Irecv had none in 30.)
     auto it = std::find_if(any_.begin(), any_.end(), [&](const auto& q) { return q.first == tag; });
     if (it == any_.end()) it = any_.insert(any_.end(), {tag, {}});
+    // Room for as many as there are operation slots, which stop growing once the run is under
+    // way: a queue growing past its earlier peak after the warm-up allocated (PULL, rank 0).
+    if (it->second.capacity() < requests_.capacity()) it->second.reserve(requests_.capacity());
     it->second.push_back({buf, count, i});
     match_any_source();
     return;
   }
-  check(MPI_Irecv(buf, count, MPI_BYTE, peer, static_cast<int>(tag), comm_, &requests_[i]), "MPI_Irecv");
+  check(MPI_Irecv(buf, count, MPI_BYTE, peer == kAnySource ? MPI_ANY_SOURCE : peer, static_cast<int>(tag), comm_,
+                  &requests_[i]),
+        "MPI_Irecv");
 }
 
 void MpiTransport::match_any_source() {
@@ -96,6 +114,7 @@ void MpiTransport::match_any_source() {
       const AnyReceive r = waiting.front();
       waiting.erase(waiting.begin());  // a few entries (the posted command receives)
       check(MPI_Imrecv(r.buf, r.count, MPI_BYTE, &message, &requests_[r.slot]), "MPI_Imrecv");
+      ops_[r.slot].matched = true;
     }
   }
 }
@@ -149,7 +168,9 @@ void MpiTransport::cancel_receives() {
   }
   for (std::size_t i = 0; i < requests_.size(); ++i) {
     if (requests_[i] == MPI_REQUEST_NULL || ops_[i].kind != Completion::Kind::recv) continue;
-    MPI_Cancel(&requests_[i]);
+    // A receive of a message already matched (MPI_Imrecv) is not cancelled (MPICH asserts
+    // on it, and a rank died at Ctrl-C): its message is here or on its way, so it completes.
+    if (!ops_[i].matched) MPI_Cancel(&requests_[i]);
     MPI_Wait(&requests_[i], MPI_STATUS_IGNORE);
     free_.push_back(i);
     --active_;

@@ -33,6 +33,7 @@ private:
     int peer;
     Tag tag;
     std::size_t bytes;
+    bool matched = false;  // an MPI_Imrecv of a message already matched: not to be cancelled
   };
   std::size_t slot();  // a free index into requests_/ops_
   // A receive from kAnySource, not yet given to MPI (see recv()).
@@ -59,6 +60,7 @@ private:
   // MPI_Imrecv receives it into the oldest. Vectors, not deques: once they have held as many
   // as a run keeps posted they allocate no more (a deque allocated a block now and then).
   std::vector<std::pair<Tag, std::vector<AnyReceive>>> any_;
+  bool probe_any_ = false;  // a peer on another node: kAnySource receives matched by probes
 };
 
 }  // namespace daqnet::evb
