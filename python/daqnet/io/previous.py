@@ -5,10 +5,11 @@ A run given an ``--out`` that already holds a result writes over it. Finished, t
 the user asked for; interrupted (Ctrl-C two seconds in), it left a partial result where a
 complete one had been, with no way back. So a complete earlier result of the same command
 is moved into ``OUT/previous/`` (``previous-2`` if a directory of the user's has the name)
-before it is written over: by ``bench`` and ``scan``, which write as they go, when they
-start, and removed once the new run is complete; by ``conflicts``, ``simulate`` and
-``study``, which write at the end, only when the run was interrupted. After an interrupted or failed run it
-stays, and the command says where. ``daqnet report OUT/previous`` reads it as any result.
+before it is written over: by ``bench``, ``scan`` and ``emulate``, which write as they go,
+when they start (``bench --prepare`` too), and removed once the new run is complete; by
+``conflicts``, ``simulate`` and ``study``, which write at the end, only when the run was
+interrupted. After an interrupted or failed run it stays, and the command says where.
+``daqnet report OUT/previous`` reads it as any result.
 """
 
 from __future__ import annotations
