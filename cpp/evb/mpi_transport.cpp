@@ -79,8 +79,8 @@ void MpiTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity, std:
   int count = static_cast<int>(std::min<std::size_t>(capacity, INT_MAX));
   std::size_t i = slot();
   ops_[i] = {Completion::Kind::recv, cookie, peer, tag, capacity};
-  ++active_;
   if (peer == kAnySource && probe_any_) {
+    ++active_;
     // Not MPI_Irecv(MPI_ANY_SOURCE) when a peer is on another node: under MPICH's UCX netmod
     // (the mpich wheel's default) one never completes for a message from another node that
     // arrived before it was posted (the message is taken, the request stays pending). It
@@ -101,6 +101,7 @@ void MpiTransport::recv(int peer, Tag tag, void* buf, std::size_t capacity, std:
   check(MPI_Irecv(buf, count, MPI_BYTE, peer == kAnySource ? MPI_ANY_SOURCE : peer, static_cast<int>(tag), comm_,
                   &requests_[i]),
         "MPI_Irecv");
+  ++active_;
 }
 
 void MpiTransport::match_any_source() {
@@ -168,8 +169,8 @@ void MpiTransport::cancel_receives() {
   }
   for (std::size_t i = 0; i < requests_.size(); ++i) {
     if (requests_[i] == MPI_REQUEST_NULL || ops_[i].kind != Completion::Kind::recv) continue;
-    // A receive of a message already matched (MPI_Imrecv) is not cancelled (MPICH asserts
-    // on it, and a rank died at Ctrl-C): its message is here or on its way, so it completes.
+    // A receive of a message already matched (MPI_Imrecv) cannot be cancelled: its message
+    // is here or on its way, so it completes.
     if (!ops_[i].matched) MPI_Cancel(&requests_[i]);
     MPI_Wait(&requests_[i], MPI_STATUS_IGNORE);
     free_.push_back(i);
