@@ -122,7 +122,7 @@ void MpiTransport::match_any_source() {
 
 void MpiTransport::progress(std::vector<Completion>& out, double timeout_seconds) {
   if (requests_.empty()) return;
-  match_any_source();
+  if (probe_any_) match_any_source();
   indices_.resize(requests_.size());
   statuses_.resize(requests_.size());
   int done = 0;

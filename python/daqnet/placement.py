@@ -145,7 +145,6 @@ def from_file(
                     f"({why}), but '{name}' {int(counts[short[0]])} time(s)"
                 )
             return Placement(fabric, np.array(hosts), "file", tasks_per_node)
-        return from_file(fabric, path, ranks).with_tasks(tasks_per_node)
     n = len(hosts) if ranks is None else ranks
     if len(hosts) < n:
         raise DaqnetError(f"{path}: lists {len(hosts)} hosts but placement.ranks = {n}")
@@ -154,7 +153,7 @@ def from_file(
             f"placement.ranks = {n}" if ranks is not None else f"{path} lists {len(hosts)} host(s)"
         )
         raise DaqnetError(f"{what}: at least 2 ranks are needed")
-    return Placement(fabric, np.array(hosts[:n]), "file")
+    return Placement(fabric, np.array(hosts[:n]), "file").with_tasks(tasks_per_node)
 
 
 def from_hostlist(

@@ -372,6 +372,15 @@ SECRET_KEYS = frozenset({"tcp_token"})
 _HEADLINE = ("mode", "protocol", "schedule", "credits", "in_flight", "fragment_bytes", "meta_bytes")
 
 
+def _nodes(cfg: dict[str, str]) -> tuple[bool, int]:
+    """Whether run.cfg is a time-frames run, and its nodes: its ranks, over
+    processes_per_node in event-manager mode (time frames have one unit per rank)."""
+    frames = cfg.get("mode") == "time-frames"
+    ranks = int(_typed(cfg.get("ranks", "0")) or 0)
+    ppn = 1 if frames else max(1, int(_typed(cfg.get("processes_per_node", "1")) or 1))
+    return frames, ranks // ppn
+
+
 def _mean_fragment(cfg: dict[str, str]) -> dict[str, float]:
     """{"fragment_bytes": the mean over the readout units} when fragment_bytes_per_ru gives
     their sizes (cycled over them): fragment_bytes alone then read 1,048,576 for sizes of
@@ -380,10 +389,8 @@ def _mean_fragment(cfg: dict[str, str]) -> dict[str, float]:
         sizes = [float(v) for v in cfg.get("fragment_bytes_per_ru", "").split(",") if v.strip()]
     except ValueError:
         return {}
-    frames = cfg.get("mode") == "time-frames"
-    ranks = int(_typed(cfg.get("ranks", "0")) or 0)
-    ppn = 1 if frames else max(1, int(_typed(cfg.get("processes_per_node", "1")) or 1))
-    rus = int(_typed(cfg.get("senders", "0")) or 0) if frames else ranks // ppn
+    frames, nodes = _nodes(cfg)
+    rus = int(_typed(cfg.get("senders", "0")) or 0) if frames else nodes
     if not sizes or rus < 1:
         return {}
     return {"fragment_bytes": sum(sizes[i % len(sizes)] for i in range(rus)) / rus}
@@ -633,10 +640,7 @@ def _baseline_ratio(
     where each builder took 0.72× of what a p2p receiver took, and a time-frames run (one of
     four ranks receives) against an all-to-all (all four do) at 0.89× where 0.25× was the
     most a 3 → 1 gather could reach. Also the two receiving node counts."""
-    ranks = int(_typed(cfg.get("ranks", "0")) or 0)
-    frames = cfg.get("mode") == "time-frames"
-    ppn = 1 if frames else max(1, int(_typed(cfg.get("processes_per_node", "1")) or 1))
-    nodes = ranks // ppn
+    frames, nodes = _nodes(cfg)
     builders = int(_typed(cfg.get("receivers", "0")) or 0) if frames else nodes
     # p2p: half the nodes receive (from the ranks: an older baseline.json's pairs counted
     # pairs of processes, paired by position).

@@ -57,13 +57,11 @@ def keep_earlier(out: str, command: str, interrupted: bool) -> str:
     removes what an earlier interrupted one kept there. Returns the words to add to the
     "interrupted" note ("" when nothing was kept)."""
     from ..io.files import RESULT_TABLES
-    from ..io.previous import discard_previous, kept, set_aside
+    from ..io.previous import keep_if_interrupted, kept
 
-    if not interrupted:
-        discard_previous(out)
-        return ""
-    set_aside(out, command, [f"{t}.{ext}" for t in RESULT_TABLES for ext in ("csv", "parquet")])
-    return kept(out)
+    tables = [f"{t}.{ext}" for t in RESULT_TABLES for ext in ("csv", "parquet")]
+    keep_if_interrupted(out, command, interrupted, tables)
+    return kept(out) if interrupted else ""
 
 
 def draw_unless_stopped(draw: Callable[[], Any]) -> tuple[Any, bool]:

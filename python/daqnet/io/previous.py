@@ -22,7 +22,7 @@ from pathlib import Path
 from ..errors import DaqnetError
 from .result_files import recognise
 
-__all__ = ["PREVIOUS", "discard_previous", "kept", "set_aside"]
+__all__ = ["PREVIOUS", "discard_previous", "keep_if_interrupted", "kept", "set_aside"]
 
 #: The subdirectory of --out that keeps an earlier complete result.
 PREVIOUS = "previous"
@@ -101,3 +101,18 @@ def kept(out: str | Path | None) -> str:
     for the note of a run that did not complete; else ""."""
     keep = _kept(Path(out)) if out else None
     return f" (an earlier complete result is kept in {keep})" if keep else ""
+
+
+def keep_if_interrupted(
+    out: str | Path,
+    command: str,
+    interrupted: bool,
+    files: Iterable[Path | str],
+    result_name: str = "result.json",
+) -> None:
+    """For a command that writes its files at the end, before it writes them: interrupted, a
+    complete earlier result is set aside; complete, what an earlier one kept is removed."""
+    if interrupted:
+        set_aside(out, command, files, result_name)
+    else:
+        discard_previous(out)

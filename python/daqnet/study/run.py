@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DaqnetError
-from ..io.previous import discard_previous, set_aside
+from ..io.previous import keep_if_interrupted
 from ..plan import DEFAULT_PRICES, candidate, hosts_per_leaf
 from ..provenance import provenance
 from ..scan.collector import default_out
@@ -399,10 +399,7 @@ def out_dir(study: str, name: str, out: str | None, interrupted: bool = False) -
     d = Path(out) if out else default_out(name, f"study-{study}")
     try:
         d.mkdir(parents=True, exist_ok=True)
-        if interrupted:
-            set_aside(d, "study", FILES, result_name="study.json")
-        else:
-            discard_previous(d)
+        keep_if_interrupted(d, "study", interrupted, FILES, result_name="study.json")
         for file in FILES:
             (d / file).unlink(missing_ok=True)
     except OSError as err:
